@@ -1,0 +1,74 @@
+/* options.h - every ctrun setting, and the layers that fill it.
+ *
+ * One table of keys serves the ini files, the CTRUN_* environment and the
+ * command line, so a setting has one name, one parser and one error text
+ * wherever it comes from.  Later layers win:
+ *   /etc/ctrun/ctrun.ini < ~/.config/ctrun/ctrun.ini < $CTRUN_CONFIG
+ *   < CTRUN_* environment < command line. */
+#ifndef CTRUN_OPTIONS_H
+#define CTRUN_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "strv.h"
+
+enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS };
+enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
+
+struct options {
+	enum subcommand cmd;
+	/* launch */
+	long mode;            /* enum launch_mode */
+	char *nproc_per_node; /* "auto", "gpu" or a number */
+	char *master_addr;    /* NULL = first node of the step */
+	long master_port;     /* 0 = derived from job and step ids */
+	long nnodes;          /* -1 = from Slurm */
+	long node_rank;       /* -1 = from Slurm */
+	long max_restarts;
+	long kill_timeout;    /* seconds between SIGTERM and SIGKILL */
+	bool gpu_isolation;   /* each worker sees only its own GPU */
+	char *python;         /* interpreter for COMMAND ending in .py */
+	bool no_python;
+	/* output */
+	bool prefix;
+	char *log_dir;
+	long verbose;         /* -v count; -q sets quiet */
+	bool quiet;
+	bool dry_run;
+	/* container */
+	char *image;
+	char *runtime;
+	char *workdir;
+	struct strv mounts;   /* SRC[:DST[:ro]] */
+	struct strv env;      /* K=V for the workers */
+	/* what to run, and the raw words of the subcommand */
+	struct strv command;
+	struct strv args;     /* original argv after argv[0], for batch re-launch */
+};
+
+void options_init(struct options *o);
+void options_free(struct options *o);
+
+/* Sets one key ("master_port") from text; `where` names the source for
+ * errors ("/etc/ctrun/ctrun.ini:12", "CTRUN_MASTER_PORT", "--master-port"). */
+int options_set(struct options *o, const char *key, const char *value,
+		const char *where, struct err *e);
+
+/* Loads one ini file; a missing file is fine when `optional`. */
+int options_load_file(struct options *o, const char *path, bool optional, struct err *e);
+
+/* Applies CTRUN_<KEY> variables from envp. */
+int options_load_env(struct options *o, char *const *envp, struct err *e);
+
+/* Parses argv (argv[0] is the program). Returns 1 when --help or
+ * --version was handled (caller exits 0), 0 to go on, -1 on error. */
+int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e);
+
+/* All layers in order, as main uses them. */
+int options_load(struct options *o, int argc, char *const *argv, char *const *envp,
+		 struct err *e);
+
+const char *mode_name(long mode);
+
+#endif

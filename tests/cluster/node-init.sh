@@ -1,0 +1,59 @@
+#!/bin/bash
+# node-init.sh — first process of one test node; cluster.sh starts it as
+#   nsenter --net=/run/netns/NODE -- unshare --uts --mount --propagation private -- node-init.sh ...
+# so it already sits in the node's network namespace and in fresh, private UTS and mount
+# namespaces. It makes the node look like a compute node (hostname, /etc/hosts, local scratch,
+# a /dev with GPUs), starts a holder process that keeps the namespaces enterable for
+# `cluster.sh exec`, and finally becomes slurmd.
+#
+# Usage: node-init.sh NODE STATE_DIR SCRATCH SLURM_CONF NGPUS
+# Nothing here touches the machine's own /etc/hosts or /dev: every mount below lives only in
+# this node's mount namespace and disappears with its last process.
+set -euo pipefail
+
+node=$1 dir=$2 scratch=$3 conf=$4 ngpus=$5
+ndir=$dir/$node
+
+# Own hostname: slurmd -N NODE also wants gethostname() to agree for tools run in the node.
+hostname "$node"
+
+# Our mount namespace began as a copy of the machine's, which includes the nsfs bind mounts
+# under /run/netns of every cluster that was up at that moment. A copy pins that network
+# namespace (and its veth) after `ip netns del` in the machine, so drop them all here.
+while read -r _ mnt _; do
+    case $mnt in /run/netns/*) umount -l "$mnt" 2>/dev/null || true ;; esac
+done < /proc/self/mounts
+
+# Private /etc/hosts listing the controller and all nodes (PyTorch resolves MASTER_ADDR).
+# A bind mount, never an edit of the machine's file.
+mount --bind "$dir/etc/hosts" /etc/hosts
+
+# Node-local scratch: same path on every node, different content, like a local disk.
+mount -t tmpfs -o mode=1777,size=2g "ctrun-scratch-$node" "$scratch"
+
+# Private /dev: copy the machine's /dev into a tmpfs (-x: not the contents of pts/shm, which
+# are other file systems), add fake NVIDIA device nodes for Slurm's gres/gpu, then move it over
+# /dev and give it its own devpts and shm. The machine's /dev is never written.
+mount -t tmpfs -o mode=755,size=16m "ctrun-dev-$node" "$ndir/dev"
+cp -a -x /dev/. "$ndir/dev/"
+for ((g = 0; g < ngpus; g++)); do
+    mknod -m 666 "$ndir/dev/nvidia$g" c 195 "$g"
+done
+mknod -m 666 "$ndir/dev/nvidiactl" c 195 255
+mount --move "$ndir/dev" /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts
+rm -f /dev/ptmx && ln -s pts/ptmx /dev/ptmx
+mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
+if [[ -d /dev/mqueue ]]; then mount -t mqueue mqueue /dev/mqueue 2>/dev/null || true; fi
+
+# Holder: keeps net+uts+mount namespaces enterable (cluster.sh exec) even if slurmd dies.
+# `exec -a` names it so `ps` shows what it is.
+(exec -a "ctrun-cluster-holder-$node" sleep infinity) </dev/null &
+echo $! > "$ndir/holder.pid"
+echo $$ > "$ndir/slurmd.wpid"
+
+# We were started as a background job of a non-interactive shell, which ignores SIGINT and
+# SIGQUIT; slurmd would pass that on to every task. Reset all signals to their defaults.
+export SLURM_CONF=$conf
+exec env --default-signal slurmd -D -N "$node" -f "$conf"
