@@ -1,10 +1,11 @@
 #!/bin/bash
 # node-init.sh — first process of one test node; cluster.sh starts it as
-#   nsenter --net=/run/netns/NODE -- unshare --uts --mount --propagation private -- node-init.sh ...
+#   nsenter --net=/run/netns/NODE -- unshare --uts --mount --pid --fork --mount-proc \
+#       --propagation private -- node-init.sh ...
 # so it already sits in the node's network namespace and in fresh, private UTS and mount
-# namespaces. It makes the node look like a compute node (hostname, /etc/hosts, local scratch,
-# a /dev with GPUs), starts a holder process that keeps the namespaces enterable for
-# `cluster.sh exec`, and finally becomes slurmd.
+# namespaces, as PID 1 of a new PID namespace with its own /proc. It makes the node look like a
+# compute node (hostname, /etc/hosts, local scratch, a /dev with GPUs), starts slurmd and stays
+# on as the node's init.
 #
 # Usage: node-init.sh NODE STATE_DIR SCRATCH SLURM_CONF NGPUS
 # Nothing here touches the machine's own /etc/hosts or /dev: every mount below lives only in
@@ -47,13 +48,17 @@ rm -f /dev/ptmx && ln -s pts/ptmx /dev/ptmx
 mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
 if [[ -d /dev/mqueue ]]; then mount -t mqueue mqueue /dev/mqueue 2>/dev/null || true; fi
 
-# Holder: keeps net+uts+mount namespaces enterable (cluster.sh exec) even if slurmd dies.
-# `exec -a` names it so `ps` shows what it is.
-(exec -a "ctrun-cluster-holder-$node" sleep infinity) </dev/null &
-echo $! > "$ndir/holder.pid"
-echo $$ > "$ndir/slurmd.wpid"
-
+# We are PID 1 of the node's PID namespace (unshare --pid --fork --mount-proc), so `ps` in the
+# node shows only the node's processes, as on a real one, and killing us from the machine ends
+# every process of the node at once. We stay PID 1: we keep the namespaces enterable for
+# `cluster.sh exec` even if slurmd dies, and we reap orphans (bash reaps every child that
+# exits while it waits), which slurmd would not.
+#
 # We were started as a background job of a non-interactive shell, which ignores SIGINT and
 # SIGQUIT; slurmd would pass that on to every task. Reset all signals to their defaults.
 export SLURM_CONF=$conf
-exec env --default-signal slurmd -D -N "$node" -f "$conf"
+env --default-signal slurmd -D -N "$node" -f "$conf" </dev/null &
+while :; do
+    wait || true
+    sleep 1
+done

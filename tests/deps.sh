@@ -1,0 +1,34 @@
+#!/bin/bash
+# `make deps`: every Debian package that ctrun's build, tests, benchmarks
+# and demo need.  Idempotent; run as root on Debian 12.
+set -euo pipefail
+pkgs=(
+	# build
+	gcc make pkg-config libinih-dev libcmocka-dev libarchive-dev libjson-c-dev
+	# the test cluster: Slurm (libslurm is loaded at run time), namespaces, users
+	slurm-wlm slurm-client libslurm-dev iproute2 util-linux procps psmisc passwd
+	# workloads: PyTorch DDP over gloo (Debian's python3-torch, for /usr/bin/python3)
+	python3 python3-torch
+	# containers (runc, images built from Debian packages)
+	runc squashfs-tools debootstrap busybox-static
+	# benchmarks
+	hyperfine time
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
+# Debian's slurm-wlm package starts its own daemons from /etc/slurm; ours
+# run from a private config, so make sure the distribution's stay down.
+for s in slurmctld slurmd slurmdbd munge; do
+	systemctl disable --now "$s" >/dev/null 2>&1 || service "$s" stop >/dev/null 2>&1 || true
+done
+echo "deps: done"

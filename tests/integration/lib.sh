@@ -1,0 +1,71 @@
+# Sourced by every integration test: assertions and cluster helpers.
+# The runner exports CTRUN (the binary), CTRUN_REPO, CLUSTER (cluster.sh)
+# and the cluster's variables (SLURM_CONF, CTRUN_CLUSTER_NODE_NAMES, ...).
+set -euo pipefail
+
+PY=/usr/bin/python3 # Debian's torch is importable by this one only
+read -r -a NODES <<<"$CTRUN_CLUSTER_NODE_NAMES"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "$*"; exit 77; }
+note() { echo "--- $*" >&2; }
+
+assert_eq() { # expected actual what
+	[ "$1" == "$2" ] || fail "$3: expected '$1', got '$2'"
+}
+
+# A scratch directory every node and any test user can reach (/tmp is shared).
+TMPD=$(mktemp -d /tmp/ctrun-it.XXXXXX)
+chmod 777 "$TMPD"
+cleanup_tmp() { rm -rf "$TMPD"; }
+trap cleanup_tmp EXIT
+
+# Runs a command and records its exit status in $rc without tripping set -e.
+run_rc() { set +e; "$@"; rc=$?; set -e; }
+
+# Processes matching a pattern on any node (the node's own PID namespace).
+leftovers() {
+	local n out=""
+	for n in "${NODES[@]}"; do
+		out+=$("$CLUSTER" exec "$n" pgrep -af -- "$1" 2>/dev/null | grep -v pgrep || true)
+	done
+	printf '%s' "$out"
+}
+
+# Waits up to $2 seconds for no process matching $1 on any node.
+assert_no_leftovers() {
+	local i left
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		left=$(leftovers "$1")
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	fail "processes left behind matching '$1': $left"
+}
+
+# Checks the rank-N.json files of examples/train_ddp.py: every rank once,
+# the contract values a torchrun user expects, identical final weights.
+# usage: check_ddp DIR NNODES NPROC_PER_NODE
+check_ddp() {
+	"$PY" - "$1" "$2" "$3" "$CTRUN_CLUSTER_NODE_NAMES" <<'PYEOF'
+import json, os, sys
+d, nnodes, nproc, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
+world = nnodes * nproc
+files = sorted(f for f in os.listdir(d) if f.startswith("rank-"))
+assert len(files) == world, f"expected {world} rank files, got {files}"
+digests = set()
+for r in range(world):
+    j = json.load(open(os.path.join(d, f"rank-{r}.json")))
+    env = j["env"]
+    want = {"RANK": str(r), "WORLD_SIZE": str(world), "LOCAL_RANK": str(r % nproc),
+            "LOCAL_WORLD_SIZE": str(nproc), "NODE_RANK": str(r // nproc),
+            "GROUP_RANK": str(r // nproc), "NNODES": str(nnodes)}
+    for k, v in want.items():
+        assert env[k] == v, f"rank {r}: {k}={env[k]}, expected {v}"
+    assert j["host"] == nodes[r // nproc], f"rank {r} ran on {j['host']}, expected {nodes[r // nproc]}"
+    assert not env["MASTER_ADDR"].startswith("127."), f"MASTER_ADDR {env['MASTER_ADDR']} is loopback"
+    digests.add(j["weights"])
+assert len(digests) == 1, f"ranks ended with different weights: {digests}"
+print(f"ok: {world} ranks, identical weights {digests.pop()[:16]}")
+PYEOF
+}

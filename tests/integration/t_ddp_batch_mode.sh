@@ -1,0 +1,15 @@
+#!/bin/bash
+# ctrun called from the batch script itself: it re-launches itself with
+# srun on every node of the job.
+. "$(dirname "$0")/lib.sh"
+cd "$TMPD"
+cat > job.sh <<JOB
+#!/bin/bash
+#SBATCH --nodes=2
+"$CTRUN" --nproc-per-node 2 --python "$PY" "$CTRUN_REPO/examples/train_ddp.py" --epochs 2 --out "$TMPD"
+JOB
+run_rc sbatch --wait --quiet -o "$TMPD/job.out" job.sh
+cat job.out
+assert_eq 0 "$rc" "sbatch --wait exit status"
+check_ddp "$TMPD" 2 2
+grep -q '^\[rank0\]: epoch 1: mean loss' job.out || fail "rank-prefixed training log missing from job.out"
