@@ -88,7 +88,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 	int c, idx;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hVvq", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hVvq", longopts, &idx)) != -1) {
 		char key[64], where[80];
 
 		switch (c) {
@@ -119,12 +119,14 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 				return -1;
 			break;
 		case ':':
+			return err_set(e, EXIT_USAGE, "option '%s' needs a value (see ctrun --help)",
+				       argv[optind - 1]);
 		case '?':
 		default:
 			if (optopt != 0 && optopt < 256)
 				return err_set(e, EXIT_USAGE, "unknown option '-%c' (see ctrun --help)",
 					       optopt);
-			return err_set(e, EXIT_USAGE, "bad option '%s' (see ctrun --help)",
+			return err_set(e, EXIT_USAGE, "unknown option '%s' (see ctrun --help)",
 				       argv[optind - 1]);
 		}
 	}

@@ -1,0 +1,23 @@
+/* launch.h - this node's part of a run: workers, supervision, restarts. */
+#ifndef CTRUN_LAUNCH_H
+#define CTRUN_LAUNCH_H
+
+#include "err.h"
+#include "options.h"
+#include "topology.h"
+
+/* Makes t->master_addr numeric and reachable, picks the standalone port. */
+int launch_prepare(struct topo *t, struct err *e);
+
+/* The final worker argv: a .py COMMAND runs under the interpreter. */
+int launch_command(const struct options *o, struct strv *argv, struct err *e);
+
+/* Starts t->nproc workers running o->command and supervises them.
+ * Returns the exit status for ctrun (>= 0) or -1 with e. */
+int launch_local(const struct options *o, struct topo *t, char *const *envp, struct err *e);
+
+/* `ctrun env`: prints each local worker's variables, one block each. */
+int launch_print_env(const struct options *o, const struct topo *t, char *const *envp,
+		     struct err *e);
+
+#endif

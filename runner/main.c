@@ -1,0 +1,95 @@
+/* main.c - ctrun's entry: load options, work out the topology, dispatch
+ * the subcommand, print the one error line and exit with its code. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "err.h"
+#include "launch.h"
+#include "options.h"
+#include "topology.h"
+
+extern char **environ;
+
+/* /dev/nvidia0, /dev/nvidia1, ...: the last fallback for counting GPUs. */
+static long count_gpu_devices(void)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+	long n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "nvidia", 6) == 0 && de->d_name[6] >= '0' &&
+		    de->d_name[6] <= '9' && strspn(de->d_name + 6, "0123456789") == strlen(de->d_name + 6))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int run(struct options *o, struct err *e)
+{
+	char host[256] = "localhost";
+	struct topo t;
+	int rv = -1;
+
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	if (topo_detect(o, environ, host, count_gpu_devices(), &t, e) < 0)
+		goto out;
+	if (t.mode == MODE_BATCH) {
+		if (o->cmd == CMD_RUN && o->command.n == 0) {
+			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
+			goto out;
+		}
+		rv = batch_run(o, &t, environ, e);
+		goto out;
+	}
+	if (o->cmd == CMD_ENV) {
+		if (launch_prepare(&t, e) < 0 || launch_print_env(o, &t, environ, e) < 0)
+			goto out;
+		rv = 0;
+		goto out;
+	}
+	rv = launch_local(o, &t, environ, e);
+out:
+	topo_free(&t);
+	return rv;
+}
+
+int main(int argc, char **argv)
+{
+	struct err e = { 0 };
+	struct options o;
+	int ret, status = EXIT_CTRUN;
+
+	options_init(&o);
+	ret = options_load(&o, argc, argv, environ, &e);
+	if (ret == 1) {
+		status = 0;
+		goto out;
+	}
+	if (ret < 0)
+		goto fail;
+	switch (o.cmd) {
+	case CMD_RUN:
+	case CMD_ENV:
+		status = run(&o, &e);
+		break;
+	default:
+		err_set(&e, EXIT_USAGE, "'%s' is not available in this build yet", o.args.v[0]);
+		status = -1;
+	}
+	if (status >= 0)
+		goto out;
+fail:
+	fprintf(stderr, "ctrun: %s\n", e.msg[0] != '\0' ? e.msg : "unknown error");
+	status = e.code != 0 ? e.code : EXIT_CTRUN;
+out:
+	options_free(&o);
+	return status;
+}

@@ -1,0 +1,104 @@
+/* netinfo.c - resolving MASTER_ADDR and finding a free port. */
+#include "netinfo.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+bool net_is_loopback(const char *addr)
+{
+	struct in6_addr a6;
+
+	if (strncmp(addr, "127.", 4) == 0)
+		return true;
+	if (inet_pton(AF_INET6, addr, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+	return false;
+}
+
+static int numeric(const struct sockaddr *sa, socklen_t len, char *out, size_t size)
+{
+	return getnameinfo(sa, len, out, (socklen_t)size, NULL, 0, NI_NUMERICHOST) == 0 ? 0 : -1;
+}
+
+static int local_address(char *out, size_t size)
+{
+	struct ifaddrs *ifs, *i;
+	int rv = -1;
+
+	if (getifaddrs(&ifs) < 0)
+		return -1;
+	for (int family = AF_INET; rv < 0 && family != 0; family = family == AF_INET ? AF_INET6 : 0)
+		for (i = ifs; i != NULL && rv < 0; i = i->ifa_next) {
+			if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family ||
+			    (i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0)
+				continue;
+			if (family == AF_INET6 &&
+			    IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr))
+				continue;
+			rv = numeric(i->ifa_addr, family == AF_INET ? sizeof(struct sockaddr_in)
+								    : sizeof(struct sockaddr_in6), out, size);
+		}
+	freeifaddrs(ifs);
+	return rv;
+}
+
+int net_resolve_master(const char *name, bool self, char *out, size_t size, struct err *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL, *r;
+	char first[INET6_ADDRSTRLEN] = "";
+	int ret, rv = -1;
+
+	ret = getaddrinfo(name, NULL, &hints, &res);
+	if (ret != 0)
+		return err_set(e, EXIT_CTRUN, "master address '%s' does not resolve: %s", name,
+			       gai_strerror(ret));
+	/* IPv4 first: what every rank will agree on, and what gloo prefers. */
+	for (int family = AF_INET; rv < 0 && family != 0; family = family == AF_INET ? AF_INET6 : 0)
+		for (r = res; r != NULL && rv < 0; r = r->ai_next) {
+			char buf[INET6_ADDRSTRLEN];
+
+			if (r->ai_family != family || numeric(r->ai_addr, r->ai_addrlen, buf, sizeof(buf)) < 0)
+				continue;
+			if (first[0] == '\0')
+				memcpy(first, buf, sizeof(buf));
+			if (!net_is_loopback(buf) && strlen(buf) < size) {
+				memcpy(out, buf, strlen(buf) + 1);
+				rv = 0;
+			}
+		}
+	freeaddrinfo(res);
+	if (rv == 0)
+		return 0;
+	if (self && local_address(out, size) == 0)
+		return 0;
+	return err_set(e, EXIT_CTRUN, "master address '%s' resolves only to loopback (%s) here: "
+		       "the other nodes cannot reach it (fix /etc/hosts or pass --master-addr)",
+		       name, first);
+}
+
+int net_free_port(long *port, struct err *e)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd, rv = -1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		err_sys(e, EXIT_CTRUN, "finding a free port");
+		goto out;
+	}
+	*port = ntohs(sa.sin_port);
+	rv = 0;
+out:
+	close(fd);
+	return rv;
+}

@@ -1,0 +1,99 @@
+/* workerenv.c - torchrun's environment contract, one worker at a time. */
+#include "workerenv.h"
+
+#include <string.h>
+
+static int set_long(struct strv *s, const char *key, long v)
+{
+	return strv_pushf(s, "%s=%ld", key, v);
+}
+
+static bool base_has(char *const *base, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (char *const *p = base; p != NULL && *p != NULL; p++)
+		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
+			return true;
+	return false;
+}
+
+int workerenv_vars(const struct topo *t, const struct options *o, char *const *base,
+		   long restart, long i, struct strv *out, struct err *e)
+{
+	long rank = t->rank_base + i, local = t->local_rank_base + i;
+	int ret = 0;
+
+	ret |= set_long(out, "RANK", rank);
+	ret |= set_long(out, "LOCAL_RANK", local);
+	ret |= set_long(out, "WORLD_SIZE", t->world_size);
+	ret |= set_long(out, "LOCAL_WORLD_SIZE", t->local_world_size);
+	ret |= set_long(out, "GROUP_RANK", t->node_rank);
+	ret |= set_long(out, "GROUP_WORLD_SIZE", t->nnodes);
+	ret |= strv_push(out, "ROLE_NAME=default");
+	ret |= set_long(out, "ROLE_RANK", rank);
+	ret |= set_long(out, "ROLE_WORLD_SIZE", t->world_size);
+	ret |= set_long(out, "NODE_RANK", t->node_rank);
+	ret |= set_long(out, "NNODES", t->nnodes);
+	ret |= strv_pushf(out, "MASTER_ADDR=%s", t->master_addr);
+	ret |= set_long(out, "MASTER_PORT", t->master_port);
+	ret |= set_long(out, "TORCHELASTIC_RESTART_COUNT", restart);
+	ret |= set_long(out, "TORCHELASTIC_MAX_RESTARTS", o->max_restarts);
+	ret |= strv_pushf(out, "TORCHELASTIC_RUN_ID=%s", t->job_id);
+	if (t->local_world_size > 1 && !base_has(base, "OMP_NUM_THREADS"))
+		ret |= strv_push(out, "OMP_NUM_THREADS=1");
+	if (!base_has(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
+		ret |= strv_push(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+	/* Default: every worker sees the node's GPUs and picks one by
+	 * LOCAL_RANK, which keeps NCCL's P2P/NVLink paths; isolation trades
+	 * that for a worker that cannot touch its neighbours' GPUs. */
+	if (o->gpu_isolation && t->gpus.n > 0) {
+		size_t g = t->gpus.n == 1 ? 0 : (size_t)local % t->gpus.n;
+
+		ret |= strv_pushf(out, "CUDA_VISIBLE_DEVICES=%s", t->gpus.v[g]);
+	}
+	if (ret != 0)
+		return err_sys(e, EXIT_CTRUN, "worker environment");
+	for (size_t k = 0; k < o->env.n; k++) {
+		const char *kv = o->env.v[k];
+		const char *eq = strchr(kv, '=');
+		char key[256];
+
+		if (eq == NULL || (size_t)(eq - kv) >= sizeof(key))
+			return err_set(e, EXIT_USAGE, "--env '%s' is not KEY=VALUE", kv);
+		memcpy(key, kv, (size_t)(eq - kv));
+		key[eq - kv] = '\0';
+		if (strv_setenv(out, key, eq + 1, 1) < 0)
+			return err_sys(e, EXIT_CTRUN, "worker environment");
+	}
+	strv_sort(out);
+	return 0;
+}
+
+int workerenv_build(const struct topo *t, const struct options *o, char *const *base,
+		    long restart, long i, struct strv *out, struct err *e)
+{
+	struct strv vars = { 0 };
+	int rv = -1;
+
+	if (strv_extend(out, base) < 0) {
+		err_sys(e, EXIT_CTRUN, "worker environment");
+		goto out;
+	}
+	if (workerenv_vars(t, o, base, restart, i, &vars, e) < 0)
+		goto out;
+	for (size_t k = 0; k < vars.n; k++) {
+		char *eq = strchr(vars.v[k], '=');
+
+		*eq = '\0';
+		if (strv_setenv(out, vars.v[k], eq + 1, 1) < 0) {
+			err_sys(e, EXIT_CTRUN, "worker environment");
+			goto out;
+		}
+		*eq = '=';
+	}
+	rv = 0;
+out:
+	strv_free(&vars);
+	return rv;
+}
