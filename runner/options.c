@@ -175,21 +175,34 @@ int options_set(struct options *o, const char *key, const char *value,
 
 struct ini_ctx {
 	struct options *o;
-	const char *path;
 	struct err *e;
-	bool failed;
+	FILE *f;
+	int line;        /* lines read so far: the line the handler is called for */
+	int failed_line; /* where the handler refused a key, 0 if none */
 };
+
+/* fgets for inih that counts lines, so a refused key and a syntax error
+ * (inih reports only the first error's line) can be told apart. */
+static char *read_counted_line(char *buf, int size, void *stream)
+{
+	struct ini_ctx *c = stream;
+	char *r = fgets(buf, size, c->f);
+
+	if (r != NULL)
+		c->line++;
+	return r;
+}
 
 static int on_ini_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_ctx *c = user;
 	const struct key *k;
 
-	if (c->failed)
+	if (c->failed_line != 0)
 		return 0;
 	k = find_key(section, name);
 	if (k == NULL) {
-		c->failed = true;
+		c->failed_line = c->line;
 		if (find_key(NULL, name) != NULL)
 			err_set(c->e, EXIT_USAGE, "key '%s' belongs in [%s], not [%s]", name,
 				find_key(NULL, name)->section, section);
@@ -198,7 +211,7 @@ static int on_ini_key(void *user, const char *section, const char *name, const c
 		return 0;
 	}
 	if (set_key(c->o, k, value, name, c->e) < 0) {
-		c->failed = true;
+		c->failed_line = c->line;
 		return 0;
 	}
 	return 1;
@@ -206,22 +219,24 @@ static int on_ini_key(void *user, const char *section, const char *name, const c
 
 int options_load_file(struct options *o, const char *path, bool optional, struct err *e)
 {
-	struct ini_ctx c = { .o = o, .path = path, .e = e };
-	FILE *f;
+	struct ini_ctx c = { .o = o, .e = e };
 	int line;
 
-	f = fopen(path, "re");
-	if (f == NULL) {
+	c.f = fopen(path, "re");
+	if (c.f == NULL) {
 		if (optional && errno == ENOENT)
 			return 0;
 		return err_sys(e, EXIT_USAGE, "config %s", path);
 	}
-	line = ini_parse_file(f, on_ini_key, &c);
-	fclose(f);
+	line = ini_parse_stream(read_counted_line, &c, on_ini_key, &c);
+	fclose(c.f);
 	if (line == 0)
 		return 0;
-	if (!c.failed)
-		return err_set(e, EXIT_USAGE, "config %s:%d: syntax error", path, line);
+	if (line < 0)
+		return err_set(e, EXIT_USAGE, "config %s: cannot read", path);
+	if (line != c.failed_line)
+		return err_set(e, EXIT_USAGE, "config %s:%d: syntax error (expected [section] or "
+			       "key = value)", path, line);
 	return err_wrap(e, "config %s:%d", path, line);
 }
 
