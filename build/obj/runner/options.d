@@ -1,6 +1,0 @@
-build/obj/runner/options.o: runner/options.c runner/options.h \
- runner/core/err.h runner/core/strv.h runner/core/util.h
-runner/options.h:
-runner/core/err.h:
-runner/core/strv.h:
-runner/core/util.h:
