@@ -36,6 +36,9 @@ static const char usage[] =
 	"Container:\n"
 	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR\n"
+	"Check (ctrun check) and bench:\n"
+	"  --json                  machine-readable output\n"
+	"  --rdzv-timeout SEC      how long ranks wait for each other (default 60)\n"
 	"\n"
 	"Settings also come from /etc/ctrun/ctrun.ini, ~/.config/ctrun/ctrun.ini,\n"
 	"$CTRUN_CONFIG and CTRUN_<KEY> variables (see configs/ctrun.ini).\n"
@@ -63,6 +66,8 @@ static const struct option longopts[] = {
 	{ "mount", required_argument, NULL, OPT_FLAG_BASE },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "rdzv-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "no-prefix", no_argument, NULL, OPT_NO_PREFIX },
@@ -136,7 +141,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks" };
+					     "hooks", "__worker" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -153,6 +158,11 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 				continue;
 			o->cmd = (enum subcommand)i;
 			optind++;
+			/* These parse their own flags from o->command (bench's -b/-e
+			 * are not ctrun's); global options go before the word. */
+			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
+			    o->cmd == CMD_WORKER)
+				break;
 			ret = parse_flags(o, argc, argv, e);
 			if (ret != 0)
 				return ret;

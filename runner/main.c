@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "commands.h"
 #include "err.h"
 #include "launch.h"
 #include "options.h"
@@ -80,9 +81,24 @@ int main(int argc, char **argv)
 	case CMD_ENV:
 		status = run(&o, &e);
 		break;
-	default:
-		err_set(&e, EXIT_USAGE, "'%s' is not available in this build yet", o.args.v[0]);
-		status = -1;
+	case CMD_SHELL:
+		status = cmd_shell(&o, &e);
+		break;
+	case CMD_CHECK:
+		status = cmd_check(&o, &e);
+		break;
+	case CMD_BENCH:
+		status = cmd_bench(&o, &e);
+		break;
+	case CMD_CACHE:
+		status = cmd_cache(&o, &e);
+		break;
+	case CMD_HOOKS:
+		status = cmd_hooks(&o, &e);
+		break;
+	case CMD_WORKER:
+		status = cmd_worker(&o, &e);
+		break;
 	}
 	if (status >= 0)
 		goto out;

@@ -13,7 +13,8 @@
 #include "err.h"
 #include "strv.h"
 
-enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS };
+enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS,
+		  CMD_WORKER };
 enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
 
 struct options {
@@ -42,6 +43,13 @@ struct options {
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	struct strv env;      /* K=V for the workers */
+	/* node cache ([cache], see images/cache.h) */
+	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
+	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */
+	char *cache_progress; /* "auto" (on a tty), "true", "false"; NULL = auto */
+	/* check ([check]) */
+	bool json;            /* `ctrun check --json` */
+	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */
 	/* what to run, and the raw words of the subcommand */
 	struct strv command;
 	struct strv args;     /* original argv after argv[0], for batch re-launch */

@@ -1,0 +1,573 @@
+/* supervise.c - worker processes, signals and fail-fast (see supervise.h).
+ *
+ * One thread, one poll loop: signals arrive on a signalfd (nothing runs in
+ * a handler), worker output on pipes (output.c does the line-atomic
+ * copying), and a guardian process (guardian.c) kills the workers' process
+ * groups if ctrun itself is SIGKILLed.  Each worker leads a process group,
+ * so one kill(-pgid) reaches everything it started. */
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guardian.h"
+#include "output.h"
+#include "util.h"
+
+/* After the last worker: how long silent pipes (held open by something
+ * that left the process groups) may keep ctrun from returning. */
+#define DRAIN_IDLE_MS 1000
+/* After SIGKILL: how long to wait for the groups to empty. */
+#define KILL_WAIT_MS 2000
+/* With every worker gone, how often to look whether their groups emptied
+ * (a grandchild reaped by its own parent sends us no SIGCHLD). */
+#define GROUP_POLL_MS 50
+
+enum phase { RUN, STOP, KILL };
+
+struct proc {
+	pid_t pid;       /* also its process group id; 0 = not started */
+	bool alive;      /* not reaped yet */
+	bool group_gone; /* nothing left in its process group */
+	int log_fd;
+};
+
+struct sup {
+	const struct worker *w;
+	size_t n;
+	const struct supervise_opts *o;
+	struct supervise_result *r;
+	const char *host;
+	char hostbuf[HOST_NAME_MAX + 1];
+	struct proc *p;
+	struct out_stream *st; /* stdout, stderr of each worker; NULL when inherited */
+	size_t nst;
+	struct pollfd *pfd;
+	size_t *pmap;          /* pfd index -> stream index */
+	struct out_writer out;
+	struct guardian g;
+	int sfd, devnull, grace_ms, old_subreaper;
+	sigset_t set, oldmask;
+	struct sigaction old_pipe, old_chld;
+	pid_t self;
+	bool fg;               /* the only worker gets the terminal's foreground */
+	bool aborting;         /* ctrun's own failure: deaths are ours, not failures */
+	bool stuck_told;
+	size_t alive;
+	enum phase phase;
+	long long kill_at, give_up_at, last_io;
+};
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int supervise_status(int ws)
+{
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	if (WIFSIGNALED(ws))
+		return 128 + WTERMSIG(ws);
+	return EXIT_CTRUN;
+}
+
+static const char *signame(int sig)
+{
+	const char *s = sigabbrev_np(sig);
+
+	return s != NULL ? s : "?";
+}
+
+__attribute__((format(printf, 2, 3))) static void info(struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->o->quiet)
+		return;
+	va_start(ap, fmt);
+	out_vinfo(&s->out, fmt, ap);
+	va_end(ap);
+}
+
+static void signal_groups(struct sup *s, int sig)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->p[i].pid <= 0 || s->p[i].group_gone)
+			continue;
+		if (kill(-s->p[i].pid, sig) < 0 && errno == ESRCH)
+			s->p[i].group_gone = true;
+	}
+}
+
+/* True when no process is left in any worker's group (zombies count until
+ * reaped, so this also means everything was reaped). */
+static bool groups_empty(struct sup *s)
+{
+	bool empty = true;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->p[i].pid <= 0 || s->p[i].group_gone)
+			continue;
+		if (!s->p[i].alive && kill(-s->p[i].pid, 0) < 0 && errno == ESRCH)
+			s->p[i].group_gone = true;
+		else
+			empty = false;
+	}
+	return empty;
+}
+
+/* Sends sig to every group; the first call starts the grace period. */
+static void begin_stop(struct sup *s, int sig)
+{
+	signal_groups(s, sig);
+	if (s->phase == RUN) {
+		s->phase = STOP;
+		s->kill_at = now_ms() + s->grace_ms;
+	}
+}
+
+static void worker_exited(struct sup *s, size_t i, int ws)
+{
+	struct supervise_result *r = s->r;
+	char how[128];
+
+	s->p[i].alive = false;
+	s->alive--;
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
+		return;
+	/* After a peer's failure, local deaths are our own doing. */
+	if (r->failed_rank >= 0 || r->peer_failed || s->aborting)
+		return;
+	r->failed_rank = s->w[i].rank;
+	r->exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 0;
+	r->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+	r->status = supervise_status(ws);
+	if (WIFSIGNALED(ws))
+		snprintf(how, sizeof(how), "killed by signal %d (%s)", r->term_signal,
+			 strsignal(r->term_signal));
+	else
+		snprintf(how, sizeof(how), "exited with status %d", r->exit_code);
+	info(s, "ctrun: rank %ld on host %s failed first: %s", r->failed_rank, s->host, how);
+	/* Dying of a signal ctrun forwarded is no reason to cancel the step. */
+	if (s->phase != RUN)
+		return;
+	if (s->o->on_first_failure != NULL)
+		s->o->on_first_failure(s->o->arg);
+	begin_stop(s, SIGTERM);
+}
+
+static void reap(struct sup *s)
+{
+	for (;;) {
+		int ws;
+		pid_t pid = waitpid(-1, &ws, WNOHANG);
+
+		if (pid <= 0)
+			return;
+		if (guardian_reaped(&s->g, pid))
+			continue;
+		/* Anything else is a re-parented grandchild: reaping is all. */
+		for (size_t i = 0; i < s->n; i++) {
+			if (s->p[i].pid == pid && s->p[i].alive) {
+				worker_exited(s, i, ws);
+				break;
+			}
+		}
+	}
+}
+
+static void on_signal(struct sup *s, int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+		reap(s);
+		return;
+	case SIGUSR1:
+	case SIGUSR2:
+		/* Checkpoint requests (sbatch --signal): forward, carry on. */
+		signal_groups(s, sig);
+		info(s, "ctrun: forwarded SIG%s to the workers on host %s", signame(sig), s->host);
+		return;
+	case SIGURG:
+		/* A peer failed and cancelled the step with SIGURG.  After a
+		 * local failure it is our own cancel coming back: ignore. */
+		if (s->r->failed_rank >= 0 || s->phase != RUN)
+			return;
+		s->r->peer_failed = true; /* the caller says so, once */
+		begin_stop(s, SIGTERM);
+		return;
+	default:
+		if (s->r->got_signal == 0) {
+			s->r->got_signal = sig;
+			info(s, "ctrun: received SIG%s; stopping the workers on host %s", signame(sig),
+			     s->host);
+		}
+		begin_stop(s, sig);
+	}
+}
+
+static void read_signals(struct sup *s, bool dispatch)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (dispatch)
+			on_signal(s, sig);
+		else if (sig != SIGCHLD && sig != SIGURG && sig != SIGUSR1 && sig != SIGUSR2 &&
+			 s->r->got_signal == 0)
+			s->r->got_signal = sig; /* too late to forward: tell the caller */
+	}
+}
+
+static void set_foreground(pid_t pgid)
+{
+	sigset_t ttou, old;
+
+	/* tcsetpgrp from a background group raises SIGTTOU. */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(STDIN_FILENO, pgid);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The forked worker, up to execve.  Async-signal-safe calls only. */
+__attribute__((noreturn)) static void child(const struct sup *s, size_t i, int outw, int errw)
+{
+	const struct worker *w = &s->w[i];
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	char msg[PATH_MAX + 128];
+	int code, len;
+
+	setpgid(0, 0);
+	/* Dies with ctrun even before the guardian knows the group; the
+	 * getppid check closes the race with ctrun dying before prctl. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != s->self)
+		_exit(EXIT_CTRUN);
+	if (s->fg)
+		set_foreground(getpid());
+	if ((s->devnull >= 0 && dup2(s->devnull, STDIN_FILENO) < 0) ||
+	    (outw >= 0 && (dup2(outw, STDOUT_FILENO) < 0 || dup2(errw, STDERR_FILENO) < 0)))
+		_exit(EXIT_CTRUN);
+	/* Like Python's subprocess: a worker starts with default SIGPIPE. */
+	sigaction(SIGPIPE, &dfl, NULL);
+	sigaction(SIGXFSZ, &dfl, NULL);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	if (w->cpus != NULL && sched_setaffinity(0, sizeof(*w->cpus), w->cpus) < 0) {
+		len = snprintf(msg, sizeof(msg), "ctrun: rank %ld: cannot set CPU affinity: %s\n",
+			       w->rank, strerror(errno));
+		if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
+			_exit(EXIT_CTRUN);
+	}
+	execve(w->argv[0], w->argv, w->envp != NULL ? w->envp : environ);
+	code = errno == ENOENT || errno == ENOTDIR ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	len = snprintf(msg, sizeof(msg), "ctrun: cannot execute %s: %s\n", w->argv[0],
+		       strerror(errno));
+	if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
+		_exit(code);
+	_exit(code);
+}
+
+static int start_worker(struct sup *s, size_t i, struct err *e)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	char prefix[OUT_PREFIX_MAX] = "";
+	long rank = s->w[i].rank;
+	pid_t pid;
+
+	if (s->st != NULL) {
+		/* O_CLOEXEC: no worker may hold another one's pipe. */
+		if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+			err_sys(e, EXIT_CTRUN, "rank %ld: pipe", rank);
+			goto fail;
+		}
+		if (fcntl(po[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(pe[0], F_SETFL, O_NONBLOCK) < 0) {
+			err_sys(e, EXIT_CTRUN, "rank %ld: pipe", rank);
+			goto fail;
+		}
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_sys(e, EXIT_CTRUN, "rank %ld: fork", rank);
+		goto fail;
+	}
+	if (pid == 0)
+		child(s, i, po[1], pe[1]);
+	/* Parent and child both set the group, so a signal sent right after
+	 * fork reaches the group whichever of them ran first. */
+	setpgid(pid, pid);
+	if (s->fg)
+		set_foreground(pid);
+	guardian_add(&s->g, pid);
+	s->p[i].pid = pid;
+	s->p[i].alive = true;
+	s->alive++;
+	if (s->st != NULL) {
+		close(po[1]);
+		close(pe[1]);
+		if (s->o->prefix)
+			snprintf(prefix, sizeof(prefix), "[rank%ld]: ", rank);
+		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->p[i].log_fd, prefix);
+		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->p[i].log_fd, prefix);
+	}
+	return 0;
+fail:
+	for (int k = 0; k < 2; k++) {
+		if (po[k] >= 0)
+			close(po[k]);
+		if (pe[k] >= 0)
+			close(pe[k]);
+	}
+	return -1;
+}
+
+static int open_logs(struct sup *s, struct err *e)
+{
+	char path[PATH_MAX];
+
+	if (s->o->log_dir == NULL)
+		return 0;
+	if (mkdir_p(s->o->log_dir, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "log directory %s", s->o->log_dir);
+	for (size_t i = 0; i < s->n; i++) {
+		if (xsnprintf(path, sizeof(path), "%s/rank-%ld.log", s->o->log_dir, s->w[i].rank) < 0)
+			return err_sys(e, EXIT_CTRUN, "log file in %s", s->o->log_dir);
+		s->p[i].log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (s->p[i].log_fd < 0)
+			return err_sys(e, EXIT_CTRUN, "log file %s", path);
+	}
+	return 0;
+}
+
+static bool streams_done(const struct sup *s)
+{
+	for (size_t j = 0; j < s->nst; j++)
+		if (!out_stream_done(&s->st[j]))
+			return false;
+	return true;
+}
+
+/* One poll round; false once supervision is over. */
+static bool step(struct sup *s)
+{
+	long long now = now_ms(), deadline = -1;
+	size_t np = 0;
+	int timeout, wfd;
+
+	if (s->phase == STOP && now >= s->kill_at) {
+		if (!groups_empty(s)) {
+			info(s, "ctrun: workers on host %s still running %d ms after being told "
+				"to stop; sending SIGKILL", s->host, s->grace_ms);
+			signal_groups(s, SIGKILL);
+		}
+		s->phase = KILL;
+		s->give_up_at = now + KILL_WAIT_MS;
+	}
+	/* A worker that outlives SIGKILL is stuck in the kernel (D state, a
+	 * hung file system or driver): it can only be waited for.  Say so
+	 * once, and look again now and then rather than spin. */
+	if (s->phase == KILL && s->alive > 0 && now >= s->give_up_at) {
+		if (!s->stuck_told)
+			info(s, "ctrun: workers on host %s survive SIGKILL (stuck in the kernel?); "
+				"waiting for them", s->host);
+		s->stuck_told = true;
+		signal_groups(s, SIGKILL);
+		s->give_up_at = now + KILL_WAIT_MS;
+	}
+	/* Every worker exited fine, but something they started lingers. */
+	if (s->alive == 0 && s->phase == RUN && !groups_empty(s))
+		begin_stop(s, SIGTERM);
+	if (s->alive == 0 && (groups_empty(s) || (s->phase == KILL && now >= s->give_up_at))) {
+		if (streams_done(s) && out_writer_idle(&s->out))
+			return false;
+		if (now >= s->last_io + DRAIN_IDLE_MS)
+			return false;
+		deadline = s->last_io + DRAIN_IDLE_MS;
+	} else if (s->phase == STOP) {
+		deadline = s->kill_at;
+	} else if (s->phase == KILL) {
+		deadline = s->give_up_at;
+	}
+	s->pfd[np++] = (struct pollfd){ .fd = s->sfd, .events = POLLIN };
+	for (size_t j = 0; j < s->nst; j++) {
+		if (!out_stream_wants_read(&s->st[j]))
+			continue;
+		s->pmap[np] = j;
+		s->pfd[np++] = (struct pollfd){ .fd = s->st[j].fd, .events = POLLIN };
+	}
+	wfd = out_writer_blocked_fd(&s->out);
+	if (wfd >= 0)
+		s->pfd[np++] = (struct pollfd){ .fd = wfd, .events = POLLOUT };
+	timeout = deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 0);
+	if (s->alive == 0 && s->phase != RUN && (timeout < 0 || timeout > GROUP_POLL_MS))
+		timeout = GROUP_POLL_MS;
+	if (poll(s->pfd, np, timeout) < 0 && errno != EINTR)
+		return true; /* ENOMEM: try again */
+	if (s->pfd[0].revents != 0)
+		read_signals(s, true);
+	for (size_t k = 1; k < np; k++) {
+		if (s->pfd[k].revents == 0 || s->pfd[k].fd == wfd)
+			continue;
+		struct out_stream *st = &s->st[s->pmap[k]];
+		int got;
+
+		/* Keep reading while data is there: a writer that sends 4 KiB
+		 * at a time then costs one poll and one write per buffer, not
+		 * per 4 KiB. */
+		while ((got = out_stream_read(st)) > 0 && out_stream_wants_read(st))
+			;
+		if (got >= 0 || st->len > 0)
+			s->last_io = now_ms();
+	}
+	if (out_pump(&s->out, s->st, s->nst))
+		s->last_io = now_ms();
+	return true;
+}
+
+static int setup(struct sup *s, struct err *e)
+{
+	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
+	bool piped = s->o->prefix || s->o->log_dir != NULL;
+
+	/* Pipes must never land on 0-2, where dup2 in the child would be a
+	 * no-op that leaves O_CLOEXEC set. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			return err_sys(e, EXIT_CTRUN, "/dev/null");
+	s->p = calloc(s->n, sizeof(*s->p));
+	s->pfd = calloc(2 * s->n + 2, sizeof(*s->pfd));
+	s->pmap = calloc(2 * s->n + 2, sizeof(*s->pmap));
+	s->st = piped ? calloc(2 * s->n, sizeof(*s->st)) : NULL;
+	if (s->p == NULL || s->pfd == NULL || s->pmap == NULL || (piped && s->st == NULL) ||
+	    out_writer_init(&s->out, !s->o->log_only, piped) < 0)
+		return err_sys(e, EXIT_CTRUN, "supervise");
+	for (size_t i = 0; i < s->n; i++)
+		s->p[i].log_fd = -1;
+	if (piped) {
+		s->nst = 2 * s->n;
+		for (size_t j = 0; j < s->nst; j++)
+			s->st[j].fd = -1;
+	}
+	if (open_logs(s, e) < 0)
+		return -1;
+	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return err_sys(e, EXIT_CTRUN, "/dev/null");
+	/* Signals: blocked and read from a signalfd.  One the caller ignores
+	 * (nohup's SIGHUP) stays ignored. */
+	sigemptyset(&s->set);
+	sigaddset(&s->set, SIGCHLD);
+	sigaddset(&s->set, SIGURG);
+	for (size_t k = 0; k < sizeof(fwd) / sizeof(fwd[0]); k++) {
+		struct sigaction cur;
+
+		if (sigaction(fwd[k], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			sigaddset(&s->set, fwd[k]);
+	}
+	/* teardown restores the mask and dispositions once sfd is open. */
+	s->sfd = signalfd(-1, &s->set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sfd < 0)
+		return err_sys(e, EXIT_CTRUN, "signalfd");
+	sigprocmask(SIG_BLOCK, &s->set, &s->oldmask);
+	sigaction(SIGPIPE, &ign, &s->old_pipe);
+	sigaction(SIGCHLD, &dfl, &s->old_chld); /* SIG_IGN would auto-reap */
+	prctl(PR_GET_CHILD_SUBREAPER, &s->old_subreaper);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return err_sys(e, EXIT_CTRUN, "prctl(PR_SET_CHILD_SUBREAPER)");
+	s->self = getpid();
+	s->fg = s->n == 1 && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	return guardian_start(&s->g, s->n, e);
+}
+
+static void teardown(struct sup *s)
+{
+	guardian_stop(&s->g);
+	if (s->fg)
+		set_foreground(getpgrp());
+	if (s->sfd >= 0) {
+		prctl(PR_SET_CHILD_SUBREAPER, s->old_subreaper);
+		read_signals(s, false);
+		close(s->sfd);
+		sigaction(SIGPIPE, &s->old_pipe, NULL);
+		sigaction(SIGCHLD, &s->old_chld, NULL);
+		sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	}
+	for (size_t j = 0; j < s->nst; j++)
+		out_stream_free(&s->st[j]);
+	for (size_t i = 0; s->p != NULL && i < s->n; i++)
+		if (s->p[i].log_fd >= 0)
+			close(s->p[i].log_fd);
+	if (s->devnull >= 0)
+		close(s->devnull);
+	out_writer_fini(&s->out);
+	free(s->st);
+	free(s->p);
+	free(s->pfd);
+	free(s->pmap);
+}
+
+int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
+		  struct supervise_result *r, struct err *e)
+{
+	struct sup s = { .w = w, .n = n, .o = o, .r = r, .sfd = -1, .devnull = -1 };
+	int rv = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->failed_rank = -1;
+	s.g.pid = -1;
+	s.g.fd = -1;
+	s.out.cur = -1;
+	s.grace_ms = o->grace_ms > 0 ? o->grace_ms : 0;
+	s.host = o->host;
+	if (s.host == NULL) {
+		if (gethostname(s.hostbuf, sizeof(s.hostbuf) - 1) < 0)
+			snprintf(s.hostbuf, sizeof(s.hostbuf), "?");
+		s.host = s.hostbuf;
+	}
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].argv == NULL || w[i].argv[0] == NULL)
+			return err_set(e, EXIT_CTRUN, "rank %ld: empty command", w[i].rank);
+	if (setup(&s, e) < 0)
+		goto out;
+	rv = 0;
+	for (size_t i = 0; i < n && rv == 0; i++)
+		rv = start_worker(&s, i, e);
+	if (rv < 0) {
+		/* ctrun's own failure: take back what started. */
+		s.aborting = true;
+		signal_groups(&s, SIGKILL);
+		s.phase = KILL;
+		s.give_up_at = now_ms() + KILL_WAIT_MS;
+	}
+	s.last_io = now_ms();
+	while (step(&s))
+		;
+	/* Silent pipes held past the last worker: flush what was read. */
+	for (size_t j = 0; j < s.nst; j++)
+		out_stream_close(&s.st[j]);
+	out_pump(&s.out, s.st, s.nst);
+	out_writer_flush(&s.out, DRAIN_IDLE_MS);
+out:
+	teardown(&s);
+	return rv;
+}

@@ -1,0 +1,67 @@
+/* supervise.h - runs a node's workers: fork/exec, prefixed output,
+ * fail-fast, signals, no orphans.
+ *
+ * supervise_run owns the calling process while it runs: it blocks the
+ * signals it handles (TERM INT HUP QUIT USR1 USR2 URG CHLD) and reads them
+ * from a signalfd, ignores SIGPIPE, makes the process a child subreaper and
+ * reaps with waitpid(-1), so the caller must have no other children it
+ * wants to wait for.  Everything is restored on return. */
+#ifndef CTRUN_SUPERVISE_H
+#define CTRUN_SUPERVISE_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct worker {
+	long rank;             /* global rank: output prefix and failure message */
+	long local_rank;
+	char **argv;           /* argv[0] already resolved to a path (see command.h) */
+	char **envp;           /* full environment of the worker (NULL = ctrun's) */
+	const cpu_set_t *cpus; /* NULL = inherit; else sched_setaffinity in the child */
+};
+
+struct supervise_opts {
+	const char *host;    /* this node's name, for messages (NULL = gethostname) */
+	bool prefix;         /* "[rankN]: " before every output line (false with --no-prefix) */
+	const char *log_dir; /* NULL = none; else per-rank files log_dir/rank-N.log (dir
+			      * created), unprefixed, stdout+stderr */
+	bool log_only;       /* with log_dir: do not also copy output to ctrun's stdout/stderr */
+	int grace_ms;        /* SIGTERM -> SIGKILL grace period (default 3000) */
+	bool quiet;          /* -q: no info lines from ctrun itself */
+	/* Called once, right when the first worker failure is seen, before the
+	 * other workers are stopped (node mode cancels the Slurm step on other
+	 * nodes).  Not called when the failure follows a signal ctrun received
+	 * and forwarded.  May be NULL.  It runs with the signals above blocked:
+	 * a process it starts inherits that mask unless reset
+	 * (posix_spawnattr_setsigmask); wait for such a process synchronously. */
+	void (*on_first_failure)(void *arg);
+	void *arg;
+};
+
+#define SUPERVISE_GRACE_MS 3000
+
+struct supervise_result {
+	int status;       /* what ctrun should exit with: 0, or first failing worker's code
+			   * (128+N if killed by signal N) */
+	long failed_rank; /* -1 if none */
+	int exit_code;    /* of failed_rank if it exited */
+	int term_signal;  /* of failed_rank if killed, else 0 */
+	int got_signal;   /* a terminating signal ctrun received and forwarded (SIGTERM...),
+			   * 0 if none */
+	bool peer_failed; /* supervision stopped because a peer node failed (SIGURG) */
+};
+
+/* Runs workers w[0..n-1] until every one has exited (fail-fast: the first
+ * failure stops the others), then returns 0 with r filled.  Returns -1
+ * with e (EXIT_CTRUN) only for ctrun's own failures (fork, pipe, log dir);
+ * workers already started are killed and reaped first. */
+int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
+		  struct supervise_result *r, struct err *e);
+
+/* Exit status of a wait status: the code, or 128+N for signal N. */
+int supervise_status(int wstatus);
+
+#endif
