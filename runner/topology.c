@@ -260,7 +260,9 @@ int topo_detect(const struct options *o, char *const *envp, const char *hostname
 		t->step_id = strdup(step);
 	if (t->host == NULL || t->job_id == NULL || (step != NULL && *step && !t->step_id))
 		return err_sys(e, EXIT_CTRUN, "topology");
-	if (topo_gpus(envp, ndevfiles, &t->gpus, e) < 0)
+	/* Inside a job, the GPUs are what Slurm allocated: a node's device
+	 * files exist whether or not this job may use them. */
+	if (topo_gpus(envp, job != NULL && *job != '\0' ? 0 : ndevfiles, &t->gpus, e) < 0)
 		return -1;
 
 	if (o->mode == MODE_STANDALONE || job == NULL || *job == '\0') {

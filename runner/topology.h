@@ -28,6 +28,8 @@ struct topo {
 	char *step_id;         /* NULL outside a step */
 	struct strv nodes;     /* the step's (batch: job's) expanded nodelist */
 	struct strv gpus;      /* GPU ids this task may use, in order */
+	char ifname[16];       /* interface that routes to the master ("" = unknown);
+				* an array so topo_free has nothing more to own */
 };
 
 int topo_detect(const struct options *o, char *const *envp, const char *hostname,
@@ -39,7 +41,8 @@ void topo_free(struct topo *t);
 long topo_derive_port(unsigned long job_id, unsigned long step_id);
 
 /* GPU ids from CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS,
- * SLURM_GPUS_ON_NODE, then the count of /dev/nvidiaN files. */
+ * SLURM_GPUS_ON_NODE, then the count of /dev/nvidiaN files (topo_detect
+ * passes 0 for that inside a Slurm job: only allocated GPUs count). */
 int topo_gpus(char *const *envp, long ndevfiles, struct strv *out, struct err *e);
 
 #endif

@@ -197,6 +197,23 @@ static void test_standalone_counts_gpu_device_files(void **state)
 	options_free(&o);
 }
 
+static void test_device_files_do_not_count_inside_a_job(void **state)
+{
+	/* A GPU node's /dev/nvidiaN exist even when the job got no GPUs. */
+	char *env[] = { "SLURM_JOB_ID=5", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=g1",
+			"SLURM_STEP_TASKS_PER_NODE=1", "SLURMD_NODENAME=g1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "g1", 4, &t, &e), 0);
+	assert_int_equal(t.gpus.n, 0);
+	assert_int_equal(t.nproc, 1);
+	topo_free(&t);
+	options_free(&o);
+}
+
 static void test_overrides_win_over_slurm(void **state)
 {
 	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-2]",
@@ -282,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_node_mode_refuses_several_tasks_on_a_node),
 		cmocka_unit_test(test_batch_mode_when_job_but_no_step),
 		cmocka_unit_test(test_standalone_counts_gpu_device_files),
+		cmocka_unit_test(test_device_files_do_not_count_inside_a_job),
 		cmocka_unit_test(test_overrides_win_over_slurm),
 		cmocka_unit_test(test_gpu_sources_in_order),
 		cmocka_unit_test(test_nproc_gpu_without_gpus_is_an_error),
