@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "util.h"
 
-enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV };
+enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE };
 
 struct key {
 	const char *section; /* ini section */
@@ -28,6 +29,7 @@ struct key {
 
 static const char *const modes[] = { "auto", "standalone", "node", "task", "batch", NULL };
 static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci", NULL };
+static const char *const autobool[] = { "auto", "true", "false", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -51,6 +53,13 @@ static const struct key keys[] = {
 	{ "container", "runtime", "runtime", K_ENUM, OFF(runtime), 0, 0, runtimes },
 	{ "container", "workdir", "workdir", K_STR, OFF(workdir), 0, 0, NULL },
 	{ "container", "mount", "mount", K_LIST, OFF(mounts), 0, 0, NULL },
+	{ "container", "nv", "nv", K_ENUM, OFF(nv), 0, 0, autobool },
+	{ "container", "entrypoint", "entrypoint", K_BOOL, OFF(entrypoint), 0, 0, NULL },
+	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
+	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
+	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
+	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
+	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -62,6 +71,7 @@ void options_init(struct options *o)
 	o->node_rank = -1;
 	o->kill_timeout = 3;
 	o->prefix = true;
+	o->rdzv_timeout = 60;
 }
 
 static void free_str(char **p)
@@ -79,6 +89,9 @@ void options_free(struct options *o)
 	free_str(&o->image);
 	free_str(&o->runtime);
 	free_str(&o->workdir);
+	free_str(&o->nv);
+	free_str(&o->cache_dir);
+	free_str(&o->cache_progress);
 	strv_free(&o->mounts);
 	strv_free(&o->env);
 	strv_free(&o->command);
@@ -146,6 +159,11 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 		free(*(char **)base);
 		*(char **)base = strdup(value);
 		break;
+	case K_SIZE:
+		if (cache_parse_size(value, (unsigned long long *)(void *)base) < 0)
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not a size (bytes, or with "
+				       "K, M, G, T)", where, value);
+		return 0;
 	case K_KV:
 		if (strchr(value, '=') == NULL || value[0] == '=')
 			return err_set(e, EXIT_USAGE, "%s: '%s' is not KEY=VALUE", where, value);
@@ -247,7 +265,10 @@ int options_load_env(struct options *o, char *const *envp, struct err *e)
 		size_t len;
 		const char *value = NULL;
 
-		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s", keys[i].name);
+		/* [cache] keys are CTRUN_CACHE_DIR etc.: CTRUN_DIR would say nothing. */
+		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s",
+					strcmp(keys[i].section, "cache") == 0 ? "cache_" : "",
+					keys[i].name);
 		for (size_t j = 0; j < len; j++)
 			var[j] = (char)toupper((unsigned char)var[j]);
 		for (char *const *p = envp; p != NULL && *p != NULL; p++)

@@ -42,6 +42,8 @@ struct options {
 	char *runtime;
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
+	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
+	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */

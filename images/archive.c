@@ -1,0 +1,393 @@
+/* archive.c - `docker save` and OCI image-layout archives (tar, any compression).
+ *
+ * The outer tar is read with libarchive; its small JSON members (manifest.json,
+ * index.json, the OCI manifest) say which members are the layers, bottom first.
+ * Each layer is then streamed out of the outer tar into a second libarchive
+ * reader (so a layer is never copied to disk) and applied by layer.c.  The
+ * outer file is reopened per member: libarchive skips the other members by
+ * seeking, which costs nothing next to unpacking. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer.h"
+#include "progress.h"
+#include "rootpath.h"
+#include "strv.h"
+#include "unpack.h"
+
+/* JSON members bigger than this are not an image's metadata. */
+#define JSON_MAX (16u << 20)
+#define BLOCK 65536
+
+static struct archive *outer_open(const char *path, struct err *e)
+{
+	struct archive *a = archive_read_new();
+
+	if (a == NULL) {
+		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+		return NULL;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: %s", path, archive_error_string(a));
+		archive_read_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Positions `a` at member `name`; 1 found, 0 not found, -1 error. */
+static int seek_member(struct archive *a, const char *name, long long *size, struct err *e)
+{
+	struct archive_entry *ent;
+	char clean[PATH_MAX];
+	int r;
+
+	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		const char *p = archive_entry_pathname(ent);
+
+		if (p == NULL || rootpath_clean(p, clean, sizeof(clean)) < 0)
+			continue;
+		if (strcmp(clean, name) != 0 || archive_entry_filetype(ent) != AE_IFREG)
+			continue;
+		if (size != NULL)
+			*size = archive_entry_size(ent);
+		return 1;
+	}
+	if (r != ARCHIVE_EOF)
+		return err_set(e, EXIT_CTRUN, "%s", archive_error_string(a));
+	return 0;
+}
+
+/* Reads member `name` (a small JSON file) and parses it. */
+static json_object *read_json(const char *path, const char *name, struct err *e)
+{
+	struct archive *a = outer_open(path, e);
+	json_object *j = NULL;
+	long long size = 0;
+	char *buf = NULL;
+	la_ssize_t n;
+	int r;
+
+	if (a == NULL)
+		return NULL;
+	r = seek_member(a, name, &size, e);
+	if (r <= 0) {
+		if (r == 0)
+			err_set(e, EXIT_CTRUN, "%s: no member '%s'", path, name);
+		goto out;
+	}
+	if (size < 0 || size > JSON_MAX) {
+		err_set(e, EXIT_CTRUN, "%s: member '%s' is too big (%lld bytes)", path, name, size);
+		goto out;
+	}
+	buf = malloc((size_t)size + 1);
+	if (buf == NULL) {
+		err_sys(e, EXIT_CTRUN, "%s", name);
+		goto out;
+	}
+	n = archive_read_data(a, buf, (size_t)size);
+	if (n != (la_ssize_t)size) {
+		err_set(e, EXIT_CTRUN, "%s: reading '%s': %s", path, name,
+			n < 0 ? archive_error_string(a) : "short read");
+		goto out;
+	}
+	buf[size] = '\0';
+	j = json_tokener_parse(buf);
+	if (j == NULL)
+		err_set(e, EXIT_CTRUN, "%s: member '%s' is not valid JSON", path, name);
+out:
+	free(buf);
+	archive_read_free(a);
+	return j;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static json_object *jarr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_array))
+		return NULL;
+	return v;
+}
+
+/* docker save: manifest.json = [{"Config": ..., "Layers": ["<id>/layer.tar", ...]}].
+ * An archive of several images unpacks the first, as `docker load` lists it first. */
+static int docker_layers(const char *path, struct strv *layers, struct err *e)
+{
+	json_object *m = read_json(path, "manifest.json", e), *l;
+	int rv = -1;
+
+	if (m == NULL)
+		return -1;
+	if (!json_object_is_type(m, json_type_array) || json_object_array_length(m) == 0 ||
+	    (l = jarr(json_object_array_get_idx(m, 0), "Layers")) == NULL) {
+		err_set(e, EXIT_CTRUN, "%s: manifest.json has no Layers list", path);
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(l); i++) {
+		json_object *s = json_object_array_get_idx(l, i);
+
+		if (!json_object_is_type(s, json_type_string)) {
+			err_set(e, EXIT_CTRUN, "%s: manifest.json: layer %zu is not a path", path, i);
+			goto out;
+		}
+		if (strv_push(layers, json_object_get_string(s)) < 0) {
+			err_sys(e, EXIT_CTRUN, "manifest.json");
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	json_object_put(m);
+	return rv;
+}
+
+/* "sha256:abc..." -> "blobs/sha256/abc...", refusing anything that is not a plain digest. */
+static int blob_path(const char *digest, char *out, size_t size)
+{
+	const char *colon = digest != NULL ? strchr(digest, ':') : NULL;
+
+	if (colon == NULL || colon == digest || colon[1] == '\0' ||
+	    strspn(digest, "abcdefghijklmnopqrstuvwxyz0123456789+._-") != (size_t)(colon - digest) ||
+	    strspn(colon + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789=_-") !=
+		    strlen(colon + 1))
+		return -1;
+	return snprintf(out, size, "blobs/%.*s/%s", (int)(colon - digest), digest, colon + 1) <
+				       (int)size ? 0 : -1;
+}
+
+/* OCI layout: index.json -> (nested indexes) -> the image manifest -> layers[].digest. */
+static int oci_layers(const char *path, struct strv *layers, struct err *e)
+{
+	char blob[PATH_MAX];
+	json_object *j = read_json(path, "index.json", e), *next, *arr = NULL;
+	int rv = -1;
+
+	for (int depth = 0; j != NULL; depth++) {
+		arr = jarr(j, "layers");
+		if (arr != NULL)
+			break; /* an image manifest */
+		arr = jarr(j, "manifests");
+		if (arr == NULL || json_object_array_length(arr) == 0 || depth > 4) {
+			err_set(e, EXIT_CTRUN, "%s: OCI index without manifests", path);
+			goto out;
+		}
+		/* Several manifests: the first for linux/amd64, else the first. */
+		next = json_object_array_get_idx(arr, 0);
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *m = json_object_array_get_idx(arr, i), *plat;
+
+			if (json_object_object_get_ex(m, "platform", &plat) &&
+			    jstr(plat, "architecture") != NULL &&
+			    strcmp(jstr(plat, "architecture"), "amd64") == 0) {
+				next = m;
+				break;
+			}
+		}
+		if (blob_path(jstr(next, "digest"), blob, sizeof(blob)) < 0) {
+			err_set(e, EXIT_CTRUN, "%s: OCI index: bad digest", path);
+			goto out;
+		}
+		json_object_put(j);
+		j = read_json(path, blob, e);
+	}
+	if (j == NULL)
+		return -1;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		const char *d = jstr(json_object_array_get_idx(arr, i), "digest");
+
+		if (blob_path(d, blob, sizeof(blob)) < 0) {
+			err_set(e, EXIT_CTRUN, "%s: OCI manifest: layer %zu has a bad digest", path, i);
+			goto out;
+		}
+		if (strv_push(layers, blob) < 0) {
+			err_sys(e, EXIT_CTRUN, "OCI manifest");
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	json_object_put(j);
+	return rv;
+}
+
+/* Feeds the current member of the outer archive to the inner reader. */
+struct member {
+	struct archive *outer;
+	struct progress *prog;
+	char buf[BLOCK];
+};
+
+static la_ssize_t member_read(struct archive *inner, void *arg, const void **buf)
+{
+	struct member *m = arg;
+	la_ssize_t n = archive_read_data(m->outer, m->buf, sizeof(m->buf));
+
+	if (n < 0) {
+		archive_set_error(inner, EIO, "%s", archive_error_string(m->outer));
+		return -1;
+	}
+	progress_add(m->prog, (unsigned long long)n);
+	*buf = m->buf;
+	return n;
+}
+
+static int apply_layer(const char *path, const char *name, size_t idx, const char *dest,
+		       struct progress *prog, struct err *e)
+{
+	struct member *m = calloc(1, sizeof(*m));
+	struct archive *inner = NULL;
+	char what[PATH_MAX + 32], clean[PATH_MAX];
+	int r, rv = -1;
+
+	snprintf(what, sizeof(what), "layer %zu (%s)", idx + 1, name);
+	if (m == NULL)
+		return err_sys(e, EXIT_CTRUN, "%s", what);
+	m->prog = prog;
+	if (rootpath_clean(name, clean, sizeof(clean)) < 0) {
+		err_set(e, EXIT_CTRUN, "%s: bad member name", what);
+		goto out;
+	}
+	m->outer = outer_open(path, e);
+	if (m->outer == NULL)
+		goto out;
+	r = seek_member(m->outer, clean, NULL, e);
+	if (r <= 0) {
+		if (r == 0)
+			err_set(e, EXIT_CTRUN, "%s: %s: no such member", path, what);
+		goto out;
+	}
+	inner = archive_read_new();
+	if (inner == NULL) {
+		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+		goto out;
+	}
+	/* Layers may be plain, gzip or zstd tars (OCI media types). */
+	archive_read_support_filter_all(inner);
+	archive_read_support_format_tar(inner);
+	if (archive_read_open(inner, m, NULL, member_read, NULL) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(inner));
+		goto out;
+	}
+	rv = layer_apply(inner, dest, what, e);
+out:
+	if (inner != NULL)
+		archive_read_free(inner);
+	if (m->outer != NULL)
+		archive_read_free(m->outer);
+	free(m);
+	return rv;
+}
+
+/* Sum of the layer members' sizes, for the progress meter. */
+static unsigned long long layers_size(const char *path, const struct strv *layers)
+{
+	struct archive *a = outer_open(path, NULL);
+	struct archive_entry *ent;
+	unsigned long long total = 0;
+	char clean[PATH_MAX];
+
+	if (a == NULL)
+		return 0;
+	while (archive_read_next_header(a, &ent) == ARCHIVE_OK) {
+		const char *p = archive_entry_pathname(ent);
+
+		if (p != NULL && rootpath_clean(p, clean, sizeof(clean)) == 0 &&
+		    strv_find(layers, clean) >= 0)
+			total += (unsigned long long)archive_entry_size(ent);
+	}
+	archive_read_free(a);
+	return total;
+}
+
+int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
+		   struct err *e)
+{
+	struct strv layers = { 0 };
+	struct progress prog;
+	char what[PATH_MAX + 16];
+	const char *base = strrchr(path, '/');
+	int rv = -1;
+
+	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(path, &layers, e)
+					  : oci_layers(path, &layers, e)) < 0)
+		goto out;
+	/* Names as they will be compared: cleaned. */
+	for (size_t i = 0; i < layers.n; i++) {
+		char clean[PATH_MAX];
+
+		if (rootpath_clean(layers.v[i], clean, sizeof(clean)) < 0) {
+			err_set(e, EXIT_CTRUN, "%s: layer path '%s' leaves the archive", path,
+				layers.v[i]);
+			goto out;
+		}
+		strcpy(layers.v[i], clean); /* clean is never longer */
+	}
+	snprintf(what, sizeof(what), "unpacking %s", base != NULL ? base + 1 : path);
+	progress_start(&prog, progress, what, progress ? layers_size(path, &layers) : 0);
+	for (size_t i = 0; i < layers.n; i++)
+		if (apply_layer(path, layers.v[i], i, dest, &prog, e) < 0) {
+			progress_end(&prog, false);
+			err_wrap(e, "%s", path);
+			goto out;
+		}
+	progress_end(&prog, true);
+	rv = 0;
+out:
+	strv_free(&layers);
+	return rv;
+}
+
+int archive_detect(const char *path, enum image_kind *kind, struct err *e)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *ent;
+	bool docker = false, oci = false;
+	char clean[PATH_MAX];
+	int r;
+
+	*kind = IMAGE_UNKNOWN;
+	if (a == NULL)
+		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
+		archive_read_free(a);
+		return 0; /* not something libarchive reads: not an archive */
+	}
+	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		const char *p = archive_entry_pathname(ent);
+
+		if (p == NULL || rootpath_clean(p, clean, sizeof(clean)) < 0)
+			continue;
+		/* Docker 25+ writes both; manifest.json is the docker view of it. */
+		if (strcmp(clean, "manifest.json") == 0) {
+			docker = true;
+			break;
+		}
+		if (strcmp(clean, "index.json") == 0 || strcmp(clean, "oci-layout") == 0)
+			oci = true;
+	}
+	archive_read_free(a);
+	*kind = docker ? IMAGE_DOCKER_ARCHIVE : oci ? IMAGE_OCI_ARCHIVE : IMAGE_UNKNOWN;
+	return 0;
+}

@@ -1,0 +1,335 @@
+/* cache.c - the node cache: image identity, create-once under a lock, publish by rename.
+ *
+ * Layout under the cache root (see cache.h and docs/images.md):
+ *   entries/<id>/rootfs     the unpacked image     entries/<id>/meta.json   what it is
+ *   entries/<id>/bytes      disk use (by list/gc)
+ *   entries/<id>/last-use   mtime = last use (gc)  entries/<id>.ctrun-tmp.<host>.<pid>  in creation
+ *   locks/<id>.lock         flock: held (exclusive) by the one creator
+ *   locks/<id>.use          flock: shared by every user, exclusive by gc/remove
+ *   trash/                  entries being deleted   log   one line per creation
+ * An entry exists iff entries/<id> exists, and it appears by one rename(2) of a
+ * finished temp, so no crash leaves a half entry that looks valid.  Lock files
+ * are never deleted: unlinking a lock file that another process has open but
+ * not yet locked would let two processes hold "the" lock at once. */
+#include "cache.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache_int.h"
+#include "rootpath.h"
+#include "util.h"
+
+int cache_parse_size(const char *s, unsigned long long *out)
+{
+	static const char units[] = "KMGTP";
+	char *end = NULL;
+	double v;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end != '\0') {
+		const char *u = strchr(units, toupper((unsigned char)*end));
+
+		if (u == NULL || *u == '\0')
+			return -1;
+		for (long i = 0; i <= u - units; i++)
+			v *= 1024.0;
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end != '\0')
+			return -1;
+	}
+	if (v < 0 || v >= 1.8e19)
+		return -1;
+	*out = (unsigned long long)v;
+	return 0;
+}
+
+int cache_default_dir(char *buf, size_t size, struct err *e)
+{
+	const char *env = getenv("CTRUN_CACHE_DIR");
+
+	if (env != NULL && *env != '\0') {
+		if (xsnprintf(buf, size, "%s", env) < 0)
+			return err_set(e, EXIT_USAGE, "CTRUN_CACHE_DIR too long");
+		return 0;
+	}
+	if (xsnprintf(buf, size, "/tmp/ctrun-cache-%u", (unsigned)geteuid()) < 0)
+		return err_set(e, EXIT_CTRUN, "cache dir name too long");
+	return 0;
+}
+
+void cache_hostname(char *host, size_t size)
+{
+	if (gethostname(host, size - 1) < 0)
+		snprintf(host, size, "localhost");
+	host[size - 1] = '\0';
+	host[strcspn(host, ".")] = '\0';
+}
+
+/* Two differently seeded 64-bit FNV-1a passes, each with a final mix: an id,
+ * not a defence (the cache root is the user's own; see cache_root_check). */
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return mix(h);
+}
+
+int cache_identity(const char *image, char *id, size_t size, struct err *e)
+{
+	char real[PATH_MAX], buf[PATH_MAX + 160];
+	struct stat st;
+	int n;
+
+	if (realpath(image, real) == NULL || stat(real, &st) < 0)
+		return err_sys(e, EXIT_CTRUN, "image %s", image);
+	/* ctime changes on every write and rename onto the path, even one that
+	 * restores mtime (cp -p, touch -r), and the inode changes on replacement. */
+	n = snprintf(buf, sizeof(buf), "%s%c%llu:%llu:%lld:%lld.%09ld:%lld.%09ld", real, 0,
+		     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		     (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		     (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return err_set(e, EXIT_CTRUN, "image %s: path too long", image);
+	if (snprintf(id, size, "%016llx%016llx",
+		     (unsigned long long)fnv(buf, (size_t)n, 1469598103934665603ULL),
+		     (unsigned long long)fnv(buf, (size_t)n, 0x9e3779b97f4a7c15ULL)) != 32)
+		return err_set(e, EXIT_CTRUN, "cache id buffer too small");
+	return 0;
+}
+
+int cache_root_check(const char *dir, struct err *e)
+{
+	static const char *const subs[] = { "entries", "locks", "trash" };
+	char path[PATH_MAX];
+	struct stat st;
+
+	/* 0700: a cache under /tmp must not be readable into or writable by others. */
+	if (mkdir_p(dir, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
+	if (lstat(dir, &st) < 0)
+		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
+	if (S_ISLNK(st.st_mode) && stat(dir, &st) < 0)
+		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
+	/* Someone else's directory at our default path (/tmp/ctrun-cache-$UID made
+	 * by another user) could hand us a prepared rootfs: refuse it. */
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & 0022) != 0)
+		return err_set(e, EXIT_CTRUN, "cache dir %s must be a directory owned by you (or "
+			       "root) and writable by no one else", dir);
+	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
+		if (xsnprintf(path, sizeof(path), "%s/%s", dir, subs[i]) < 0)
+			return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", dir);
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return err_sys(e, EXIT_CTRUN, "cache dir %s", path);
+	}
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* The pid the creator wrote into its lock file, 0 if none (yet). */
+static long holder_pid(int fd)
+{
+	char buf[32];
+	ssize_t n;
+	long pid;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_long(buf, 1, LONG_MAX, &pid) == 0 ? pid : 0;
+}
+
+/* Takes the create lock; a caller that has to wait says so once, naming the
+ * creator.  Right after taking the lock the creator has not written its pid
+ * yet, and a quick creator may already be done: poll briefly before waiting. */
+static int lock_or_wait(int fd, const char *host, const char *name, bool quiet)
+{
+	long pid = 0;
+
+	for (int i = 0; i < 20; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		pid = holder_pid(fd);
+		if (pid > 0)
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	if (!quiet) {
+		if (pid > 0)
+			fprintf(stderr, "ctrun: waiting for %s cache entry %s being created by pid %ld\n",
+				host, name, pid);
+		else
+			fprintf(stderr, "ctrun: waiting for %s cache entry %s being created by another "
+				"process\n", host, name);
+	}
+	return cache_lock(fd, LOCK_EX);
+}
+
+int cache_lock(int fd, int how)
+{
+	while (flock(fd, how) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/* Removes temps of `final` left by dead creators on this host: the caller
+ * holds the create lock, so no live creator of this host is writing one.
+ * Moved to one side first: a tool the dead creator started may still be
+ * writing for an instant (it gets SIGKILL from PDEATHSIG). */
+static void clean_temps(const char *final, const char *host)
+{
+	char dir[PATH_MAX], prefix[NAME_MAX + 1], path[PATH_MAX], gone[PATH_MAX];
+	const char *slash = strrchr(final, '/');
+	struct dirent *de;
+	size_t plen;
+	DIR *d;
+
+	if (slash == NULL || (size_t)(slash - final) >= sizeof(dir))
+		return;
+	memcpy(dir, final, (size_t)(slash - final));
+	dir[slash - final] = '\0';
+	if (xsnprintf(prefix, sizeof(prefix), "%s" CACHE_TMP_TAG "%s.", slash + 1, host) < 0)
+		return;
+	plen = strlen(prefix);
+	d = opendir(dir[0] ? dir : "/");
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		if (xsnprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < 0 ||
+		    xsnprintf(gone, sizeof(gone), "%s/%s.gone", dir, de->d_name) < 0)
+			continue;
+		if (strstr(de->d_name, ".gone") == NULL && rename(path, gone) == 0)
+			remove_tree(gone);
+		else
+			remove_tree(path);
+	}
+	closedir(d);
+}
+
+int cache_create_once_e(const char *lock_path, const char *final_path,
+			int (*create)(const char *tmp_path, void *arg, struct err *e), void *arg,
+			bool quiet, struct err *e)
+{
+	char host[256], tmp[PATH_MAX], pid[32];
+	const char *name = strrchr(final_path, '/');
+	bool wrote = false;
+	int fd, rv = -1, n;
+
+	name = name != NULL ? name + 1 : final_path;
+	if (exists(final_path))
+		return 0;
+	cache_hostname(host, sizeof(host));
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "cache lock %s", lock_path);
+	if (lock_or_wait(fd, host, name, quiet) < 0) {
+		err_sys(e, EXIT_CTRUN, "cache lock %s", lock_path);
+		goto out;
+	}
+	/* The creator we waited for may have published it. */
+	if (exists(final_path)) {
+		rv = 0;
+		goto out;
+	}
+	clean_temps(final_path, host);
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		err_sys(e, EXIT_CTRUN, "cache lock %s", lock_path);
+		goto out;
+	}
+	wrote = true;
+	if (xsnprintf(tmp, sizeof(tmp), "%s" CACHE_TMP_TAG "%s.%ld", final_path, host,
+		      (long)getpid()) < 0) {
+		err_set(e, EXIT_CTRUN, "cache path too long: %s", final_path);
+		goto out;
+	}
+	if (create(tmp, arg, e) < 0) {
+		remove_tree(tmp);
+		goto out;
+	}
+	if (rename(tmp, final_path) < 0) {
+		/* On a shared file system another host may have won the race: use its entry. */
+		if ((errno == ENOTEMPTY || errno == EEXIST) && exists(final_path)) {
+			remove_tree(tmp);
+		} else {
+			err_sys(e, EXIT_CTRUN, "publishing cache entry %s", final_path);
+			remove_tree(tmp);
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	/* The pid is only for the waiting message; a stale one misleads. */
+	if (wrote && ftruncate(fd, 0) < 0)
+		rv = err_sys(e, EXIT_CTRUN, "cache lock %s", lock_path);
+	close(fd);
+	return rv;
+}
+
+/* Adapter from the errno-style callback of cache_create_once. */
+struct plain {
+	int (*create)(const char *, void *);
+	void *arg;
+};
+
+static int plain_create(const char *tmp, void *arg, struct err *e)
+{
+	struct plain *p = arg;
+
+	if (p->create(tmp, p->arg) < 0)
+		return err_sys(e, EXIT_CTRUN, "creating %s", tmp);
+	return 0;
+}
+
+int cache_create_once(const char *lock_path, const char *final_path,
+		      int (*create)(const char *tmp_path, void *arg), void *arg, struct err *e)
+{
+	struct plain p = { create, arg };
+
+	return cache_create_once_e(lock_path, final_path, plain_create, &p, false, e);
+}

@@ -1,0 +1,296 @@
+/* layer.c - one layer onto a root directory, whiteouts included (see layer.h). */
+#include "layer.h"
+
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootpath.h"
+
+#define WH_PREFIX ".wh."
+#define WH_OPAQUE ".wh..wh..opq"
+
+/* The paths this layer wrote (and their ancestors): an opaque marker must
+ * hide lower layers' files, not the ones its own layer already put there. */
+struct pathset {
+	char **slot;
+	size_t cap, n;
+};
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static bool set_has(const struct pathset *s, const char *p)
+{
+	if (s->cap == 0)
+		return false;
+	for (size_t i = hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (s->slot[i] == NULL)
+			return false;
+		if (strcmp(s->slot[i], p) == 0)
+			return true;
+	}
+}
+
+static int set_add_one(struct pathset *s, const char *p)
+{
+	if (set_has(s, p))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 1024;
+		char **nslot = calloc(ncap, sizeof(*nslot));
+
+		if (nslot == NULL)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			size_t j;
+
+			if (s->slot[i] == NULL)
+				continue;
+			for (j = hash(s->slot[i]) & (ncap - 1); nslot[j] != NULL; j = (j + 1) & (ncap - 1))
+				;
+			nslot[j] = s->slot[i];
+		}
+		free(s->slot);
+		s->slot = nslot;
+		s->cap = ncap;
+	}
+	for (size_t i = hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (s->slot[i] == NULL) {
+			s->slot[i] = strdup(p);
+			if (s->slot[i] == NULL)
+				return -1;
+			s->n++;
+			return 0;
+		}
+	}
+}
+
+/* Adds p and every ancestor of it ("a/b/c", "a/b", "a"). */
+static int set_add(struct pathset *s, const char *p)
+{
+	char buf[PATH_MAX], *slash;
+
+	if (strlen(p) >= sizeof(buf))
+		return -1;
+	strcpy(buf, p);
+	for (;;) {
+		if (set_add_one(s, buf) < 0)
+			return -1;
+		slash = strrchr(buf, '/');
+		if (slash == NULL)
+			return 0;
+		*slash = '\0';
+	}
+}
+
+static void set_free(struct pathset *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->slot[i]);
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool keep_own(const char *path, void *arg)
+{
+	return set_has(arg, path);
+}
+
+/* "dir" + "/" + "base", or "base" when dir is the root. */
+static int join(char *out, size_t size, const char *dir, const char *base)
+{
+	int r = strcmp(dir, ".") == 0 ? snprintf(out, size, "%s", base)
+				      : snprintf(out, size, "%s/%s", dir, base);
+
+	return r < 0 || (size_t)r >= size ? -1 : 0;
+}
+
+/* Splits a cleaned path into its resolved parent and its last component. */
+static int resolve_parent(int rootfd, const char *clean, char *parent, size_t size,
+			  const char **base)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(clean, '/');
+
+	if (slash == NULL) {
+		*base = clean;
+		if (size < 2)
+			return -1;
+		strcpy(parent, ".");
+		return 0;
+	}
+	if ((size_t)(slash - clean) >= sizeof(dir))
+		return -1;
+	memcpy(dir, clean, (size_t)(slash - clean));
+	dir[slash - clean] = '\0';
+	*base = slash + 1;
+	return rootpath_resolve(rootfd, dir, true, parent, size);
+}
+
+static bool is_root(void)
+{
+	return geteuid() == 0;
+}
+
+/* Makes room for the member at `target`: a directory in a lower layer replaced
+ * by a file (or the reverse) must go first; libarchive would refuse to rmdir it. */
+static int make_room(int rootfd, const char *target, bool want_dir)
+{
+	struct stat st;
+
+	if (fstatat(rootfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (S_ISDIR(st.st_mode) == want_dir)
+		return 0;
+	return rootpath_remove(rootfd, target);
+}
+
+static int copy_data(struct archive *in, struct archive *out)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
+		if (archive_write_data_block(out, buf, len, off) < ARCHIVE_WARN)
+			return -1;
+	return r == ARCHIVE_EOF ? 0 : -1;
+}
+
+/* One member; returns 0, or -1 with e filled. */
+static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
+		       struct archive_entry *ent, struct pathset *own, const char *what,
+		       struct err *e)
+{
+	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
+	const char *name = archive_entry_pathname(ent), *base, *hl;
+	mode_t type = archive_entry_filetype(ent);
+
+	if (name == NULL)
+		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
+	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
+			       errno == EINVAL ? "leaves the image (..): refused" : "has a bad name");
+	if (strcmp(clean, ".") == 0)
+		return 0; /* the root's own entry: its mode is the cache's business */
+	if (resolve_parent(rootfd, clean, parent, sizeof(parent), &base) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s: resolving '%s'", what, name);
+	if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
+		if (strcmp(base, WH_OPAQUE) == 0) {
+			if (rootpath_clear_dir(rootfd, parent, keep_own, own) < 0)
+				return err_sys(e, EXIT_CTRUN, "%s: opaque directory '%s'", what, parent);
+			return 0;
+		}
+		base += strlen(WH_PREFIX);
+		if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+		    join(target, sizeof(target), parent, base) < 0)
+			return err_set(e, EXIT_CTRUN, "%s: bad whiteout '%s'", what, name);
+		if (rootpath_remove(rootfd, target) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, target);
+		return 0;
+	}
+	if (join(target, sizeof(target), parent, base) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: path too long: '%s'", what, name);
+	/* An unprivileged user cannot create device nodes; the runtime provides /dev. */
+	if ((type == AE_IFCHR || type == AE_IFBLK) && !is_root())
+		return 0;
+	hl = archive_entry_hardlink(ent);
+	if (hl != NULL) {
+		char lclean[PATH_MAX], lparent[PATH_MAX];
+		const char *lbase;
+
+		if (rootpath_clean(hl, lclean, sizeof(lclean)) < 0 || strcmp(lclean, ".") == 0)
+			return err_set(e, EXIT_CTRUN, "%s: hard link '%s' -> '%s' leaves the image: "
+				       "refused", what, name, hl);
+		if (resolve_parent(rootfd, lclean, lparent, sizeof(lparent), &lbase) < 0 ||
+		    join(link, sizeof(link), lparent, lbase) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: resolving hard link '%s'", what, hl);
+		archive_entry_set_hardlink(ent, link);
+	}
+	if (make_room(rootfd, target, type == AE_IFDIR) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, target);
+	archive_entry_set_pathname(ent, target);
+	if (archive_write_header(disk, ent) < ARCHIVE_WARN)
+		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
+			       archive_error_string(disk));
+	if (archive_entry_size(ent) > 0 && copy_data(in, disk) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
+			       archive_error_string(archive_errno(disk) ? disk : in));
+	if (archive_write_finish_entry(disk) < ARCHIVE_WARN)
+		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
+			       archive_error_string(disk));
+	if (set_add(own, target) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", what);
+	return 0;
+}
+
+int layer_apply(struct archive *in, const char *root, const char *what, struct err *e)
+{
+	int flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_UNLINK |
+		    ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+		    ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
+	struct pathset own = { 0 };
+	struct archive *disk = NULL;
+	struct archive_entry *ent;
+	int rootfd = -1, cwd = -1, r, rv = -1;
+
+	if (is_root())
+		flags |= ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_XATTR;
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 || cwd < 0) {
+		err_sys(e, EXIT_CTRUN, "%s: open %s", what, rootfd < 0 ? root : ".");
+		goto out;
+	}
+	disk = archive_write_disk_new();
+	if (disk == NULL || archive_write_disk_set_options(disk, flags) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: libarchive writer", what);
+		goto out;
+	}
+	/* libarchive's secure checks work on relative paths: extract with the
+	 * root as working directory (ctrun is single-threaded here). */
+	if (fchdir(rootfd) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s: chdir %s", what, root);
+		goto out;
+	}
+	while ((r = archive_read_next_header(in, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN)
+		if (apply_entry(in, disk, rootfd, ent, &own, what, e) < 0)
+			goto back;
+	if (r != ARCHIVE_EOF) {
+		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(in));
+		goto back;
+	}
+	/* Close applies the deferred directory modes and times. */
+	if (archive_write_close(disk) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(disk));
+		goto back;
+	}
+	rv = 0;
+back:
+	if (fchdir(cwd) < 0 && rv == 0)
+		rv = err_sys(e, EXIT_CTRUN, "%s: back to the working directory", what);
+out:
+	if (disk != NULL)
+		archive_write_free(disk);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (cwd >= 0)
+		close(cwd);
+	set_free(&own);
+	return rv;
+}

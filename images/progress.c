@@ -1,0 +1,62 @@
+/* progress.c - the stderr progress meter (see progress.h). */
+#include "progress.h"
+
+#include <stdio.h>
+#include <time.h>
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void draw(struct progress *p)
+{
+	double mb = (double)p->done / 1048576.0;
+
+	if (p->total > 0)
+		fprintf(stderr, "\rctrun: %s: %3d%% (%.0f/%.0f MB)", p->what,
+			(int)(p->done * 100 / p->total), mb, (double)p->total / 1048576.0);
+	else
+		fprintf(stderr, "\rctrun: %s: %.0f MB", p->what, mb);
+	fflush(stderr);
+	p->drawn = true;
+}
+
+void progress_start(struct progress *p, bool on, const char *what, unsigned long long total)
+{
+	p->on = on;
+	p->what = what;
+	p->total = total;
+	p->done = 0;
+	p->last_ms = 0;
+	p->drawn = false;
+}
+
+void progress_add(struct progress *p, unsigned long long n)
+{
+	long long t;
+
+	if (!p->on)
+		return;
+	p->done += n;
+	if (p->total > 0 && p->done > p->total)
+		p->done = p->total;
+	t = now_ms();
+	if (t - p->last_ms < 200)
+		return;
+	p->last_ms = t;
+	draw(p);
+}
+
+void progress_end(struct progress *p, bool ok)
+{
+	if (!p->on || !p->drawn)
+		return;
+	if (ok && p->total > 0)
+		p->done = p->total;
+	draw(p);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,40 @@
+/* rootpath.h - path resolution confined to a root directory, and removal that never follows links.
+ *
+ * Unpacking image layers writes into a directory that the image itself
+ * fills with symlinks (lib -> usr/lib, and hostile ones: evil -> /etc,
+ * x -> ../../..).  Every path an archive names is resolved here as if the
+ * directory were `/` (chroot semantics: absolute links restart at the root,
+ * `..` stops at it), so nothing is ever read, written or removed outside it. */
+#ifndef CTRUN_ROOTPATH_H
+#define CTRUN_ROOTPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Normalises an archive member name to a relative path: strips leading "/"
+ * and "./", collapses "//" and "/./", drops a trailing "/".  A ".." component
+ * anywhere fails (-1, errno EINVAL): layers never legitimately contain one.
+ * "" and "." become "." (the root itself). */
+int rootpath_clean(const char *name, char *out, size_t size);
+
+/* Resolves relative path `rel` inside the directory open as `rootfd`, following
+ * symlinks (at most 40) with chroot semantics; components that do not exist
+ * are appended literally.  The final component is followed only if
+ * `follow_last`.  `out` receives a relative path free of symlinks (except
+ * possibly the last when !follow_last), "." for the root. -1 with errno on
+ * ELOOP, ENAMETOOLONG, or an I/O error. */
+int rootpath_resolve(int rootfd, const char *rel, bool follow_last, char *out, size_t size);
+
+/* Removes `rel` (a resolved path, see above) under rootfd recursively,
+ * never following a symlink.  A missing path is not an error. */
+int rootpath_remove(int rootfd, const char *rel);
+
+/* Removes every entry of directory `rel` under rootfd for which keep(path) is
+ * false; `path` is "rel/name". */
+int rootpath_clear_dir(int rootfd, const char *rel, bool (*keep)(const char *path, void *arg),
+		       void *arg);
+
+/* rm -rf of an absolute path, never following symlinks (cache cleanup). */
+int remove_tree(const char *path);
+
+#endif

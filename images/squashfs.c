@@ -1,0 +1,112 @@
+/* squashfs.c - squashfs and SIF images, unpacked by unsquashfs.
+ *
+ * unsquashfs is what enroot and apptainer use to unpack, and it is parallel
+ * (one thread per CPU), so wrapping it costs only a fork/exec; writing our own
+ * squashfs reader would be slower and larger.  A SIF's root file system is a
+ * squashfs at an offset in the file: unsquashfs -o reads it in place, no copy.
+ * Measured against plain unsquashfs in docs/benchmarks-cache.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "sif.h"
+#include "spawn.h"
+#include "unpack.h"
+#include "util.h"
+
+/* The squashfs superblock fields we check (little-endian, squashfs 4.0). */
+#define SQFS_MAGIC 0x73717368u   /* "hsqs" */
+#define SQFS_BYTES_USED_OFF 40
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The squashfs at `offset` must fit in `size` bytes: a SIF partition whose
+ * file system claims more would make unsquashfs read the next object. */
+static int check_superblock(const char *path, unsigned long long offset,
+			    unsigned long long size, struct err *e)
+{
+	unsigned char sb[96];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	n = pread(fd, sb, sizeof(sb), (off_t)offset);
+	close(fd);
+	if (n != (ssize_t)sizeof(sb))
+		return err_set(e, EXIT_CTRUN, "%s: no squashfs superblock at byte %llu", path, offset);
+	if (le(sb, 4) != SQFS_MAGIC)
+		return err_set(e, EXIT_CTRUN, "%s: no squashfs at byte %llu", path, offset);
+	if (le(sb + 28, 2) != 4)
+		return err_set(e, EXIT_CTRUN, "%s: squashfs version %u.x is not supported", path,
+			       (unsigned)le(sb + 28, 2));
+	if (size != 0 && le(sb + SQFS_BYTES_USED_OFF, 8) > size)
+		return err_set(e, EXIT_CTRUN, "%s: squashfs at byte %llu claims %llu bytes, its "
+			       "partition has %llu", path, offset,
+			       (unsigned long long)le(sb + SQFS_BYTES_USED_OFF, 8), size);
+	return 0;
+}
+
+int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
+		    const char *dest, bool progress, struct err *e)
+{
+	char off[32], rel[4096];
+	/* Exit 2 = "non-fatal errors": for an unprivileged user, the device nodes
+	 * and the xattrs it may not create.  The runtime provides /dev. */
+	static const int nonroot_ok[] = { 2, -1 };
+	char *argv[16];
+	int n = 0;
+
+	if (check_superblock(path, offset, size, e) < 0)
+		return -1;
+	snprintf(off, sizeof(off), "%llu", offset);
+	argv[n++] = "unsquashfs";
+	argv[n++] = "-f"; /* dest exists (an empty directory we made) */
+	argv[n++] = "-d";
+	argv[n++] = (char *)dest;
+	if (!progress)
+		argv[n++] = "-no-progress";
+	if (geteuid() != 0)
+		argv[n++] = "-no-xattrs";
+	if (offset != 0) {
+		argv[n++] = "-o";
+		argv[n++] = off;
+	}
+	/* unsquashfs takes no "--": keep a relative name from reading as an option. */
+	if (path[0] == '-') {
+		if (xsnprintf(rel, sizeof(rel), "./%s", path) < 0)
+			return err_set(e, EXIT_CTRUN, "%s: path too long", path);
+		path = rel;
+	}
+	argv[n++] = (char *)path;
+	argv[n] = NULL;
+	if (spawn_wait(argv, progress, geteuid() != 0 ? nonroot_ok : NULL, e) < 0)
+		return err_wrap(e, "%s", path);
+	return 0;
+}
+
+int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)
+{
+	struct sif_partition p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	r = sif_read_fd(fd, &p, e);
+	close(fd);
+	if (r < 0)
+		return err_wrap(e, "%s", path);
+	if (p.fstype != SIF_FS_SQUASH)
+		return err_set(e, EXIT_CTRUN, "%s: the primary partition is not a squashfs "
+			       "(fstype %d; encrypted and ext3 SIFs are not supported)", path, p.fstype);
+	return squashfs_unpack(path, p.offset, p.size, dest, progress, e);
+}

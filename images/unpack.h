@@ -1,0 +1,23 @@
+/* unpack.h - the per-format unpackers behind image_unpack (image.c dispatches). */
+#ifndef CTRUN_UNPACK_H
+#define CTRUN_UNPACK_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "image.h"
+
+/* squashfs.c: unsquashfs of a squashfs that starts `offset` bytes into `path`
+ * (0 for a .sqsh; the partition offset for a SIF). */
+int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
+		    const char *dest, bool progress, struct err *e);
+/* squashfs.c: the SIF's primary partition, checked to be a squashfs within its bounds. */
+int sif_unpack(const char *path, const char *dest, bool progress, struct err *e);
+
+/* archive.c: IMAGE_DOCKER_ARCHIVE, IMAGE_OCI_ARCHIVE or IMAGE_UNKNOWN for a
+ * file that libarchive reads as a tar (possibly compressed). -1 only on I/O errors. */
+int archive_detect(const char *path, enum image_kind *kind, struct err *e);
+int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
+		   struct err *e);
+
+#endif

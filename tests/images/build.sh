@@ -1,0 +1,191 @@
+#!/bin/bash
+# build.sh - builds the container images the tests use, once per machine.
+#
+#   tests/images/build.sh busybox   seconds: busybox.{sqsh,sif}, busybox-docker.tar,
+#                                   busybox-oci.tar, busybox-rootfs/
+#   tests/images/build.sh torch     minutes: debootstrap minbase bookworm + python3-torch
+#                                   -> torch.sqsh, torch.sif, torch-docker.tar
+#   tests/images/build.sh all       both
+#   tests/images/build.sh path NAME prints the path of one image (no build)
+#
+# Images live in $CTRUN_TEST_IMAGES (default /var/cache/ctrun-tests/images) and
+# survive between runs.  Each set carries a stamp: the hash of the shell
+# functions and tools that make it, so editing the recipe rebuilds it and
+# nothing else does.  Concurrent callers serialise on a flock per set; every
+# file is written under a temporary name and renamed, so a killed build never
+# leaves a file that looks finished.  Needs root (debootstrap, chroot).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${CTRUN_TEST_IMAGES:-/var/cache/ctrun-tests/images}
+mirror=${CTRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+suite=bookworm
+
+say() { printf 'build.sh: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# The hash of what makes a set: these functions' text and the converters.
+recipe_hash() {
+	{ for f in "$@"; do declare -f "$f"; done
+	  cat "$here/mksif.py" "$here/mkdocker.py"; } | sha256sum | cut -c1-16
+}
+
+busybox_rootfs() {
+	local r=$1 bb
+	bb=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+	file -L "$bb" | grep -q 'statically linked' ||
+		die "$bb is not static (apt-get install busybox-static)"
+	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,etc,root,tmp,proc,sys,dev,mnt,opt/old,home,var/tmp}
+	chmod 1777 "$r/tmp" "$r/var/tmp"
+	cp "$bb" "$r/bin/busybox"
+	# Applet links, the way `busybox --install` lays them out.
+	local a
+	while read -r a; do
+		[ "$a" = bin/busybox ] || ln -sf /bin/busybox "$r/$a"
+	done < <("$r/bin/busybox" --list-full)
+	[ -e "$r/bin/sh" ] || ln -s /bin/busybox "$r/bin/sh"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
+	printf 'PATH=/usr/sbin:/usr/bin:/sbin:/bin\nCTRUN_IMAGE_ENV=busybox\n' >"$r/etc/environment"
+	echo ctrun-busybox >"$r/etc/hostname"
+	: >"$r/etc/hosts"; : >"$r/etc/resolv.conf"
+	echo 'from the first layer' >"$r/etc/deleted-by-layer2"
+	echo 'old' >"$r/opt/old/a"
+	# A device node, as debootstrap leaves in /dev: an unprivileged unpack must skip it.
+	mknod -m 666 "$r/dev/null" c 1 3
+	echo hello >"$r/etc/motd"
+	ln "$r/etc/motd" "$r/etc/motd.hardlink"
+	# Escape bait for the runtime tests: binds onto these must stay in the image.
+	ln -s /etc "$r/mnt/evil"
+	ln -s ../../../../../../etc "$r/mnt/evil-rel"
+}
+
+# The second layer of the archive formats: adds a file, deletes one of layer 1
+# (whiteout) and replaces a directory's contents (opaque).
+busybox_layer2() {
+	local l=$1
+	mkdir -p "$l/etc" "$l/opt/old"
+	echo 'from the second layer' >"$l/etc/layer2"
+	: >"$l/etc/.wh.deleted-by-layer2"
+	: >"$l/opt/old/.wh..wh..opq"
+	echo 'new' >"$l/opt/old/b"
+}
+
+build_busybox() {
+	local h tmp
+	h=$(recipe_hash busybox_rootfs busybox_layer2 build_busybox)
+	if [ "$(cat "$out/busybox.stamp" 2>/dev/null)" = "$h" ]; then
+		say "busybox images up to date ($h)"; return 0
+	fi
+	say "building busybox images ($h)"
+	tmp=$(mktemp -d "$out/.busybox.XXXXXX")
+	busybox_rootfs "$tmp/rootfs"
+	busybox_layer2 "$tmp/layer2"
+	rm -f "$out/busybox.stamp"
+	mksquashfs "$tmp/rootfs" "$tmp/busybox.sqsh" -noappend -all-root -quiet -no-progress >/dev/null
+	python3 "$here/mksif.py" "$tmp/busybox.sqsh" "$tmp/busybox.sif"
+	python3 "$here/mkdocker.py" --format docker --tag ctrun-test/busybox:latest \
+		--env PATH=/usr/sbin:/usr/bin:/sbin:/bin --env CTRUN_IMAGE_ENV=busybox \
+		"$tmp/busybox-docker.tar" "$tmp/rootfs" "$tmp/layer2"
+	python3 "$here/mkdocker.py" --format oci --tag ctrun-test/busybox:latest \
+		--env PATH=/usr/sbin:/usr/bin:/sbin:/bin --env CTRUN_IMAGE_ENV=busybox \
+		"$tmp/busybox-oci.tar" "$tmp/rootfs" "$tmp/layer2"
+	for f in busybox.sqsh busybox.sif busybox-docker.tar busybox-oci.tar; do
+		mv -f "$tmp/$f" "$out/$f"
+	done
+	rm -rf "$out/busybox-rootfs"
+	mv "$tmp/rootfs" "$out/busybox-rootfs"
+	rm -rf "$tmp"
+	echo "$h" >"$out/busybox.stamp"
+}
+
+# The torch root file system: Debian's own PyTorch, nothing from pip.
+torch_rootfs() {
+	local r=$1
+	say "debootstrap --variant=minbase $suite from $mirror (a few minutes)"
+	# Own mount namespace: whatever debootstrap or a postinst mounts in the
+	# target dies with it, even if this script is killed.
+	if ! unshare --mount --propagation private \
+		debootstrap --variant=minbase "$suite" "$r" "$mirror" >"$r.log" 2>&1; then
+		tail -5 "$r.log" >&2
+		die "debootstrap failed (full log $r.log); can this machine reach $mirror? (set CTRUN_DEBIAN_MIRROR)"
+	fi
+	say "installing python3-torch in the image"
+	# shellcheck disable=SC2016
+	if ! unshare --mount --propagation private sh -c '
+		mount -t proc proc "$1/proc" && mount -t tmpfs tmpfs "$1/tmp" &&
+		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q update &&
+		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+			--no-install-recommends install python3-torch python3-numpy' sh "$r" >>"$r.log" 2>&1; then
+		tail -5 "$r.log" >&2
+		die "apt-get install python3-torch failed in the image (full log $r.log)"
+	fi
+	rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*
+	printf 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nCTRUN_IMAGE_ENV=torch\n' \
+		>"$r/etc/environment"
+	rm -f "$r.log"
+}
+
+build_torch() {
+	local h hs tmp rootfs=
+	hs=$(recipe_hash torch_rootfs)
+	h=$(recipe_hash torch_rootfs build_torch)
+	if [ "$(cat "$out/torch.stamp" 2>/dev/null)" = "$h" ]; then
+		say "torch images up to date ($h)"; return 0
+	fi
+	rm -f "$out/torch.stamp"
+	tmp=$(mktemp -d "$out/.torch.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	# The squashfs is the slow part: keep it when only the converters changed.
+	if [ "$(cat "$out/torch.sqsh.stamp" 2>/dev/null)" != "$hs" ] || [ ! -f "$out/torch.sqsh" ]; then
+		local t0=$SECONDS
+		torch_rootfs "$tmp/rootfs"
+		say "mksquashfs torch.sqsh"
+		mksquashfs "$tmp/rootfs" "$tmp/torch.sqsh" -noappend -quiet -no-progress >/dev/null
+		rm -f "$out/torch.sqsh.stamp"
+		mv -f "$tmp/torch.sqsh" "$out/torch.sqsh"
+		echo "$hs" >"$out/torch.sqsh.stamp"
+		rootfs=$tmp/rootfs
+		say "torch.sqsh built in $((SECONDS - t0)) s ($(du -h "$out/torch.sqsh" | cut -f1))"
+	fi
+	if [ -z "$rootfs" ]; then
+		say "unpacking torch.sqsh for the converters"
+		unsquashfs -no-progress -d "$tmp/rootfs" "$out/torch.sqsh" >/dev/null
+		rootfs=$tmp/rootfs
+	fi
+	say "mksif.py torch.sif"
+	python3 "$here/mksif.py" "$out/torch.sqsh" "$tmp/torch.sif"
+	mv -f "$tmp/torch.sif" "$out/torch.sif"
+	say "mkdocker.py torch-docker.tar"
+	python3 "$here/mkdocker.py" --format docker --tag ctrun-test/torch:latest \
+		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		"$tmp/torch-docker.tar" "$rootfs"
+	mv -f "$tmp/torch-docker.tar" "$out/torch-docker.tar"
+	rm -rf "$tmp"
+	trap - EXIT
+	echo "$h" >"$out/torch.stamp"
+}
+
+locked() {
+	local set=$1
+	mkdir -p "$out"
+	exec {fd}>"$out/.$set.lock"
+	if ! flock -n "$fd"; then
+		say "waiting for another build of the $set images"
+		flock "$fd"
+	fi
+	"build_$set"
+	exec {fd}>&-
+}
+
+case ${1:-busybox} in
+busybox|torch) locked "$1" ;;
+all) locked busybox; locked torch ;;
+path)
+	case ${2:-} in
+	busybox.sqsh|busybox.sif|busybox-docker.tar|busybox-oci.tar|busybox-rootfs|\
+	torch.sqsh|torch.sif|torch-docker.tar) echo "$out/$2" ;;
+	*) die "unknown image '${2:-}'" ;;
+	esac ;;
+*) echo "usage: $0 busybox|torch|all|path NAME" >&2; exit 2 ;;
+esac
