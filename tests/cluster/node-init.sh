@@ -37,10 +37,11 @@ mount -t tmpfs -o mode=1777,size=2g "ctrun-scratch-$node" "$scratch"
 # /dev and give it its own devpts and shm. The machine's /dev is never written.
 mount -t tmpfs -o mode=755,size=16m "ctrun-dev-$node" "$ndir/dev"
 cp -a -x /dev/. "$ndir/dev/"
+# On a machine with real NVIDIA GPUs the copy already holds the real nodes: keep them.
 for ((g = 0; g < ngpus; g++)); do
-    mknod -m 666 "$ndir/dev/nvidia$g" c 195 "$g"
+    [[ -e $ndir/dev/nvidia$g ]] || mknod -m 666 "$ndir/dev/nvidia$g" c 195 "$g"
 done
-mknod -m 666 "$ndir/dev/nvidiactl" c 195 255
+[[ -e $ndir/dev/nvidiactl ]] || mknod -m 666 "$ndir/dev/nvidiactl" c 195 255
 mount --move "$ndir/dev" /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts
