@@ -36,6 +36,8 @@ static const char usage[] =
 	"Container:\n"
 	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR\n"
+	"  --nv                    require GPU passthrough (default: when the node has GPUs)\n"
+	"  --entrypoint            run the image's entrypoint before the command\n"
 	"Check (ctrun check) and bench:\n"
 	"  --json                  machine-readable output\n"
 	"  --rdzv-timeout SEC      how long ranks wait for each other (default 60)\n"
@@ -64,6 +66,8 @@ static const struct option longopts[] = {
 	{ "runtime", required_argument, NULL, OPT_FLAG_BASE },
 	{ "workdir", required_argument, NULL, OPT_FLAG_BASE },
 	{ "mount", required_argument, NULL, OPT_FLAG_BASE },
+	{ "nv", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "entrypoint", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },

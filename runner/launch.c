@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "cpubind.h"
+#include "container_run.h"
 #include "netinfo.h"
 #include "quote.h"
 #include "supervise.h"
@@ -33,6 +35,12 @@ int launch_prepare(struct topo *t, struct err *e)
 		t->master_addr = strdup(addr);
 		if (t->master_addr == NULL)
 			return err_sys(e, EXIT_CTRUN, "master address");
+		/* For NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME: best effort, the
+		 * libraries' own guess remains when there is no answer. */
+		if (net_route_ifname(t->master_addr, t->ifname, sizeof(t->ifname), e) < 0) {
+			t->ifname[0] = '\0';
+			*e = (struct err){ 0 };
+		}
 	}
 	if (t->master_port == 0 && net_free_port(&t->master_port, e) < 0)
 		return -1;
@@ -61,7 +69,7 @@ int launch_command(const struct options *o, struct strv *argv, struct err *e)
 
 /* Worker i's share of this task's CPUs: contiguous and even, or none
  * (inherit) when there are fewer CPUs than workers. */
-static bool cpu_share(const cpu_set_t *all, long i, long n, cpu_set_t *out)
+bool launch_cpu_share(const cpu_set_t *all, long i, long n, cpu_set_t *out)
 {
 	size_t cpus[CPU_SETSIZE];
 	long k = 0, lo, hi;
@@ -117,6 +125,13 @@ static void cancel_step(void *arg)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+void launch_cancel_step(const struct topo *t)
+{
+	struct cancel_ctx c = { .t = t };
+
+	cancel_step(&c);
 }
 
 static long env_restart_count(char *const *envp)
@@ -199,7 +214,7 @@ static int run_once(const struct options *o, struct topo *t, char *const *envp,
 		w[i].local_rank = t->local_rank_base + i;
 		w[i].argv = argv->v;
 		w[i].envp = envs[i].v;
-		w[i].cpus = cpu_share(&all, i, t->nproc, &cpus[i]) ? &cpus[i] : NULL;
+		w[i].cpus = cpubind_worker(&all, t, i, &cpus[i]) ? &cpus[i] : NULL;
 	}
 	if (o->dry_run) {
 		rv = print_plan(o, t, envp, argv, restart, e);
@@ -236,13 +251,16 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, str
 
 	if (launch_command(o, &argv, e) < 0)
 		goto out;
-	if (command_resolve(argv.v[0], env_path(envp), path, sizeof(path), e) < 0)
-		goto out;
-	free(argv.v[0]);
-	argv.v[0] = strdup(path);
-	if (argv.v[0] == NULL) {
-		err_sys(e, EXIT_CTRUN, "argv");
-		goto out;
+	/* In a container the agent resolves the command, in the image. */
+	if (o->image == NULL) {
+		if (command_resolve(argv.v[0], env_path(envp), path, sizeof(path), e) < 0)
+			goto out;
+		free(argv.v[0]);
+		argv.v[0] = strdup(path);
+		if (argv.v[0] == NULL) {
+			err_sys(e, EXIT_CTRUN, "argv");
+			goto out;
+		}
 	}
 	if (launch_prepare(t, e) < 0)
 		goto out;
@@ -263,7 +281,8 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, str
 	for (;; restart++) {
 		struct supervise_result r = { .failed_rank = -1 };
 
-		if (run_once(o, t, envp, &argv, restart, &r, e) < 0)
+		if ((o->image != NULL ? container_run(o, t, envp, &argv, restart, &r, e)
+				      : run_once(o, t, envp, &argv, restart, &r, e)) < 0)
 			goto out;
 		rv = r.status;
 		if (r.peer_failed) {

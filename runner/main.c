@@ -79,7 +79,11 @@ int main(int argc, char **argv)
 	switch (o.cmd) {
 	case CMD_RUN:
 	case CMD_ENV:
-		status = run(&o, &e);
+		/* `ctrun --image IMG` with nothing to run: a shell in it. */
+		if (o.cmd == CMD_RUN && o.image != NULL && o.command.n == 0)
+			status = cmd_shell(&o, &e);
+		else
+			status = run(&o, &e);
 		break;
 	case CMD_SHELL:
 		status = cmd_shell(&o, &e);

@@ -102,3 +102,56 @@ out:
 	close(fd);
 	return rv;
 }
+
+int net_route_ifname(const char *addr, char *ifname, size_t size, struct err *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *res = NULL;
+	struct sockaddr_storage src;
+	socklen_t len = sizeof(src);
+	struct ifaddrs *ifs = NULL;
+	int fd = -1, rv = -1, ret;
+
+	ret = getaddrinfo(addr, "9", &hints, &res);
+	if (ret != 0)
+		return err_set(e, EXIT_CTRUN, "address '%s': %s", addr, gai_strerror(ret));
+	/* A UDP connect sends nothing: it only asks the kernel for the route,
+	 * and getsockname then tells which source address that route uses. */
+	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&src, &len) < 0) {
+		err_sys(e, EXIT_CTRUN, "no route to %s", addr);
+		goto out;
+	}
+	if (getifaddrs(&ifs) < 0) {
+		err_sys(e, EXIT_CTRUN, "listing interfaces");
+		goto out;
+	}
+	for (struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next) {
+		bool same = false;
+
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != src.ss_family)
+			continue;
+		if (src.ss_family == AF_INET)
+			same = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr ==
+			       ((struct sockaddr_in *)(void *)&src)->sin_addr.s_addr;
+		else if (src.ss_family == AF_INET6)
+			same = memcmp(&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr,
+				      &((struct sockaddr_in6 *)(void *)&src)->sin6_addr,
+				      sizeof(struct in6_addr)) == 0;
+		if (same && strlen(i->ifa_name) < size) {
+			memcpy(ifname, i->ifa_name, strlen(i->ifa_name) + 1);
+			rv = 0;
+			break;
+		}
+	}
+	if (rv < 0)
+		err_set(e, EXIT_CTRUN, "no interface owns the source address for %s", addr);
+out:
+	if (ifs != NULL)
+		freeifaddrs(ifs);
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return rv;
+}

@@ -19,4 +19,9 @@ int net_free_port(long *port, struct err *e);
 /* True for 127.0.0.0/8 and ::1. */
 bool net_is_loopback(const char *addr);
 
+/* The interface this host uses to reach `addr` (a numeric address): the
+ * one owning the source address the kernel picks for it ("eth0"; "lo"
+ * for a loopback address).  For NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME. */
+int net_route_ifname(const char *addr, char *ifname, size_t size, struct err *e);
+
 #endif

@@ -44,6 +44,13 @@ int workerenv_vars(const struct topo *t, const struct options *o, char *const *b
 		ret |= strv_push(out, "OMP_NUM_THREADS=1");
 	if (!base_has(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
 		ret |= strv_push(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+	/* NCCL's bootstrap and gloo otherwise guess an interface, and a guess
+	 * of docker0 or a management network hangs the job: use the one that
+	 * routes to MASTER_ADDR unless the user chose. */
+	if (t->ifname[0] != '\0' && !base_has(base, "NCCL_SOCKET_IFNAME"))
+		ret |= strv_pushf(out, "NCCL_SOCKET_IFNAME=%s", t->ifname);
+	if (t->ifname[0] != '\0' && !base_has(base, "GLOO_SOCKET_IFNAME"))
+		ret |= strv_pushf(out, "GLOO_SOCKET_IFNAME=%s", t->ifname);
 	/* Default: every worker sees the node's GPUs and picks one by
 	 * LOCAL_RANK, which keeps NCCL's P2P/NVLink paths; isolation trades
 	 * that for a worker that cannot touch its neighbours' GPUs. */

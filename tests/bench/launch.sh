@@ -25,7 +25,7 @@ mean() { "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]
 echo "launch: bare srun / ctrun / torchrun" >&2
 bare="srun -N2 -n4 $PY noop.py"
 ct="srun -N2 --ntasks-per-node=1 $CTRUN --nproc-per-node 2 --python $PY noop.py"
-tr="srun -N2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint $first:29400 --redirects 1 --tee 1 noop.py"
+tr="srun -N2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d --rdzv_endpoint $first:29400 --rdzv_id 1 --redirects 1 --tee 1 noop.py"
 hyperfine -N --warmup 1 --runs "$runs" --export-json bare.json "$bare" >&2
 hyperfine -N --warmup 1 --runs "$runs" --export-json ctrun.json "$ct" >&2
 hyperfine -N --warmup 1 --runs 3 --export-json torchrun.json "$tr" >&2 || echo '{"results":[{"mean":-1,"stddev":0}]}' > torchrun.json
@@ -48,6 +48,9 @@ teardown() { # prints seconds from the failing rank's exit to srun's return
 td_ct=$(teardown srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 -- "$work/fail.sh")
 left=$(for n in $CTRUN_CLUSTER_NODE_NAMES; do "$cluster" exec "$n" pgrep -f 'sleep 600' || true; done | wc -l)
 td_srun=$(teardown srun -N2 -n4 -K1 "$work/fail.sh")
+td_tr=$(teardown timeout 200 srun -N2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 2 \
+	--rdzv_backend c10d --rdzv_endpoint "$first:29401" --rdzv_id 2 --redirects 1 --tee 1 --no_python "$work/fail.sh")
+scancel --quiet --user=root 2>/dev/null || true
 
 echo "peak RSS while supervising 4 workers" >&2
 rss_kb=$(/usr/bin/time -f %M "$CTRUN" --nproc-per-node 4 -- sleep 2 2>&1 >/dev/null | tail -1)
@@ -78,6 +81,7 @@ ctrun / bare srun = **$ratio×** (target ≤ 1.2×).
 |---|---|---|---|
 | teardown after rank 3 exits 3 (others sleep 600 s) | **${td_ct} s**, $left processes left | ≤ 1 s on all nodes | \`srun -N2 --ntasks-per-node=1 ctrun --nproc-per-node 2 -- fail.sh\` |
 | same, bare \`srun -K1\` for reference | ${td_srun} s | | \`srun -N2 -n4 -K1 fail.sh\` |
+| same, torchrun (capped at 200 s) | ${td_tr} s | | \`srun -N2 --ntasks-per-node=1 torchrun ... --no_python fail.sh\` |
 | ctrun peak RSS supervising 4 workers | **$((rss_kb / 1024)).$(( (rss_kb % 1024) * 10 / 1024 )) MiB** ($rss_kb KiB) | ≤ 4 MiB | \`/usr/bin/time -f %M ctrun --nproc-per-node 4 -- sleep 2\` |
 | prefixed output through the supervisor | **$thr MB/s** (generator alone: $raw MB/s) | ≥ 200 MB/s | \`ctrun --nproc-per-node 1 -- sh -c 'yes <99 x> \| head -c 2GiB' > /dev/null\` |
 

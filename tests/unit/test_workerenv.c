@@ -166,6 +166,38 @@ static void test_user_env_overrides_and_adds(void **state)
 	options_free(&o);
 }
 
+static void test_socket_ifname_is_the_route_to_master_unless_set(void **state)
+{
+	char *none[] = { NULL };
+	char *user[] = { "NCCL_SOCKET_IFNAME=ib0", NULL };
+	struct options o;
+	struct topo t;
+	struct strv v = { 0 }, w = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	options_init(&o);
+	node_topo(&t);
+	strcpy(t.ifname, "eth0");
+	assert_int_equal(workerenv_vars(&t, &o, none, 0, 0, &v, &e), 0);
+	assert_string_equal(strv_getenv(&v, "NCCL_SOCKET_IFNAME"), "eth0");
+	assert_string_equal(strv_getenv(&v, "GLOO_SOCKET_IFNAME"), "eth0");
+	/* The user's choice stays (it is in the inherited environment). */
+	assert_int_equal(workerenv_vars(&t, &o, user, 0, 0, &w, &e), 0);
+	assert_null(strv_getenv(&w, "NCCL_SOCKET_IFNAME"));
+	assert_string_equal(strv_getenv(&w, "GLOO_SOCKET_IFNAME"), "eth0");
+	strv_free(&v);
+	strv_free(&w);
+	/* Unknown route: nothing set, NCCL and gloo keep their own guess. */
+	t.ifname[0] = '\0';
+	assert_int_equal(workerenv_vars(&t, &o, none, 0, 0, &v, &e), 0);
+	assert_null(strv_getenv(&v, "NCCL_SOCKET_IFNAME"));
+	assert_null(strv_getenv(&v, "GLOO_SOCKET_IFNAME"));
+	strv_free(&v);
+	strv_free(&t.gpus);
+	options_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_single_worker_leaves_omp_threads_alone),
 		cmocka_unit_test(test_gpu_isolation_gives_each_worker_its_gpu),
 		cmocka_unit_test(test_user_env_overrides_and_adds),
+		cmocka_unit_test(test_socket_ifname_is_the_route_to_master_unless_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,333 @@
+/* driver.c - finding and planning the driver's libraries, tools and IPC
+ * sockets (see driver.h). */
+#include "driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "util.h"
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#elif defined(__powerpc64__)
+#define MULTIARCH "powerpc64le-linux-gnu"
+#else
+#define MULTIARCH "linux-gnu"
+#endif
+
+/* libnvidia-container's utility_libs and compute_libs (nvc_info.c): what
+ * CUDA, NVML and the JIT need.  Graphics, video and display libraries are
+ * left out: ctrun runs compute jobs. */
+static const char *const driver_libs[] = {
+	"libnvidia-ml.so",           /* NVML (nvidia-smi, PyTorch's device queries) */
+	"libnvidia-cfg.so",          /* GPU configuration */
+	"libnvidia-nscq.so",         /* NVSwitch topology */
+	"libcuda.so",                /* CUDA driver API */
+	"libcudadebugger.so",        /* CUDA debugger */
+	"libnvidia-opencl.so",       /* OpenCL ICD */
+	"libnvidia-gpucomp.so",      /* shared compiler */
+	"libnvidia-ptxjitcompiler.so", /* PTX JIT (used by libcuda) */
+	"libnvidia-fatbinaryloader.so", /* fatbin loader (old drivers) */
+	"libnvidia-allocator.so",    /* allocator runtime */
+	"libnvidia-compiler.so",     /* NVVM-PTX for OpenCL */
+	"libnvidia-pkcs11.so",       /* confidential computing */
+	"libnvidia-pkcs11-openssl3.so",
+	"libnvidia-nvvm.so",         /* NVVM compiler (JIT LTO) */
+	"libnvidia-tileiras.so",     /* tile IR JIT */
+};
+
+/* libnvidia-container's utility_bins and compute_bins. */
+static const char *const driver_bins[] = {
+	"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nvidia-cuda-mps-control",
+	"nvidia-cuda-mps-server",
+};
+
+/* IPC endpoints, when the host runs the daemon. */
+static const char *const driver_ipcs[] = {
+	"/run/nvidia-persistenced/socket",
+	"/run/nvidia-fabricmanager/socket",
+	"/tmp/nvidia-mps", /* MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY default) */
+};
+
+void hook_driver_version(char *buf, size_t size)
+{
+	char *text = read_file("/sys/module/nvidia/version", NULL);
+
+	buf[0] = '\0';
+	if (text == NULL) {
+		/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat ..." */
+		char *p;
+
+		text = read_file("/proc/driver/nvidia/version", NULL);
+		if (text == NULL)
+			return;
+		p = strstr(text, "Kernel Module");
+		if (p != NULL) {
+			p += strlen("Kernel Module");
+			p += strspn(p, " \t");
+			p[strspn(p, "0123456789.")] = '\0';
+			snprintf(buf, size, "%s", p);
+		}
+		free(text);
+		return;
+	}
+	text[strspn(text, "0123456789.")] = '\0';
+	snprintf(buf, size, "%s", text);
+	free(text);
+}
+
+const char *hook_driver_lib_name(const char *soname)
+{
+	for (size_t i = 0; i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
+		size_t len = strlen(driver_libs[i]);
+
+		if (strncmp(soname, driver_libs[i], len) == 0 &&
+		    (soname[len] == '\0' || soname[len] == '.'))
+			return driver_libs[i];
+	}
+	return NULL;
+}
+
+bool hook_driver_file_matches(const char *base, const char *name, const char *version)
+{
+	size_t len = strlen(name);
+	const char *v = base + len + 1;
+
+	if (strncmp(base, name, len) != 0 || base[len] != '.')
+		return false;
+	if (version[0] != '\0')
+		return strcmp(v, version) == 0;
+	/* No driver loaded: a version of at least two numbers (535.104.05),
+	 * never a bare soname (libcuda.so.1) or a stub (libcuda.so). */
+	return strspn(v, "0123456789.") == strlen(v) && strchr(v, '.') != NULL && v[0] != '.' &&
+	       v[strlen(v) - 1] != '.' && strstr(v, "..") == NULL;
+}
+
+int hook_driver_libdir(const struct hook_root *r, char *buf, size_t size, struct err *e)
+{
+	char leaf[NAME_MAX + 1];
+	struct stat st;
+	bool debian = false;
+	int dfd, ret;
+
+	/* Debian and its derivatives use the multiarch directory scheme. */
+	ret = hook_root_parent(r, "/etc/debian_version", false, &dfd, leaf, sizeof(leaf), e);
+	if (ret < 0)
+		return -1;
+	if (ret == 0) {
+		debian = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		close(dfd);
+	}
+	if (xsnprintf(buf, size, "%s", debian ? "/usr/lib/" MULTIARCH : "/usr/lib64") < 0)
+		return err_set(e, EXIT_CTRUN, "libdir");
+	return 0;
+}
+
+static int plan_libs(const struct hook_ldcache_entry *ents, size_t n, const char *version,
+		     const char *libdir, struct hook_plan *p, long *nlibs, struct err *e)
+{
+	bool cuda_soname = false;
+	char dst[PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = hook_driver_lib_name(ents[i].key);
+		char real[PATH_MAX], *base;
+
+		if (name == NULL || !hook_ldcache_native(ents[i].flags) ||
+		    realpath(ents[i].value, real) == NULL)
+			continue;
+		base = basename(real);
+		if (!hook_driver_file_matches(base, name, version))
+			continue;
+		if (xsnprintf(dst, sizeof(dst), "%s/%s", libdir, base) < 0)
+			return err_set(e, EXIT_CTRUN, "%s: path too long", base);
+		if (!hook_plan_has(p, dst)) {
+			if (hook_plan_add(p, HOOK_ITEM_FILE, real, dst, e) < 0)
+				return -1;
+			++*nlibs;
+		}
+		/* The soname link the dynamic linker looks up. */
+		if (strcmp(ents[i].key, base) != 0 && strchr(ents[i].key, '/') == NULL) {
+			if (xsnprintf(dst, sizeof(dst), "%s/%s", libdir, ents[i].key) < 0 ||
+			    hook_plan_add(p, HOOK_ITEM_LINK, base, dst, e) < 0)
+				return err_set(e, EXIT_CTRUN, "%s: cannot plan link", ents[i].key);
+			cuda_soname |= strcmp(ents[i].key, "libcuda.so.1") == 0;
+		}
+	}
+	/* Programs dlopen("libcuda.so") although only -dev packages ship it. */
+	if (cuda_soname && (xsnprintf(dst, sizeof(dst), "%s/libcuda.so", libdir) < 0 ||
+			    hook_plan_add(p, HOOK_ITEM_LINK, "libcuda.so.1", dst, e) < 0))
+		return -1;
+	return 0;
+}
+
+static int plan_bins(const char *path, struct hook_plan *p, struct err *e)
+{
+	char dirs[4096];
+
+	if (xsnprintf(dirs, sizeof(dirs), "%s%s/usr/bin:/usr/sbin:/bin:/sbin:/usr/local/bin",
+		      path != NULL ? path : "", path != NULL && *path != '\0' ? ":" : "") < 0)
+		return err_set(e, EXIT_CTRUN, "PATH too long");
+	for (size_t i = 0; i < sizeof(driver_bins) / sizeof(*driver_bins); i++) {
+		for (char *d = dirs; *d != '\0';) {
+			size_t len = strcspn(d, ":");
+			char cand[PATH_MAX], real[PATH_MAX], dst[PATH_MAX];
+			struct stat st;
+
+			if (len > 0 && d[0] == '/' &&
+			    snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, d, driver_bins[i]) <
+				    (int)sizeof(cand) &&
+			    realpath(cand, real) != NULL && stat(real, &st) == 0 &&
+			    S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0) {
+				if (xsnprintf(dst, sizeof(dst), "/usr/bin/%s", driver_bins[i]) < 0 ||
+				    hook_plan_add(p, HOOK_ITEM_FILE, real, dst, e) < 0)
+					return -1;
+				break;
+			}
+			d += len;
+			if (*d == ':')
+				d++;
+		}
+	}
+	return 0;
+}
+
+long hook_plan_driver(const struct hook_ldcache_entry *ents, size_t n, const char *version,
+		      const char *libdir, const char *path, struct hook_plan *p, struct err *e)
+{
+	long nlibs = 0;
+
+	if (plan_libs(ents, n, version, libdir, p, &nlibs, e) < 0 || plan_bins(path, p, e) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(driver_ipcs) / sizeof(*driver_ipcs); i++) {
+		struct stat st;
+
+		if (lstat(driver_ipcs[i], &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode)) &&
+		    hook_plan_add(p, HOOK_ITEM_IPC, driver_ipcs[i], driver_ipcs[i], e) < 0)
+			return -1;
+	}
+	return nlibs;
+}
+
+int hook_driver_read_ldcache(const char *file, char **buf, struct hook_ldcache_entry **ents,
+			     size_t *n, struct err *e)
+{
+	size_t len = 0;
+
+	*ents = NULL;
+	*n = 0;
+	*buf = read_file(file, &len);
+	if (*buf == NULL)
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", file);
+	if (hook_ldcache_parse(*buf, len, ents, n, e) < 0)
+		return err_wrap(e, "%s", file);
+	return 0;
+}
+
+void hook_driver_ldconfig(const char *root, const char *libdir)
+{
+	static const char *const bins[] = { "/sbin/ldconfig.real", "/sbin/ldconfig",
+					    "/usr/sbin/ldconfig" };
+	const char *bin = NULL;
+	int status;
+	pid_t pid;
+
+	/* Ubuntu's /sbin/ldconfig is a shell wrapper; the real one is static. */
+	for (size_t i = 0; i < sizeof(bins) / sizeof(*bins) && bin == NULL; i++)
+		if (access(bins[i], X_OK) == 0)
+			bin = bins[i];
+	if (bin == NULL) {
+		fprintf(stderr, "ctrun-hook: warning: no ldconfig on the host; the container's "
+			"ld.so.cache was not updated\n");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* LIBDIR named too: the host's ldconfig scans its own distribution's
+		 * default directories, which need not be the image's (/usr/lib64 is
+		 * not one of Debian's). */
+		char *argv[] = { "ldconfig", "-r", (char *)root, (char *)libdir, NULL };
+		char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execve(bin, argv, envp);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		fprintf(stderr, "ctrun-hook: warning: %s -r %s failed; the driver libraries are "
+			"in the default search path but not in the container's ld.so.cache\n",
+			bin, root);
+}
+
+int hook_driver_files(const char *libdir, FILE *out, struct err *e)
+{
+	struct hook_ldcache_entry *ents = NULL;
+	struct hook_plan p = { 0 };
+	char *cache = NULL, version[64];
+	size_t n = 0;
+	int rv = -1;
+
+	if (!hook_path_is_clean(libdir))
+		return err_set(e, EXIT_USAGE, "library directory '%s' is not a clean absolute path",
+			       libdir);
+	hook_driver_version(version, sizeof(version));
+	if (hook_driver_read_ldcache("/etc/ld.so.cache", &cache, &ents, &n, e) < 0 ||
+	    hook_plan_driver(ents, n, version, libdir, getenv("PATH"), &p, e) < 0)
+		goto out;
+	for (size_t i = 0; i < p.n; i++) {
+		const struct hook_item *it = &p.v[i];
+		const char *src = it->src;
+
+		/* A runtime that binds files cannot make links: bind the
+		 * library itself under its soname too. */
+		if (it->kind == HOOK_ITEM_LINK) {
+			src = NULL;
+			for (size_t j = 0; j < p.n && src == NULL; j++) {
+				const char *base = strrchr(p.v[j].dst, '/');
+
+				if (p.v[j].kind == HOOK_ITEM_FILE && base != NULL &&
+				    strcmp(base + 1, it->src) == 0)
+					src = p.v[j].src;
+			}
+			/* libcuda.so -> libcuda.so.1 -> the file: one more hop. */
+			for (size_t j = 0; j < p.n && src == NULL; j++) {
+				const char *base = strrchr(p.v[j].dst, '/');
+
+				if (p.v[j].kind == HOOK_ITEM_LINK && base != NULL &&
+				    strcmp(base + 1, it->src) == 0)
+					for (size_t k = 0; k < p.n && src == NULL; k++) {
+						const char *b2 = strrchr(p.v[k].dst, '/');
+
+						if (p.v[k].kind == HOOK_ITEM_FILE && b2 != NULL &&
+						    strcmp(b2 + 1, p.v[j].src) == 0)
+							src = p.v[k].src;
+					}
+			}
+			if (src == NULL)
+				continue;
+		}
+		fprintf(out, "%s %s\n", src, it->dst);
+	}
+	rv = fflush(out) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
+out:
+	hook_plan_free(&p);
+	free(ents);
+	free(cache);
+	return rv;
+}

@@ -1,0 +1,263 @@
+/* agent.c - ctrun-agent, the small static program that runs inside the
+ * container (one per node) and starts and supervises that node's workers.
+ *
+ *     /.ctrun/agent /.ctrun/spec
+ *
+ * It needs nothing from the image (static, no libc there required) and
+ * reads everything from its spec (agentspec.h).  Two processes:
+ *
+ *   the shim (the container's init under runc): forwards TERM INT HUP QUIT
+ *   USR1 USR2 to the supervisor, reaps orphans, and ends the supervisor when
+ *   ctrun goes away (EOF on the control FIFO).  It never forwards SIGURG:
+ *   runc 1.1 relays the SIGURGs the Go runtime sends itself for preemption,
+ *   and SIGURG means "a peer node failed" to the supervisor.  A real peer
+ *   failure arrives from Slurm (scancel --signal=URG reaches every process
+ *   of the step) or from ctrun as 'U' on the control FIFO.
+ *
+ *   the supervisor: supervise_run (runner/supervise.h) with all its
+ *   guarantees; on the first worker failure it tells ctrun ("F<rank>\n" on
+ *   the events FIFO) so ctrun can cancel the Slurm step at once.
+ *
+ * The exit status is the workers' (0, the first failing worker's status,
+ * 128+N for a signal), 126/127 when the command cannot run, 125 when the
+ * agent itself fails. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "command.h"
+#include "supervise.h"
+#include "util.h"
+
+extern char **environ;
+
+static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define NFWD (sizeof(fwd) / sizeof(fwd[0]))
+
+static int events_fd = -1;
+
+static void fail(const char *what, const struct err *e)
+{
+	fprintf(stderr, "ctrun: %s%s%s\n", what, e != NULL ? ": " : "", e != NULL ? e->msg : "");
+}
+
+static void notify_failure(void *arg)
+{
+	const struct supervise_result *r = arg;
+	char buf[32];
+	int n;
+
+	if (events_fd < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "F%ld\n", r->failed_rank);
+	if (write(events_fd, buf, (size_t)n) < 0)
+		return;
+}
+
+static const char *env_of(char *const *env, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (; env != NULL && *env != NULL; env++)
+		if (strncmp(*env, key, len) == 0 && (*env)[len] == '=')
+			return *env + len + 1;
+	return NULL;
+}
+
+/* The supervisor process: workers from the spec, supervise_run, exit code. */
+static int supervisor(struct agent_spec *s)
+{
+	struct strv *envs = calloc(s->n, sizeof(*envs));
+	struct worker *w = calloc(s->n, sizeof(*w));
+	struct supervise_result r;
+	struct supervise_opts so = { .host = s->host, .prefix = s->prefix,
+				     .grace_ms = (int)s->grace_ms, .quiet = s->quiet,
+				     .log_dir = s->log_dir, .on_first_failure = notify_failure,
+				     .arg = &r };
+	struct err e = { 0 };
+	char **paths = calloc(s->n, sizeof(*paths));
+
+	if (envs == NULL || w == NULL || paths == NULL) {
+		fail("agent: out of memory", NULL);
+		return EXIT_CTRUN;
+	}
+	if (s->cwd != NULL && chdir(s->cwd) < 0) {
+		fprintf(stderr, "ctrun: cannot enter the working directory %s in the container: "
+			"%s\n", s->cwd, strerror(errno));
+		return EXIT_CTRUN;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		char path[PATH_MAX];
+
+		if (agentspec_worker_env(s, i, environ, &envs[i], &e) < 0) {
+			fail("agent", &e);
+			return EXIT_CTRUN;
+		}
+		/* PATH as the worker will see it: the image's, or the user's --env. */
+		if (command_resolve(s->w[i].argv.v[0], env_of(envs[i].v, "PATH"), path,
+				    sizeof(path), &e) < 0) {
+			fprintf(stderr, "ctrun: %s (in the container on %s)\n", e.msg, s->host);
+			return e.code;
+		}
+		paths[i] = strdup(path);
+		if (paths[i] == NULL) {
+			fail("agent: out of memory", NULL);
+			return EXIT_CTRUN;
+		}
+		free(s->w[i].argv.v[0]);
+		s->w[i].argv.v[0] = paths[i];
+		w[i].rank = s->w[i].rank;
+		w[i].local_rank = s->w[i].local_rank;
+		w[i].argv = s->w[i].argv.v;
+		w[i].envp = envs[i].v;
+		w[i].cpus = s->w[i].has_cpus ? &s->w[i].cpus : NULL;
+	}
+	if (supervise_run(w, s->n, &so, &r, &e) < 0) {
+		fail("agent", &e);
+		return e.code != 0 ? e.code : EXIT_CTRUN;
+	}
+	return r.status;
+}
+
+static int status_of(int ws)
+{
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	if (WIFSIGNALED(ws))
+		return 128 + WTERMSIG(ws);
+	return EXIT_CTRUN;
+}
+
+/* The shim: signals, orphans, ctrun's liveness; returns the supervisor's status. */
+static int shim(pid_t child, int control_fd, const sigset_t *set)
+{
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	int status = EXIT_CTRUN;
+	bool done = false;
+
+	if (sfd < 0) {
+		perror("ctrun: agent: signalfd");
+		kill(child, SIGKILL);
+	}
+	while (!done) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = control_fd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(pfd, control_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents != 0 && control_fd >= 0) {
+			char c[64];
+			ssize_t n = read(control_fd, c, sizeof(c));
+
+			for (ssize_t k = 0; k < n; k++)
+				if (c[k] == 'U')
+					kill(child, SIGURG);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				/* ctrun is gone: nobody is left to report to. */
+				kill(child, SIGTERM);
+				close(control_fd);
+				control_fd = -1;
+			}
+		}
+		if (sfd < 0 || !(pfd[0].revents & POLLIN)) {
+			if (sfd < 0) {
+				int ws;
+
+				if (waitpid(child, &ws, 0) == child)
+					status = status_of(ws);
+				done = true;
+			}
+			continue;
+		}
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int sig = (int)si.ssi_signo;
+
+			if (sig != SIGCHLD) {
+				if (sig != SIGURG)
+					kill(child, sig);
+				continue;
+			}
+			for (;;) {
+				int ws;
+				pid_t pid = waitpid(-1, &ws, WNOHANG);
+
+				if (pid <= 0)
+					break;
+				if (pid == child) {
+					status = status_of(ws);
+					done = true;
+				}
+			}
+		}
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent_spec s;
+	struct err e = { 0 };
+	sigset_t set, old;
+	char *text;
+	size_t len;
+	int control_fd = -1, status;
+	pid_t child, self = getpid();
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s SPEC   (started by ctrun inside a container)\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	/* First of all: as PID 1 a signal with its default action is dropped,
+	 * a blocked one waits for the signalfd. */
+	sigemptyset(&set);
+	for (size_t i = 0; i < NFWD; i++)
+		sigaddset(&set, fwd[i]);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGURG);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	text = read_file(argv[1], &len);
+	if (text == NULL) {
+		fprintf(stderr, "ctrun: agent: cannot read %s: %s\n", argv[1], strerror(errno));
+		return EXIT_CTRUN;
+	}
+	if (len > AGENTSPEC_MAX || agentspec_parse(text, len, &s, &e) < 0) {
+		fail(argv[1], len > AGENTSPEC_MAX ? NULL : &e);
+		return EXIT_CTRUN;
+	}
+	free(text);
+	if (s.events != NULL)
+		events_fd = open(s.events, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (s.control != NULL)
+		control_fd = open(s.control, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* Tells ctrun the container started: a failure from here on is ours or
+	 * the workers', not the runtime's. */
+	if (events_fd >= 0 && write(events_fd, "S", 1) < 0)
+		perror("ctrun: agent: events");
+	child = fork();
+	if (child < 0) {
+		perror("ctrun: agent: fork");
+		return EXIT_CTRUN;
+	}
+	if (child == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+			_exit(EXIT_CTRUN);
+		if (control_fd >= 0)
+			close(control_fd);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		_exit(supervisor(&s));
+	}
+	status = shim(child, control_fd, &set);
+	agentspec_free(&s);
+	return status;
+}

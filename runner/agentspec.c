@@ -1,0 +1,380 @@
+/* agentspec.c - the agent's spec: writer, parser, environment layering (see agentspec.h). */
+#include "agentspec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void put(struct buf *b, char tag, const char *v, size_t n)
+{
+	char head[32];
+	int h;
+
+	if (b->failed)
+		return;
+	h = snprintf(head, sizeof(head), "%c%zu:", tag, n);
+	if (h < 0 || (size_t)h >= sizeof(head)) {
+		b->failed = 1;
+		return;
+	}
+	if (b->len + (size_t)h + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->len + (size_t)h + n + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (p == NULL) {
+			b->failed = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, head, (size_t)h);
+	b->len += (size_t)h;
+	memcpy(b->p + b->len, v, n);
+	b->len += n;
+	b->p[b->len++] = '\n';
+}
+
+static void puts_(struct buf *b, char tag, const char *v)
+{
+	put(b, tag, v, strlen(v));
+}
+
+static void putl(struct buf *b, char tag, long v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%ld", v);
+	puts_(b, tag, num);
+}
+
+int cpulist_format(const cpu_set_t *set, char *out, size_t size)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (size_t c = 0; c < CPU_SETSIZE; c++) {
+		size_t end = c;
+		int n;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, set))
+			end++;
+		n = end > c ? snprintf(out + o, size - o, "%s%zu-%zu", o ? "," : "", c, end)
+			    : snprintf(out + o, size - o, "%s%zu", o ? "," : "", c);
+		if (n < 0 || (size_t)n >= size - o) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		o += (size_t)n;
+		c = end;
+	}
+	return 0;
+}
+
+int cpulist_parse(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s != '\0') {
+		char *end;
+		unsigned long lo, hi;
+
+		if (*s < '0' || *s > '9')
+			goto bad;
+		lo = strtoul(s, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_SETSIZE)
+			goto bad;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*end == ',' && end[1] != '\0')
+			end++;
+		else if (*end != '\0')
+			goto bad;
+		s = end;
+	}
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct err *e)
+{
+	struct buf b = { 0 };
+	char cpus[8192];
+
+	puts_(&b, 'V', "1");
+	puts_(&b, 'H', s->host != NULL ? s->host : "?");
+	puts_(&b, 'P', s->prefix ? "1" : "0");
+	puts_(&b, 'Q', s->quiet ? "1" : "0");
+	putl(&b, 'G', s->grace_ms);
+	if (s->log_dir != NULL)
+		puts_(&b, 'L', s->log_dir);
+	if (s->cwd != NULL)
+		puts_(&b, 'C', s->cwd);
+	if (s->events != NULL)
+		puts_(&b, 'E', s->events);
+	if (s->control != NULL)
+		puts_(&b, 'K', s->control);
+	for (size_t i = 0; i < s->inherit.n; i++)
+		puts_(&b, 'I', s->inherit.v[i]);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct agent_worker *w = &s->w[i];
+
+		putl(&b, 'W', w->rank);
+		putl(&b, 'R', w->local_rank);
+		for (size_t k = 0; k < w->argv.n; k++)
+			puts_(&b, 'A', w->argv.v[k]);
+		for (size_t k = 0; k < w->env.n; k++)
+			puts_(&b, 'S', w->env.v[k]);
+		if (w->has_cpus) {
+			if (cpulist_format(&w->cpus, cpus, sizeof(cpus)) < 0)
+				b.failed = 1;
+			else
+				puts_(&b, 'U', cpus);
+		}
+	}
+	puts_(&b, 'Z', "");
+	if (b.failed) {
+		free(b.p);
+		return err_sys(e, EXIT_CTRUN, "agent spec");
+	}
+	*out = b.p;
+	*len = b.len;
+	return 0;
+}
+
+struct agent_worker *agentspec_add_worker(struct agent_spec *s, long rank, long local_rank,
+					  char *const *argv)
+{
+	struct agent_worker *w = realloc(s->w, (s->n + 1) * sizeof(*w));
+
+	if (w == NULL)
+		return NULL;
+	s->w = w;
+	w = &s->w[s->n];
+	memset(w, 0, sizeof(*w));
+	w->rank = rank;
+	w->local_rank = local_rank;
+	if (argv != NULL && strv_extend(&w->argv, argv) < 0) {
+		strv_free(&w->argv);
+		return NULL;
+	}
+	s->n++;
+	return w;
+}
+
+static int set_str(char **dst, const char *v, size_t n)
+{
+	free(*dst);
+	*dst = strndup(v, n);
+	return *dst == NULL ? -1 : 0;
+}
+
+static int parse_num(const char *v, size_t n, long min, long max, long *out)
+{
+	char num[32];
+
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, v, n);
+	num[n] = '\0';
+	return parse_long(num, min, max, out);
+}
+
+int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct err *e)
+{
+	struct agent_worker *w = NULL;
+	size_t off = 0;
+	bool done = false;
+	long rec = 0;
+
+	memset(s, 0, sizeof(*s));
+	while (off < len && !done) {
+		char tag = buf[off++];
+		size_t n = 0, digits = 0;
+		const char *v;
+		char cpus[8192];
+		long num;
+		int bad = 0;
+
+		while (off < len && buf[off] >= '0' && buf[off] <= '9' && digits < 10) {
+			n = n * 10 + (size_t)(buf[off++] - '0');
+			digits++;
+		}
+		/* ':' at off, the value at off+1 .. off+n, '\n' at off+1+n < len. */
+		if (digits == 0 || off >= len || buf[off] != ':' || n + 2 > len - off ||
+		    buf[off + 1 + n] != '\n')
+			goto malformed;
+		v = buf + off + 1;
+		off += n + 2;
+		if (memchr(v, '\0', n) != NULL)
+			goto malformed;
+		if (rec++ == 0 && (tag != 'V' || n != 1 || v[0] != '1'))
+			goto malformed;
+		switch (tag) {
+		case 'V':
+			break;
+		case 'H':
+			bad = set_str(&s->host, v, n);
+			break;
+		case 'P':
+		case 'Q':
+			if (n != 1 || (v[0] != '0' && v[0] != '1'))
+				goto malformed;
+			*(tag == 'P' ? &s->prefix : &s->quiet) = v[0] == '1';
+			break;
+		case 'G':
+			if (parse_num(v, n, 0, 3600L * 1000, &s->grace_ms) < 0)
+				goto malformed;
+			break;
+		case 'L':
+			bad = set_str(&s->log_dir, v, n);
+			break;
+		case 'C':
+			bad = set_str(&s->cwd, v, n);
+			break;
+		case 'E':
+			bad = set_str(&s->events, v, n);
+			break;
+		case 'K':
+			bad = set_str(&s->control, v, n);
+			break;
+		case 'I':
+			if (memchr(v, '=', n) == NULL)
+				goto malformed;
+			bad = strv_pushn(&s->inherit, v, n);
+			break;
+		case 'W':
+			if (parse_num(v, n, 0, LONG_MAX, &num) < 0)
+				goto malformed;
+			w = agentspec_add_worker(s, num, 0, NULL);
+			bad = w == NULL ? -1 : 0;
+			break;
+		case 'R':
+		case 'A':
+		case 'S':
+		case 'U':
+			if (w == NULL)
+				goto malformed;
+			if (tag == 'R') {
+				if (parse_num(v, n, 0, LONG_MAX, &w->local_rank) < 0)
+					goto malformed;
+			} else if (tag == 'A') {
+				bad = strv_pushn(&w->argv, v, n);
+			} else if (tag == 'S') {
+				if (memchr(v, '=', n) == NULL)
+					goto malformed;
+				bad = strv_pushn(&w->env, v, n);
+			} else {
+				if (n >= sizeof(cpus))
+					goto malformed;
+				memcpy(cpus, v, n);
+				cpus[n] = '\0';
+				if (cpulist_parse(cpus, &w->cpus) < 0)
+					goto malformed;
+				w->has_cpus = true;
+			}
+			break;
+		case 'Z':
+			done = true;
+			break;
+		default:
+			goto malformed;
+		}
+		if (bad < 0) {
+			agentspec_free(s);
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+		}
+	}
+	if (!done || off != len)
+		goto malformed;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->w[i].argv.n == 0)
+			goto malformed;
+	return 0;
+malformed:
+	agentspec_free(s);
+	return err_set(e, EXIT_CTRUN, "agent spec: malformed at byte %zu", off);
+}
+
+void agentspec_free(struct agent_spec *s)
+{
+	free(s->host);
+	free(s->log_dir);
+	free(s->cwd);
+	free(s->events);
+	free(s->control);
+	strv_free(&s->inherit);
+	for (size_t i = 0; i < s->n; i++) {
+		strv_free(&s->w[i].argv);
+		strv_free(&s->w[i].env);
+	}
+	free(s->w);
+	memset(s, 0, sizeof(*s));
+}
+
+bool agentspec_inheritable(const char *kv)
+{
+	static const char *const drop[] = { "PATH=", "LD_LIBRARY_PATH=", "LD_PRELOAD=",
+					    "ENROOT_", "APPTAINER", "SINGULARITY", "CTRUN_", NULL };
+
+	if (strchr(kv, '=') == NULL)
+		return false;
+	for (size_t i = 0; drop[i] != NULL; i++)
+		if (strncmp(kv, drop[i], strlen(drop[i])) == 0)
+			return false;
+	return true;
+}
+
+/* Applies K=V entries over `out`, replacing the same key. */
+static int layer(struct strv *out, char *const *v)
+{
+	for (; v != NULL && *v != NULL; v++) {
+		const char *eq = strchr(*v, '=');
+		char *key;
+		int rc;
+
+		if (eq == NULL || eq == *v)
+			continue;
+		key = strndup(*v, (size_t)(eq - *v));
+		if (key == NULL)
+			return -1;
+		rc = strv_setenv(out, key, eq + 1, 1);
+		free(key);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *container_env,
+			 struct strv *out, struct err *e)
+{
+	if (i >= s->n)
+		return err_set(e, EXIT_CTRUN, "agent spec: no worker %zu", i);
+	if (layer(out, s->inherit.v) < 0 || layer(out, container_env) < 0 ||
+	    layer(out, s->w[i].env.v) < 0)
+		return err_sys(e, EXIT_CTRUN, "worker environment");
+	return 0;
+}

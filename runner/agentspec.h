@@ -1,0 +1,87 @@
+/* agentspec.h - what ctrun tells the in-container agent: this node's workers
+ * (argv, environment, CPUs, ranks) and how to supervise them.
+ *
+ * ctrun writes the spec into the run directory, which the runtime mounts
+ * read-only at /.ctrun; the agent (a static binary, no JSON) reads it.
+ * The format is a sequence of records, each
+ *
+ *     TAG LENGTH ':' BYTES '\n'
+ *
+ * TAG one letter, LENGTH decimal, BYTES exactly LENGTH arbitrary bytes (so
+ * values may hold newlines, quotes, anything but NUL).  It starts with V
+ * (version "1") and ends with Z, so a truncated file is refused.
+ *   global: H host, P prefix 0|1, L log dir, G grace ms, Q quiet 0|1,
+ *           C working directory, E events FIFO, K control FIFO,
+ *           I inherited variable K=V (repeatable)
+ *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
+ *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
+ * Both directions are pure functions, so unit tests and fuzzers call them. */
+#ifndef CTRUN_AGENTSPEC_H
+#define CTRUN_AGENTSPEC_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "strv.h"
+
+/* Fixed places inside the container (the run directory is mounted at AGENT_DIR). */
+#define AGENT_DIR "/.ctrun"
+#define AGENT_BIN AGENT_DIR "/agent"
+#define AGENT_SPEC AGENT_DIR "/spec"
+#define AGENT_EVENTS AGENT_DIR "/events"   /* agent -> ctrun: 'S', "F<rank>\n" */
+#define AGENT_CONTROL AGENT_DIR "/control" /* ctrun -> agent: 'U' (a peer failed) */
+
+#define AGENTSPEC_MAX (64u << 20) /* bytes of spec the agent accepts */
+
+struct agent_worker {
+	long rank;
+	long local_rank;
+	struct strv argv;  /* argv[0] as the user gave it: resolved inside the container */
+	struct strv env;   /* set for this worker, over everything else */
+	bool has_cpus;
+	cpu_set_t cpus;
+};
+
+struct agent_spec {
+	char *host;
+	bool prefix;
+	bool quiet;
+	long grace_ms;
+	char *log_dir;        /* NULL = none */
+	char *cwd;            /* NULL = stay where the runtime started us */
+	char *events;         /* NULL = none */
+	char *control;        /* NULL = none */
+	struct strv inherit;  /* ctrun's environment, under the container's own */
+	struct agent_worker *w;
+	size_t n;
+};
+
+int agentspec_format(const struct agent_spec *s, char **buf, size_t *len, struct err *e);
+int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct err *e);
+void agentspec_free(struct agent_spec *s);
+
+/* Adds one worker (rank, local rank, argv copied) and returns it, NULL on ENOMEM. */
+struct agent_worker *agentspec_add_worker(struct agent_spec *s, long rank, long local_rank,
+					  char *const *argv);
+
+/* Worker i's environment inside the container, lowest layer first:
+ * `inherit` (ctrun's environment), then the container's own (the image's
+ * variables and what the runtime set: PATH, LD_LIBRARY_PATH for --nv...),
+ * then the worker's variables (the torchrun contract, --env).  As with
+ * pyxis, the image wins over the host, and ctrun's contract over both. */
+int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *container_env,
+			 struct strv *out, struct err *e);
+
+/* Whether a variable of ctrun's environment crosses into containers: not
+ * the search paths that name host directories (PATH, LD_LIBRARY_PATH,
+ * LD_PRELOAD) nor the runtimes' own settings (ENROOT_*, APPTAINER*,
+ * SINGULARITY*). */
+bool agentspec_inheritable(const char *kv);
+
+/* "0-3,8" <-> cpu_set_t. */
+int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+int cpulist_parse(const char *s, cpu_set_t *set);
+
+#endif

@@ -1,0 +1,279 @@
+/* mounts.c - parsing, checking and resolving bind mounts (see mounts.h). */
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootpath.h"
+#include "util.h"
+
+int path_normalize(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+	const char *p = in;
+
+	if (size < 2 || in[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	out[o++] = '/';
+	while (*p != '\0') {
+		const char *end;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		if (len == 1 && p[0] == '.') {
+			p = end;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 1 && out[o - 1] != '/')
+				o--;
+			if (o > 1)
+				o--; /* the slash before the popped component */
+			p = end;
+			continue;
+		}
+		if (o + (o > 1) + len + 1 > size) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (o > 1)
+			out[o++] = '/';
+		memcpy(out + o, p, len);
+		o += len;
+		p = end;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Next ':'-separated field of a mount spec, with "\:" and "\\" unescaped. */
+static const char *field(const char *p, char *out, size_t size, bool *ok)
+{
+	size_t o = 0;
+
+	*ok = true;
+	for (; *p != '\0' && *p != ':'; p++) {
+		if (*p == '\\' && (p[1] == ':' || p[1] == '\\'))
+			p++;
+		if (o + 1 >= size) {
+			*ok = false;
+			return p;
+		}
+		out[o++] = *p;
+	}
+	out[o] = '\0';
+	return p;
+}
+
+static int absolute(const char *path, const char *cwd, char *out, size_t size)
+{
+	char joined[PATH_MAX * 2];
+
+	if (path[0] == '/')
+		return path_normalize(path, out, size);
+	if (cwd == NULL || cwd[0] != '/' || xsnprintf(joined, sizeof(joined), "%s/%s", cwd, path) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return path_normalize(joined, out, size);
+}
+
+int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e)
+{
+	char src[PATH_MAX], dst[PATH_MAX], opt[16], asrc[PATH_MAX], adst[PATH_MAX];
+	const char *p = spec;
+	bool ok, has_dst = false;
+
+	memset(out, 0, sizeof(*out));
+	dst[0] = opt[0] = '\0';
+	p = field(p, src, sizeof(src), &ok);
+	if (!ok)
+		return err_set(e, EXIT_USAGE, "--mount '%s': path too long", spec);
+	if (*p == ':') {
+		has_dst = true;
+		p = field(p + 1, dst, sizeof(dst), &ok);
+		if (!ok)
+			return err_set(e, EXIT_USAGE, "--mount '%s': path too long", spec);
+	}
+	if (*p == ':') {
+		p = field(p + 1, opt, sizeof(opt), &ok);
+		if (!ok || *p != '\0' || (strcmp(opt, "ro") != 0 && strcmp(opt, "rw") != 0))
+			return err_set(e, EXIT_USAGE, "--mount '%s': unknown option (expected "
+				       "SRC[:DST[:ro|rw]], '\\:' for a colon in a path)", spec);
+	}
+	if (src[0] == '\0')
+		return err_set(e, EXIT_USAGE, "--mount '%s': empty source", spec);
+	if (absolute(src, cwd, asrc, sizeof(asrc)) < 0)
+		return err_set(e, EXIT_USAGE, "--mount '%s': bad source path", spec);
+	if (dst[0] == '\0' && has_dst) {
+		return err_set(e, EXIT_USAGE, "--mount '%s': empty destination", spec);
+	} else if (dst[0] == '\0') {
+		memcpy(adst, asrc, strlen(asrc) + 1);
+	} else if (dst[0] != '/') {
+		return err_set(e, EXIT_USAGE, "--mount '%s': destination '%s' must be an absolute "
+			       "path", spec, dst);
+	} else if (path_normalize(dst, adst, sizeof(adst)) < 0) {
+		return err_set(e, EXIT_USAGE, "--mount '%s': bad destination path", spec);
+	}
+	if (strcmp(adst, "/") == 0)
+		return err_set(e, EXIT_USAGE, "--mount '%s': cannot mount over the container's /",
+			       spec);
+	out->src = strdup(asrc);
+	out->dst = strdup(adst);
+	out->ro = strcmp(opt, "ro") == 0;
+	if (out->src == NULL || out->dst == NULL) {
+		mount_free(out);
+		return err_sys(e, EXIT_CTRUN, "--mount");
+	}
+	return 0;
+}
+
+int mount_check_source(struct ctr_mount *m, struct err *e)
+{
+	struct stat st;
+
+	if (stat(m->src, &st) < 0)
+		return err_sys(e, EXIT_USAGE, "mount source %s", m->src);
+	m->file = !S_ISDIR(st.st_mode);
+	return 0;
+}
+
+void mount_free(struct ctr_mount *m)
+{
+	free(m->src);
+	free(m->dst);
+	m->src = m->dst = NULL;
+}
+
+int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro, bool file,
+	       struct err *e)
+{
+	struct ctr_mount *v = realloc(ms->v, (ms->n + 1) * sizeof(*v));
+
+	if (v == NULL)
+		return err_sys(e, EXIT_CTRUN, "mounts");
+	ms->v = v;
+	v = &ms->v[ms->n];
+	v->src = strdup(src);
+	v->dst = strdup(dst);
+	v->ro = ro;
+	v->file = file;
+	if (v->src == NULL || v->dst == NULL) {
+		mount_free(v);
+		return err_sys(e, EXIT_CTRUN, "mounts");
+	}
+	ms->n++;
+	return 0;
+}
+
+void mounts_free(struct ctr_mounts *ms)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		mount_free(&ms->v[i]);
+	free(ms->v);
+	ms->v = NULL;
+	ms->n = 0;
+}
+
+int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e)
+{
+	char rel[PATH_MAX], *abs;
+	int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image root %s", rootfs);
+	/* The mount point itself is followed too: a runtime mounts onto what a
+	 * final symlink names, so resolve it here, inside the image. */
+	if (rootpath_resolve(fd, m->dst + 1, true, rel, sizeof(rel)) < 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return err_sys(e, EXIT_CTRUN, "mount %s: destination %s in the image", m->src,
+			       m->dst);
+	}
+	close(fd);
+	if (strcmp(rel, ".") == 0)
+		return err_set(e, EXIT_CTRUN, "mount %s: destination %s is the image's root "
+			       "(through a symlink)", m->src, m->dst);
+	if (asprintf(&abs, "/%s", rel) < 0)
+		return err_sys(e, EXIT_CTRUN, "mounts");
+	free(m->dst);
+	m->dst = abs;
+	return 0;
+}
+
+int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e)
+{
+	char path[PATH_MAX];
+	char *p, *next;
+	int dfd, rv = -1;
+
+	if (m->dst[0] != '/' || xsnprintf(path, sizeof(path), "%s", m->dst + 1) < 0)
+		return err_set(e, EXIT_CTRUN, "mount point %s: bad path", m->dst);
+	dfd = dup(rootfd);
+	if (dfd < 0)
+		return err_sys(e, EXIT_CTRUN, "mount point %s", m->dst);
+	for (p = path; p != NULL && *p != '\0'; p = next) {
+		bool last;
+		int fd;
+
+		next = strchr(p, '/');
+		if (next != NULL)
+			*next++ = '\0';
+		last = next == NULL || *next == '\0';
+		if (*p == '\0' || strcmp(p, ".") == 0 || strcmp(p, "..") == 0) {
+			err_set(e, EXIT_CTRUN, "mount point %s: not a resolved path", m->dst);
+			goto out;
+		}
+		if (last && m->file) {
+			fd = openat(dfd, p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+			if (fd < 0 && (errno == EISDIR || errno == EEXIST || errno == ENXIO ||
+				       errno == EACCES || errno == EROFS || errno == ETXTBSY)) {
+				struct stat st;
+
+				/* Something is there already: fine unless it is a symlink. */
+				if (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
+					break;
+			}
+			if (fd < 0) {
+				err_sys(e, EXIT_CTRUN, "mount %s: creating mount point %s in the image",
+					m->src, m->dst);
+				goto out;
+			}
+			close(fd);
+			break;
+		}
+		if (mkdirat(dfd, p, 0755) < 0 && errno != EEXIST) {
+			err_sys(e, EXIT_CTRUN, "mount %s: creating mount point %s in the image",
+				m->src, m->dst);
+			goto out;
+		}
+		/* O_NOFOLLOW | O_DIRECTORY: a symlink here (put there after the
+		 * destination was resolved) fails instead of leading out. */
+		fd = openat(dfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			err_sys(e, EXIT_CTRUN, "mount %s: mount point %s in the image", m->src, m->dst);
+			goto out;
+		}
+		close(dfd);
+		dfd = fd;
+	}
+	rv = 0;
+out:
+	close(dfd);
+	return rv;
+}

@@ -1,0 +1,59 @@
+/* mounts.h - bind mounts into containers: parsing `--mount SRC[:DST[:ro]]`,
+ * checking the source, and resolving the destination inside the image.
+ *
+ * A destination is always resolved inside the image's root file system with
+ * chroot semantics (an absolute symlink restarts at the image's root, ".."
+ * stops there), and the runtime is handed the symlink-free result: an image
+ * with `/mnt/evil -> /etc` can never redirect a mount, or a mount point ctrun
+ * creates, onto the host. */
+#ifndef CTRUN_MOUNTS_H
+#define CTRUN_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct ctr_mount {
+	char *src;  /* absolute host path */
+	char *dst;  /* absolute path inside the container */
+	bool ro;
+	bool file;  /* the source is not a directory: its mount point is a file */
+};
+
+struct ctr_mounts {
+	struct ctr_mount *v;
+	size_t n;
+};
+
+/* Parses SRC[:DST[:ro|rw]] ("\:" is a colon, "\\" a backslash, inside either
+ * path).  A relative SRC is taken from `cwd`; both paths are normalised
+ * lexically ("a//b/./c/.." -> "a/b"); DST defaults to SRC and must be
+ * absolute.  No I/O. */
+int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e);
+
+/* The source must exist (following symlinks, as the runtime will); records
+ * whether it is a directory. */
+int mount_check_source(struct ctr_mount *m, struct err *e);
+
+/* Appends a copy (src and dst must be absolute). */
+int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro, bool file,
+	       struct err *e);
+void mount_free(struct ctr_mount *m);
+void mounts_free(struct ctr_mounts *ms);
+
+/* Replaces m->dst by its resolution inside the root file system `rootfs`
+ * (a host directory): symlinks followed inside the image only.  Refuses a
+ * destination that resolves to the image's root itself. */
+int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e);
+
+/* Creates the mount point of a resolved destination under the directory
+ * open as `rootfd` (directories, and an empty file when m->file), refusing
+ * to pass through any symlink, so nothing outside rootfd is ever created. */
+int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e);
+
+/* Lexical normalisation of an absolute path: "//" and "." dropped, ".."
+ * pops a component (and stops at "/"). */
+int path_normalize(const char *in, char *out, size_t size);
+
+#endif

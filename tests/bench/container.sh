@@ -1,0 +1,82 @@
+#!/bin/bash
+# Container start-up benchmark (issue 3): warm `ctrun --image IMG -- true`
+# against the bare runtime start of the same root file system, `runc run` of
+# a bundle whose rootfs is ctrun's cached copy, with the same namespaces
+# (pid, mount) and `true` as the process (target <= 1.5x).
+#
+# ctrun's side includes everything a user waits for: options, topology, the
+# cache lookup, the run directory and agent spec, the private namespace and
+# overlay, runc, the agent and its supervisor, and the clean-up.  Root, on the
+# busybox and the torch test images; runs alternate between the two sides,
+# and the median and minimum of $BENCH_RUNS (21) are reported.  Prints a
+# markdown section (make bench); docs/benchmarks-container.md keeps a copy.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+CTRUN=$repo/build/ctrun runs=${BENCH_RUNS:-21}
+[ "$(id -u)" = 0 ] || { echo "bench: container.sh needs root (runc bundles of root)" >&2; exit 1; }
+runc=$(command -v runc) || { echo "bench: runc not installed" >&2; exit 1; }
+"$repo/tests/images/build.sh" busybox >&2
+images=(busybox.sqsh)
+[ -e "$("$repo/tests/images/build.sh" path torch.sqsh)" ] && images+=(torch.sqsh)
+
+work=$(mktemp -d /tmp/ctrun-bench-ctr.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export CTRUN_CACHE_DIR=$work/cache
+
+now() { local t=$EPOCHREALTIME; echo "${t/./}"; } # microseconds
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+minimum() { printf '%s\n' "$@" | sort -n | head -1; }
+ms() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+# A bundle like `runc spec`, over `rootfs`, with ctrun's namespaces.
+bundle() { # dir rootfs
+	mkdir -p "$1"
+	(cd "$1" && "$runc" spec)
+	python3 - "$1/config.json" "$2" <<'EOF'
+import json, sys
+path, rootfs = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["true"]
+c["root"] = {"path": rootfs, "readonly": True}
+c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] in ("pid", "mount")]
+c.pop("hostname", None)
+json.dump(c, open(path, "w"), indent=1)
+EOF
+}
+
+cat <<EOF
+
+## Container start-up (tests/bench/container.sh)
+
+Warm start of a container whose only process is \`true\`, as root with runc $("$runc" --version | head -1 | awk '{print $3}'), on
+$(nproc) cores ($(uname -r)). **ctrun** is \`ctrun -q --image IMG -- true\` (standalone, the
+image already in the node cache); **bare runc** is \`runc run\` of a bundle made by \`runc spec\`
+over the same cached root file system, read-only, with the namespaces ctrun uses (pid,
+mount). Median and minimum of $runs runs, the two sides alternating.
+
+| image | bare runc median (min) ms | ctrun median (min) ms | ratio median (min) | target |
+|---|---|---|---|---|
+EOF
+for img in "${images[@]}"; do
+	path=$("$repo/tests/images/build.sh" path "$img")
+	echo "bench: $img: warming the cache" >&2
+	"$CTRUN" -q --image "$path" -- true
+	rootfs=$(ls -d "$CTRUN_CACHE_DIR"/entries/*/rootfs | head -1)
+	[ -d "$rootfs" ] || { echo "bench: no cached rootfs for $img under $CTRUN_CACHE_DIR" >&2; exit 1; }
+	bundle "$work/bare-$img" "$rootfs"
+	bare=() ours=()
+	for ((i = 0; i < runs; i++)); do
+		s=$(now); "$runc" --root "$work/state" run --bundle "$work/bare-$img" "bench-$i" </dev/null
+		e=$(now); bare+=($((e - s)))
+		s=$(now); "$CTRUN" -q --image "$path" -- true </dev/null
+		e=$(now); ours+=($((e - s)))
+	done
+	mb=$(median "${bare[@]}") mo=$(median "${ours[@]}") nb=$(minimum "${bare[@]}") no=$(minimum "${ours[@]}")
+	echo "| $img | $(ms "$mb") ($(ms "$nb")) | $(ms "$mo") ($(ms "$no")) | $(ratio "$mo" "$mb") ($(ratio "$no" "$nb")) | ≤ 1.5 |"
+	echo "bench: $img: runc ${bare[*]} / ctrun ${ours[*]} (µs)" >&2
+	rm -rf "$CTRUN_CACHE_DIR"
+done
+echo

@@ -1,0 +1,175 @@
+/* Unit tests: the agent's spec round-trips any bytes (newlines, quotes,
+ * '=' in values), refuses truncated or malformed input, and layers each
+ * worker's environment as documented (host < image < contract). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agentspec.h"
+
+static void build(struct agent_spec *s)
+{
+	struct agent_worker *w;
+
+	memset(s, 0, sizeof(*s));
+	s->host = strdup("n1");
+	s->prefix = true;
+	s->grace_ms = 3000;
+	s->cwd = strdup("/home/u/my proj");
+	s->events = strdup(AGENT_EVENTS);
+	s->control = strdup(AGENT_CONTROL);
+	assert_int_equal(strv_push(&s->inherit, "HOME=/home/u"), 0);
+	assert_int_equal(strv_push(&s->inherit, "MULTI=line1\nline2=\"x\""), 0);
+	w = agentspec_add_worker(s, 4, 0, (char *[]){ "python3", "train.py", "", "a\nb", NULL });
+	assert_non_null(w);
+	assert_int_equal(strv_push(&w->env, "RANK=4"), 0);
+	CPU_ZERO(&w->cpus);
+	CPU_SET(0, &w->cpus);
+	CPU_SET(1, &w->cpus);
+	CPU_SET(5, &w->cpus);
+	w->has_cpus = true;
+	w = agentspec_add_worker(s, 5, 1, (char *[]){ "python3", NULL });
+	assert_non_null(w);
+	assert_int_equal(strv_push(&w->env, "RANK=5"), 0);
+}
+
+static void test_round_trip(void **state)
+{
+	struct agent_spec s, t;
+	struct err e = { 0 };
+	char *buf;
+	size_t len;
+
+	(void)state;
+	build(&s);
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_string_equal(t.host, "n1");
+	assert_true(t.prefix);
+	assert_false(t.quiet);
+	assert_int_equal(t.grace_ms, 3000);
+	assert_null(t.log_dir);
+	assert_string_equal(t.cwd, "/home/u/my proj");
+	assert_string_equal(t.events, "/.ctrun/events");
+	assert_int_equal(t.inherit.n, 2);
+	assert_string_equal(t.inherit.v[1], "MULTI=line1\nline2=\"x\"");
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.w[0].rank, 4);
+	assert_int_equal(t.w[1].local_rank, 1);
+	assert_int_equal(t.w[0].argv.n, 4);
+	assert_string_equal(t.w[0].argv.v[2], "");
+	assert_string_equal(t.w[0].argv.v[3], "a\nb");
+	assert_true(t.w[0].has_cpus);
+	assert_true(CPU_ISSET(5, &t.w[0].cpus));
+	assert_false(CPU_ISSET(2, &t.w[0].cpus));
+	assert_false(t.w[1].has_cpus);
+	assert_string_equal(t.w[1].env.v[0], "RANK=5");
+	free(buf);
+	agentspec_free(&s);
+	agentspec_free(&t);
+}
+
+static void test_truncated_or_malformed_is_refused(void **state)
+{
+	struct agent_spec s, t;
+	struct err e = { 0 };
+	char *buf;
+	size_t len;
+	static const char *const bad[] = {
+		"",
+		"V1:2\nZ0:\n",         /* wrong version */
+		"H2:n1\nV1:1\nZ0:\n",  /* version not first */
+		"V1:1\nA6:python\nZ0:\n", /* argv outside a worker */
+		"V1:1\nW1:0\nZ0:\n",   /* worker without argv */
+		"V1:1\nH9:n1\nZ0:\n",  /* length past the end */
+		"V1:1\nI3:abc\nZ0:\n", /* not K=V */
+		"V1:1\nX1:x\nZ0:\n",   /* unknown tag */
+		"V1:1\nZ0:\ntrailing", /* bytes after the end */
+	};
+
+	(void)state;
+	build(&s);
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	/* Every proper prefix is incomplete; each in a buffer of its exact size,
+	 * so reading past the end is a fault under ASan or valgrind. */
+	for (size_t n = 0; n < len; n++) {
+		char *prefix = malloc(n > 0 ? n : 1);
+
+		memcpy(prefix, buf, n);
+		assert_int_equal(agentspec_parse(prefix, n, &t, &e), -1);
+		free(prefix);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		if (agentspec_parse(bad[i], strlen(bad[i]), &t, &e) != -1)
+			fail_msg("accepted %s", bad[i]);
+	assert_non_null(strstr(e.msg, "malformed"));
+	free(buf);
+	agentspec_free(&s);
+}
+
+static void test_environment_layers(void **state)
+{
+	struct agent_spec s;
+	struct strv env = { 0 };
+	struct err e = { 0 };
+	char *container[] = { "PATH=/usr/bin", "HOME=/root", "IMAGE=1", NULL };
+
+	(void)state;
+	build(&s);
+	assert_int_equal(strv_push(&s.w[0].env, "IMAGE=contract"), 0);
+	assert_int_equal(agentspec_worker_env(&s, 0, container, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "PATH"), "/usr/bin");
+	assert_string_equal(strv_getenv(&env, "HOME"), "/root");   /* image over host */
+	assert_string_equal(strv_getenv(&env, "IMAGE"), "contract"); /* contract over image */
+	assert_string_equal(strv_getenv(&env, "RANK"), "4");
+	assert_string_equal(strv_getenv(&env, "MULTI"), "line1\nline2=\"x\"");
+	strv_free(&env);
+	agentspec_free(&s);
+}
+
+static void test_inheritable(void **state)
+{
+	(void)state;
+	assert_true(agentspec_inheritable("SLURM_JOB_ID=5"));
+	assert_true(agentspec_inheritable("HOME=/home/u"));
+	assert_true(agentspec_inheritable("PATHX=1"));
+	assert_false(agentspec_inheritable("PATH=/usr/bin"));
+	assert_false(agentspec_inheritable("LD_LIBRARY_PATH=/usr/local/cuda/lib64"));
+	assert_false(agentspec_inheritable("ENROOT_DATA_PATH=/x"));
+	assert_false(agentspec_inheritable("APPTAINERENV_FOO=1"));
+	assert_false(agentspec_inheritable("SINGULARITY_BIND=/x"));
+	assert_false(agentspec_inheritable("noequals"));
+}
+
+static void test_cpulist(void **state)
+{
+	cpu_set_t set;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(cpulist_parse("0-3,8,10-11", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 7);
+	assert_int_equal(cpulist_format(&set, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0-3,8,10-11");
+	assert_int_equal(cpulist_parse("3-1", &set), -1);
+	assert_int_equal(cpulist_parse("1,", &set), -1);
+	assert_int_equal(cpulist_parse("a", &set), -1);
+	assert_int_equal(cpulist_parse("99999", &set), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_truncated_or_malformed_is_refused),
+		cmocka_unit_test(test_environment_layers),
+		cmocka_unit_test(test_inheritable),
+		cmocka_unit_test(test_cpulist),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,258 @@
+/* Unit tests: --mount parsing and validation, and mount destinations
+ * resolved and created inside an image root (a real directory with
+ * hostile symlinks: evil -> /etc, evil-rel -> ../../../etc, a loop), so
+ * that nothing is ever resolved or created outside it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mounts.h"
+#include "rootpath.h"
+
+static void parse_ok(const char *spec, const char *src, const char *dst, bool ro)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	if (mount_parse(spec, "/home/u/proj", &m, &e) < 0)
+		fail_msg("mount_parse(%s): %s", spec, e.msg);
+	assert_string_equal(m.src, src);
+	assert_string_equal(m.dst, dst);
+	assert_int_equal(m.ro, ro);
+	mount_free(&m);
+}
+
+static void parse_bad(const char *spec, const char *words)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	assert_int_equal(mount_parse(spec, "/home/u/proj", &m, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	if (strstr(e.msg, words) == NULL)
+		fail_msg("mount_parse(%s): '%s' does not say '%s'", spec, e.msg, words);
+}
+
+static void test_parse_forms(void **state)
+{
+	(void)state;
+	parse_ok("/data", "/data", "/data", false);
+	parse_ok("/data:/in", "/data", "/in", false);
+	parse_ok("/data:/in:ro", "/data", "/in", true);
+	parse_ok("/data:/in:rw", "/data", "/in", false);
+	parse_ok("data", "/home/u/proj/data", "/home/u/proj/data", false);
+	parse_ok("../x/./y//:/a/../b/", "/home/u/x/y", "/b", false);
+	parse_ok("/a b/$HOME 'q\":/in side", "/a b/$HOME 'q\"", "/in side", false);
+}
+
+static void test_parse_escaped_colons_and_backslashes(void **state)
+{
+	(void)state;
+	parse_ok("/data/x\\:y:/in\\:2:ro", "/data/x:y", "/in:2", true);
+	parse_ok("/back\\\\slash", "/back\\slash", "/back\\slash", false);
+	parse_ok("/other\\escape", "/other\\escape", "/other\\escape", false);
+}
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	parse_bad("", "empty source");
+	parse_bad(":/in", "empty source");
+	parse_bad("/data:", "empty destination");
+	parse_bad("/data::ro", "empty destination");
+	parse_bad("/data:in", "must be an absolute path");
+	parse_bad("/data:/in:rx", "unknown option");
+	parse_bad("/data:/in:ro:extra", "unknown option");
+	parse_bad("/data:/", "over the container's /");
+	parse_bad("/data:/..", "over the container's /");
+}
+
+static void test_normalize(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(path_normalize("//a/./b/../c//", out, sizeof(out)), 0);
+	assert_string_equal(out, "/a/c");
+	assert_int_equal(path_normalize("/../../x", out, sizeof(out)), 0);
+	assert_string_equal(out, "/x");
+	assert_int_equal(path_normalize("/", out, sizeof(out)), 0);
+	assert_string_equal(out, "/");
+	assert_int_equal(path_normalize("rel", out, sizeof(out)), -1);
+	assert_int_equal(path_normalize("/aaaaaaaaaa", out, 8), -1);
+}
+
+static void test_source_must_exist(void **state)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(mount_parse("/proc/self/no-such-thing", "/", &m, &e), 0);
+	assert_int_equal(mount_check_source(&m, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "/proc/self/no-such-thing"));
+	mount_free(&m);
+	assert_int_equal(mount_parse("/etc/hostname:/h", "/", &m, &e), 0);
+	if (access("/etc/hostname", F_OK) == 0) {
+		assert_int_equal(mount_check_source(&m, &e), 0);
+		assert_true(m.file);
+	}
+	mount_free(&m);
+}
+
+/* A fake image: /etc, /mnt/evil -> /etc, /mnt/evil-rel -> ../../../../etc,
+ * /mnt/loop -> loop, /lib -> usr/lib. */
+struct root {
+	char dir[64];
+};
+
+static int root_setup(void **state)
+{
+	struct root *r = calloc(1, sizeof(*r));
+	char p[256];
+
+	strcpy(r->dir, "/tmp/ctrun-mounts-XXXXXX");
+	assert_non_null(mkdtemp(r->dir));
+	for (const char *const *d = (const char *const[]){ "etc", "mnt", "usr", "usr/lib", NULL };
+	     *d; d++) {
+		snprintf(p, sizeof(p), "%s/%s", r->dir, *d);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	snprintf(p, sizeof(p), "%s/mnt/evil", r->dir);
+	assert_int_equal(symlink("/etc", p), 0);
+	snprintf(p, sizeof(p), "%s/mnt/evil-rel", r->dir);
+	assert_int_equal(symlink("../../../../etc", p), 0);
+	snprintf(p, sizeof(p), "%s/mnt/loop", r->dir);
+	assert_int_equal(symlink("loop", p), 0);
+	snprintf(p, sizeof(p), "%s/lib", r->dir);
+	assert_int_equal(symlink("usr/lib", p), 0);
+	snprintf(p, sizeof(p), "%s/up", r->dir);
+	assert_int_equal(symlink("..", p), 0);
+	*state = r;
+	return 0;
+}
+
+static int root_teardown(void **state)
+{
+	struct root *r = *state;
+
+	remove_tree(r->dir);
+	free(r);
+	return 0;
+}
+
+static void resolve(struct root *r, const char *dst, const char *want)
+{
+	struct ctr_mount m = { .src = strdup("/data"), .dst = strdup(dst) };
+	struct err e = { 0 };
+
+	if (mount_resolve_dest(r->dir, &m, &e) < 0)
+		fail_msg("resolve %s: %s", dst, e.msg);
+	assert_string_equal(m.dst, want);
+	mount_free(&m);
+}
+
+static void test_symlinks_resolve_inside_the_image(void **state)
+{
+	struct root *r = *state;
+
+	resolve(r, "/data", "/data");
+	resolve(r, "/mnt/evil", "/etc");
+	resolve(r, "/mnt/evil/ctrun-test", "/etc/ctrun-test");
+	resolve(r, "/mnt/evil-rel/x/y", "/etc/x/y");
+	resolve(r, "/lib/python3", "/usr/lib/python3");
+	resolve(r, "/up/up/etc", "/etc");
+}
+
+static void test_destination_that_is_the_root_or_a_loop_is_refused(void **state)
+{
+	struct root *r = *state;
+	struct ctr_mount m = { .src = strdup("/data"), .dst = strdup("/up") };
+	struct err e = { 0 };
+
+	assert_int_equal(mount_resolve_dest(r->dir, &m, &e), -1);
+	assert_non_null(strstr(e.msg, "image's root"));
+	mount_free(&m);
+	m = (struct ctr_mount){ .src = strdup("/data"), .dst = strdup("/mnt/loop/x") };
+	assert_int_equal(mount_resolve_dest(r->dir, &m, &e), -1);
+	assert_non_null(strstr(e.msg, "/mnt/loop/x"));
+	mount_free(&m);
+}
+
+static void test_mount_points_are_created_inside_only(void **state)
+{
+	struct root *r = *state;
+	struct ctr_mount m = { .src = strdup("/data"), .dst = strdup("/mnt/evil/ctrun-test-mp") };
+	struct err e = { 0 };
+	char p[256];
+	struct stat st;
+	int fd = open(r->dir, O_PATH | O_DIRECTORY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(mount_resolve_dest(r->dir, &m, &e), 0);
+	assert_int_equal(mount_point_create(fd, &m, &e), 0);
+	snprintf(p, sizeof(p), "%s/etc/ctrun-test-mp", r->dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(access("/etc/ctrun-test-mp", F_OK), -1);
+	mount_free(&m);
+	/* A file mount point, under new directories. */
+	m = (struct ctr_mount){ .src = strdup("/etc/hosts"), .dst = strdup("/a/b/hosts"),
+				.file = true };
+	assert_int_equal(mount_point_create(fd, &m, &e), 0);
+	snprintf(p, sizeof(p), "%s/a/b/hosts", r->dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	mount_free(&m);
+	close(fd);
+}
+
+static void test_creation_never_follows_a_symlink(void **state)
+{
+	struct root *r = *state;
+	/* Not resolved first (or swapped after resolving): the walk refuses the link. */
+	struct ctr_mount m = { .src = strdup("/data"), .dst = strdup("/mnt/evil/ctrun-test-bad") };
+	struct err e = { 0 };
+	int fd = open(r->dir, O_PATH | O_DIRECTORY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(mount_point_create(fd, &m, &e), -1);
+	assert_int_equal(access("/etc/ctrun-test-bad", F_OK), -1);
+	mount_free(&m);
+	m = (struct ctr_mount){ .src = strdup("/etc/hosts"), .dst = strdup("/mnt/evil"),
+				.file = true };
+	assert_int_equal(mount_point_create(fd, &m, &e), -1);
+	mount_free(&m);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_forms),
+		cmocka_unit_test(test_parse_escaped_colons_and_backslashes),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_source_must_exist),
+		cmocka_unit_test_setup_teardown(test_symlinks_resolve_inside_the_image, root_setup,
+						root_teardown),
+		cmocka_unit_test_setup_teardown(test_destination_that_is_the_root_or_a_loop_is_refused,
+						root_setup, root_teardown),
+		cmocka_unit_test_setup_teardown(test_mount_points_are_created_inside_only, root_setup,
+						root_teardown),
+		cmocka_unit_test_setup_teardown(test_creation_never_follows_a_symlink, root_setup,
+						root_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
