@@ -1,7 +1,9 @@
 #!/bin/bash
-# `make demo`: ctrun's main job end to end.  Brings up a 2-node Slurm
-# cluster on this machine, submits examples/ddp.sbatch (a DDP training
-# through ctrun), prints the job's log and tears the cluster down.
+# `make demo`: ctrun's main job end to end.  Builds (once; cached) a PyTorch
+# container image from Debian packages, brings up a 2-node Slurm cluster on
+# this machine, submits examples/ddp-container.sbatch (a DDP training run by
+# ctrun inside the container on both nodes), prints the job's log and tears
+# the cluster down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -9,6 +11,9 @@ export CTRUN_CLUSTER_NAME=${CTRUN_CLUSTER_NAME:-ctdemo}
 export CTRUN_CLUSTER_SUBNET=${CTRUN_CLUSTER_SUBNET:-10.233.0}
 export CTRUN_CLUSTER_PORT_BASE=${CTRUN_CLUSTER_PORT_BASE:-18817}
 cluster=$repo/tests/cluster/cluster.sh
+echo "== container image: debootstrap minbase + python3-torch -> squashfs (cached after the first run)"
+tests/images/build.sh torch >&2
+image=$(tests/images/build.sh path torch.sqsh)
 work=$(mktemp -d /tmp/ctrun-demo.XXXXXX)
 "$cluster" down >/dev/null 2>&1 || true
 trap '"$cluster" down >/dev/null 2>&1; rm -rf "$work"' EXIT
@@ -17,10 +22,12 @@ echo "== bringing up a 2-node Slurm cluster"
 eval "$("$cluster" env)"
 sinfo
 cd "$work"
-echo "== sbatch examples/ddp.sbatch (ctrun --nproc-per-node 2 train_ddp.py)"
+echo "== sbatch examples/ddp-container.sbatch (ctrun --image $(basename "$image") ... train_ddp.py)"
 set +e
-CTRUN=$repo/build/ctrun TRAIN=$repo/examples/train_ddp.py \
-	sbatch --wait --export=ALL -o "$work/job.out" "$repo/examples/ddp.sbatch"
+# Each node unpacks the image once into its own node-local scratch.
+CTRUN=$repo/build/ctrun IMAGE=$image EXAMPLES=$repo/examples \
+	CTRUN_CACHE_DIR=$CTRUN_CLUSTER_SCRATCH/ctrun-cache \
+	sbatch --wait -o "$work/job.out" "$repo/examples/ddp-container.sbatch"
 rc=$?
 set -e
 echo "== job log"
