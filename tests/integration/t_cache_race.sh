@@ -42,7 +42,7 @@ for rep in 1 2 3; do
 		"$CLUSTER" exec "$n" test -f "$(cat "$TMPD/out.$rep" | head -1)/marker" ||
 			fail "rep $rep: no unpacked rootfs on $n"
 	done
-	w=$(grep -c "^ctrun: waiting for ctim[0-9a-z]* cache entry [0-9a-f]\{32\} being created by pid [1-9]" \
+	w=$(grep -c "^ctrun: waiting for ${CTRUN_CLUSTER_NAME}n[0-9]* cache entry [0-9a-f]\{32\} being created by pid [1-9]" \
 		"$TMPD/err.$rep" || true)
 	# no task says it more than once, and only waiters say it
 	[ "$w" -le 14 ] || fail "rep $rep: $w waiting messages for 14 waiters"
