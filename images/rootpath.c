@@ -13,11 +13,19 @@
 
 #define MAX_LINKS 40
 
-int rootpath_clean(const char *name, char *out, size_t size)
+/* One walk for both normal forms: components joined by '/', "." and empty
+ * ones dropped; ".." pops the previous component (stopping at the root) or
+ * is refused.  `lead` is written first ("/" for absolute paths). */
+static int clean_components(const char *p, bool pop_dotdot, const char *lead, char *out,
+			    size_t size)
 {
-	size_t o = 0;
-	const char *p = name;
+	size_t base = strlen(lead), o = base;
 
+	if (size < base + 2) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(out, lead, base);
 	while (*p != '\0') {
 		const char *end;
 		size_t len;
@@ -33,28 +41,45 @@ int rootpath_clean(const char *name, char *out, size_t size)
 			continue;
 		}
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			errno = EINVAL;
-			return -1;
+			if (!pop_dotdot) {
+				errno = EINVAL;
+				return -1;
+			}
+			while (o > base && out[o - 1] != '/')
+				o--;
+			if (o > base)
+				o--; /* the slash before the popped component */
+			p = end;
+			continue;
 		}
-		if (o + (o > 0) + len + 1 > size) {
+		if (o + (o > base) + len + 1 > size) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		if (o > 0)
+		if (o > base)
 			out[o++] = '/';
 		memcpy(out + o, p, len);
 		o += len;
 		p = end;
 	}
-	if (o == 0) {
-		if (size < 2) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
+	if (o == 0)
 		out[o++] = '.';
-	}
 	out[o] = '\0';
 	return 0;
+}
+
+int rootpath_clean(const char *name, char *out, size_t size)
+{
+	return clean_components(name, false, "", out, size);
+}
+
+int rootpath_normalize(const char *path, char *out, size_t size)
+{
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	return clean_components(path, true, "/", out, size);
 }
 
 /* Drops the last component of the resolved prefix `out` (len *o); stops at the root. */

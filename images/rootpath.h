@@ -17,6 +17,10 @@
  * "" and "." become "." (the root itself). */
 int rootpath_clean(const char *name, char *out, size_t size);
 
+/* Lexical normal form of an absolute path: "//a/./b/../c/" -> "/a/c"; ".."
+ * stops at "/".  A relative path fails (-1, errno EINVAL). */
+int rootpath_normalize(const char *path, char *out, size_t size);
+
 /* Resolves relative path `rel` inside the directory open as `rootfd`, following
  * symlinks (at most 40) with chroot semantics; components that do not exist
  * are appended literally.  The final component is followed only if

@@ -15,22 +15,13 @@
 
 #include "quote.h"
 #include "tasks.h"
+#include "strv.h"
 #include "util.h"
-
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
-			return *p + len + 1;
-	return NULL;
-}
 
 int batch_srun_argv(const struct options *o, const struct topo *t, char *const *envp,
 		    const char *self, struct strv *argv, struct err *e)
 {
-	const char *cpn = env_get(envp, "SLURM_JOB_CPUS_PER_NODE");
+	const char *cpn = envp_get(envp, "SLURM_JOB_CPUS_PER_NODE");
 	long *counts = NULL, cpus = 0;
 	size_t n = 0;
 	int ret = 0;

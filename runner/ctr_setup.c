@@ -23,23 +23,14 @@
 #include "cache.h"
 #include "gpu_pin.h"
 #include "rootpath.h"
+#include "strv.h"
 #include "util.h"
-
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (; envp != NULL && *envp != NULL; envp++)
-		if (strncmp(*envp, key, len) == 0 && (*envp)[len] == '=')
-			return *envp + len + 1;
-	return NULL;
-}
 
 /* Our own directory under TMPDIR (Slurm often points it at a job-private
  * node-local directory) or /tmp: 0700 and ours, or refused. */
 static int base_dir(char *const *envp, char *out, size_t size, struct err *e)
 {
-	const char *tmp = env_get(envp, "TMPDIR");
+	const char *tmp = envp_get(envp, "TMPDIR");
 	struct stat st;
 
 	if (tmp == NULL || tmp[0] != '/' || stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -249,7 +240,7 @@ static int rootfs(struct ctr_setup *c, const struct options *o, char *const *env
 	/* enroot: its own data directory, named by the image's identity. */
 	if (cache_identity(c->image, id, sizeof(id), e) < 0)
 		return -1;
-	data = env_get(envp, "ENROOT_DATA_PATH");
+	data = envp_get(envp, "ENROOT_DATA_PATH");
 	if (data != NULL && *data != '\0') {
 		if (xsnprintf(c->enroot_data, sizeof(c->enroot_data), "%s", data) < 0)
 			return err_set(e, EXIT_CTRUN, "ENROOT_DATA_PATH too long");

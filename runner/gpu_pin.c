@@ -12,19 +12,10 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "strv.h"
 #include "util.h"
 
 #define NVIDIA_MAJOR 195
-
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
-			return *p + len + 1;
-	return NULL;
-}
 
 /* Host ids for the task's GPUs.  t->gpus follows CUDA_VISIBLE_DEVICES,
  * which Slurm numbers inside the step's device cgroup under
@@ -33,12 +24,12 @@ static const char *env_get(char *const *envp, const char *key)
  * is then mapped through the list (the rule ctrun-hook applies too). */
 static int host_ids(const struct topo *t, char *const *envp, struct strv *out, struct err *e)
 {
-	const char *step = env_get(envp, "SLURM_STEP_GPUS");
+	const char *step = envp_get(envp, "SLURM_STEP_GPUS");
 	struct strv sv = { 0 };
 	bool relative = false, positions = true;
 	int rv = -1;
 
-	if (step != NULL && env_get(envp, "CUDA_VISIBLE_DEVICES") != NULL) {
+	if (step != NULL && envp_get(envp, "CUDA_VISIBLE_DEVICES") != NULL) {
 		for (const char *p = step; *p != '\0';) {
 			size_t len = strcspn(p, ",");
 

@@ -103,14 +103,12 @@ bool hooks_file_is_ours(const char *what, const char *text)
 	return ours;
 }
 
+/* Unset and empty are the same here (XDG_CONFIG_HOME= means the default). */
 static const char *env_of(char *const *envp, const char *key)
 {
-	size_t len = strlen(key);
+	const char *v = envp_get(envp, key);
 
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=' && (*p)[len + 1] != '\0')
-			return *p + len + 1;
-	return NULL;
+	return v != NULL && *v != '\0' ? v : NULL;
 }
 
 int hooks_dir(const char *what, bool system, const char *dir, char *const *envp, char *buf,

@@ -136,29 +136,10 @@ void launch_cancel_step(const struct topo *t)
 
 static long env_restart_count(char *const *envp)
 {
-	for (char *const *p = envp; *p != NULL; p++) {
-		long v;
+	const char *v = envp_get(envp, "CTRUN_RESTART_COUNT");
+	long n;
 
-		if (strncmp(*p, "CTRUN_RESTART_COUNT=", 20) == 0 && parse_long(*p + 20, 0, 1000, &v) == 0)
-			return v;
-	}
-	return 0;
-}
-
-static bool env_is_set(char *const *envp, const char *kv)
-{
-	for (char *const *p = envp; *p != NULL; p++)
-		if (strcmp(*p, kv) == 0)
-			return true;
-	return false;
-}
-
-static const char *env_path(char *const *envp)
-{
-	for (char *const *p = envp; *p != NULL; p++)
-		if (strncmp(*p, "PATH=", 5) == 0)
-			return *p + 5;
-	return NULL;
+	return v != NULL && parse_long(v, 0, 1000, &n) == 0 ? n : 0;
 }
 
 /* --dry-run: what would run, shell-quoted; only the variables ctrun sets
@@ -247,13 +228,15 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, str
 	struct strv argv = { 0 };
 	char path[PATH_MAX];
 	long restart = env_restart_count(envp), max = o->max_restarts;
+	const char *in_batch = envp_get(envp, "CTRUN_BATCH_STEP");
+	bool batch_step = in_batch != NULL && strcmp(in_batch, "1") == 0;
 	int rv = -1;
 
 	if (launch_command(o, &argv, e) < 0)
 		goto out;
 	/* In a container the agent resolves the command, in the image. */
 	if (o->image == NULL) {
-		if (command_resolve(argv.v[0], env_path(envp), path, sizeof(path), e) < 0)
+		if (command_resolve(argv.v[0], envp_get(envp, "PATH"), path, sizeof(path), e) < 0)
 			goto out;
 		free(argv.v[0]);
 		argv.v[0] = strdup(path);
@@ -267,8 +250,8 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, str
 	/* Restarts must restart every worker of the job together: here only
 	 * when this ctrun owns them all; from a batch script ctrun restarts
 	 * the whole srun step instead (batch.c). */
-	if (max > 0 && (t->world_size > t->nproc || env_is_set(envp, "CTRUN_BATCH_STEP=1"))) {
-		if (!o->quiet && !env_is_set(envp, "CTRUN_BATCH_STEP=1") && t->node_rank == 0)
+	if (max > 0 && (t->world_size > t->nproc || batch_step)) {
+		if (!o->quiet && !batch_step && t->node_rank == 0)
 			fprintf(stderr, "ctrun: --max-restarts applies when ctrun is called from the "
 				"batch script (it restarts the whole step); not restarting here\n");
 		max = 0;

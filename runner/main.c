@@ -1,6 +1,5 @@
 /* main.c - ctrun's entry: load options, work out the topology, dispatch
  * the subcommand, print the one error line and exit with its code. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,28 +8,12 @@
 #include "batch.h"
 #include "commands.h"
 #include "err.h"
+#include "gpu.h"
 #include "launch.h"
 #include "options.h"
 #include "topology.h"
 
 extern char **environ;
-
-/* /dev/nvidia0, /dev/nvidia1, ...: the last fallback for counting GPUs. */
-static long count_gpu_devices(void)
-{
-	DIR *d = opendir("/dev");
-	struct dirent *de;
-	long n = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, "nvidia", 6) == 0 && de->d_name[6] >= '0' &&
-		    de->d_name[6] <= '9' && strspn(de->d_name + 6, "0123456789") == strlen(de->d_name + 6))
-			n++;
-	closedir(d);
-	return n;
-}
 
 static int run(struct options *o, struct err *e)
 {
@@ -40,7 +23,7 @@ static int run(struct options *o, struct err *e)
 
 	if (gethostname(host, sizeof(host) - 1) == 0)
 		host[strcspn(host, ".")] = '\0';
-	if (topo_detect(o, environ, host, count_gpu_devices(), &t, e) < 0)
+	if (topo_detect(o, environ, host, gpu_count_dev_files(), &t, e) < 0)
 		goto out;
 	if (t.mode == MODE_BATCH) {
 		if (o->cmd == CMD_RUN && o->command.n == 0) {

@@ -13,52 +13,6 @@
 #include "rootpath.h"
 #include "util.h"
 
-int path_normalize(const char *in, char *out, size_t size)
-{
-	size_t o = 0;
-	const char *p = in;
-
-	if (size < 2 || in[0] != '/') {
-		errno = EINVAL;
-		return -1;
-	}
-	out[o++] = '/';
-	while (*p != '\0') {
-		const char *end;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		end = strchrnul(p, '/');
-		len = (size_t)(end - p);
-		if (len == 1 && p[0] == '.') {
-			p = end;
-			continue;
-		}
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 1 && out[o - 1] != '/')
-				o--;
-			if (o > 1)
-				o--; /* the slash before the popped component */
-			p = end;
-			continue;
-		}
-		if (o + (o > 1) + len + 1 > size) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		if (o > 1)
-			out[o++] = '/';
-		memcpy(out + o, p, len);
-		o += len;
-		p = end;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* Next ':'-separated field of a mount spec, with "\:" and "\\" unescaped. */
 static const char *field(const char *p, char *out, size_t size, bool *ok)
 {
@@ -83,12 +37,12 @@ static int absolute(const char *path, const char *cwd, char *out, size_t size)
 	char joined[PATH_MAX * 2];
 
 	if (path[0] == '/')
-		return path_normalize(path, out, size);
+		return rootpath_normalize(path, out, size);
 	if (cwd == NULL || cwd[0] != '/' || xsnprintf(joined, sizeof(joined), "%s/%s", cwd, path) < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	return path_normalize(joined, out, size);
+	return rootpath_normalize(joined, out, size);
 }
 
 int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e)
@@ -125,7 +79,7 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
 	} else if (dst[0] != '/') {
 		return err_set(e, EXIT_USAGE, "--mount '%s': destination '%s' must be an absolute "
 			       "path", spec, dst);
-	} else if (path_normalize(dst, adst, sizeof(adst)) < 0) {
+	} else if (rootpath_normalize(dst, adst, sizeof(adst)) < 0) {
 		return err_set(e, EXIT_USAGE, "--mount '%s': bad destination path", spec);
 	}
 	if (strcmp(adst, "/") == 0)

@@ -52,8 +52,4 @@ int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e);
  * to pass through any symlink, so nothing outside rootfd is ever created. */
 int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e);
 
-/* Lexical normalisation of an absolute path: "//" and "." dropped, ".."
- * pops a component (and stops at "/"). */
-int path_normalize(const char *in, char *out, size_t size);
-
 #endif

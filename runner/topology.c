@@ -6,17 +6,8 @@
 
 #include "hostlist.h"
 #include "tasks.h"
+#include "strv.h"
 #include "util.h"
-
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
-			return *p + len + 1;
-	return NULL;
-}
 
 /* First variable of the list that is set and not empty. */
 static const char *env_first(char *const *envp, const char *a, const char *b, const char *c)
@@ -24,7 +15,7 @@ static const char *env_first(char *const *envp, const char *a, const char *b, co
 	const char *keys[] = { a, b, c };
 
 	for (size_t i = 0; i < 3; i++) {
-		const char *v = keys[i] != NULL ? env_get(envp, keys[i]) : NULL;
+		const char *v = keys[i] != NULL ? envp_get(envp, keys[i]) : NULL;
 
 		if (v != NULL && *v != '\0')
 			return v;
@@ -34,7 +25,7 @@ static const char *env_first(char *const *envp, const char *a, const char *b, co
 
 static int env_long(char *const *envp, const char *key, long min, long *out, struct err *e)
 {
-	const char *v = env_get(envp, key);
+	const char *v = envp_get(envp, key);
 
 	if (v == NULL || *v == '\0')
 		return 0;
@@ -246,14 +237,14 @@ static int detect_batch(const struct options *o, char *const *envp, struct topo 
 int topo_detect(const struct options *o, char *const *envp, const char *hostname,
 		long ndevfiles, struct topo *t, struct err *e)
 {
-	const char *job = env_get(envp, "SLURM_JOB_ID");
-	const char *step = env_get(envp, "SLURM_STEP_ID");
-	const char *node = env_get(envp, "SLURMD_NODENAME");
+	const char *job = envp_get(envp, "SLURM_JOB_ID");
+	const char *step = envp_get(envp, "SLURM_STEP_ID");
+	const char *node = envp_get(envp, "SLURMD_NODENAME");
 	int ret;
 
 	memset(t, 0, sizeof(*t));
 	if (job == NULL || *job == '\0')
-		job = env_get(envp, "SLURM_JOBID");
+		job = envp_get(envp, "SLURM_JOBID");
 	t->host = strdup(node != NULL && *node != '\0' ? node : hostname);
 	t->job_id = strdup(job != NULL && *job != '\0' ? job : "none");
 	if (step != NULL && *step != '\0')

@@ -84,6 +84,16 @@ long strv_find(const struct strv *s, const char *str)
 	return -1;
 }
 
+const char *envp_get(char *const *envp, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (char *const *p = envp; p != NULL && *p != NULL; p++)
+		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
+			return *p + len + 1;
+	return NULL;
+}
+
 static long env_index(const struct strv *s, const char *key)
 {
 	size_t klen = strlen(key);

@@ -22,6 +22,8 @@ int strv_extend(struct strv *s, char *const *v);            /* copies a NULL-ter
 void strv_free(struct strv *s);
 /* Index of the first element equal to str, or -1. */
 long strv_find(const struct strv *s, const char *str);
+/* The value of KEY in a NULL-terminated KEY=VALUE vector (environ), or NULL. */
+const char *envp_get(char *const *envp, const char *key);
 /* Env-style helpers: KEY=VALUE elements. */
 const char *strv_getenv(const struct strv *s, const char *key);
 int strv_setenv(struct strv *s, const char *key, const char *value, int overwrite);

@@ -82,14 +82,14 @@ static void test_normalize(void **state)
 	char out[64];
 
 	(void)state;
-	assert_int_equal(path_normalize("//a/./b/../c//", out, sizeof(out)), 0);
+	assert_int_equal(rootpath_normalize("//a/./b/../c//", out, sizeof(out)), 0);
 	assert_string_equal(out, "/a/c");
-	assert_int_equal(path_normalize("/../../x", out, sizeof(out)), 0);
+	assert_int_equal(rootpath_normalize("/../../x", out, sizeof(out)), 0);
 	assert_string_equal(out, "/x");
-	assert_int_equal(path_normalize("/", out, sizeof(out)), 0);
+	assert_int_equal(rootpath_normalize("/", out, sizeof(out)), 0);
 	assert_string_equal(out, "/");
-	assert_int_equal(path_normalize("rel", out, sizeof(out)), -1);
-	assert_int_equal(path_normalize("/aaaaaaaaaa", out, 8), -1);
+	assert_int_equal(rootpath_normalize("rel", out, sizeof(out)), -1);
+	assert_int_equal(rootpath_normalize("/aaaaaaaaaa", out, 8), -1);
 }
 
 static void test_source_must_exist(void **state)
