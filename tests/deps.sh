@@ -12,7 +12,7 @@ pkgs=(
 	# containers (runc, images built from Debian packages)
 	runc squashfs-tools debootstrap busybox-static
 	# benchmarks
-	hyperfine time
+	hyperfine time iperf3
 )
 missing=()
 for p in "${pkgs[@]}"; do
