@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cpulist.h"
 #include "err.h"
 #include "strv.h"
 
@@ -80,8 +81,5 @@ int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *cont
  * SINGULARITY*). */
 bool agentspec_inheritable(const char *kv);
 
-/* "0-3,8" <-> cpu_set_t. */
-int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
-int cpulist_parse(const char *s, cpu_set_t *set);
 
 #endif

@@ -27,21 +27,12 @@
 #include "netinfo.h"
 #include "rendezvous.h"
 #include "topology.h"
+#include "strv.h"
 #include "util.h"
 
 extern char **environ;
 
 #define CHECK_COUNT ((size_t)1 << 20) /* floats all-reduced: 4 MiB, a few ring slices */
-
-static const char *env_of(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, key, len) == 0 && (*p)[len] == '=')
-			return *p + len + 1;
-	return NULL;
-}
 
 /* A loopback MASTER_ADDR works on one node and hangs on two.  The first
  * node's own name mapping to 127.0.1.1 is fine (launch_prepare replaces it
@@ -130,7 +121,7 @@ out:
 
 static int env_long(char *const *envp, const char *key, long min, long *out, struct err *e)
 {
-	const char *v = env_of(envp, key);
+	const char *v = envp_get(envp, key);
 
 	if (v == NULL || parse_long(v, min, 1L << 30, out) < 0)
 		return err_set(e, EXIT_USAGE, "__worker: %s='%s' is missing or invalid (this "
@@ -141,8 +132,8 @@ static int env_long(char *const *envp, const char *key, long min, long *out, str
 
 int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e)
 {
-	const char *addr = env_of(envp, "MASTER_ADDR"), *node = env_of(envp, "SLURMD_NODENAME");
-	const char *job = env_of(envp, "TORCHELASTIC_RUN_ID"), *step = env_of(envp, "SLURM_STEP_ID");
+	const char *addr = envp_get(envp, "MASTER_ADDR"), *node = envp_get(envp, "SLURMD_NODENAME");
+	const char *job = envp_get(envp, "TORCHELASTIC_RUN_ID"), *step = envp_get(envp, "SLURM_STEP_ID");
 
 	memset(w, 0, sizeof(*w));
 	if (env_long(envp, "RANK", 0, &w->rank, e) < 0 ||
@@ -167,7 +158,7 @@ int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e)
 
 void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank_row *row)
 {
-	const char *group = env_of(envp, "SLURM_PROCID");
+	const char *group = envp_get(envp, "SLURM_PROCID");
 	struct gpu_info g;
 	cpu_set_t cpus;
 
@@ -190,7 +181,7 @@ void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank
 	snprintf(row->gpu_cpus, sizeof(row->gpu_cpus), "%s", g.cpulist);
 	snprintf(row->why, sizeof(row->why), "%s", g.why);
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-		if (cpuset_to_list(&cpus, row->cpus, sizeof(row->cpus)) < 0)
+		if (cpulist_format(&cpus, row->cpus, sizeof(row->cpus)) < 0)
 			snprintf(row->cpus, sizeof(row->cpus), "(%d CPUs)", CPU_COUNT(&cpus));
 		numa_nodes_of(&cpus, row->numa, sizeof(row->numa));
 	}
@@ -310,7 +301,7 @@ static int local_preflight(const struct worker_ctx *w, char *warn, size_t size, 
 	interfaces(&ifs);
 	net_route_ifname(w->master_addr, route, sizeof(route), &ignored);
 	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
-		const char *spec = env_of(environ, vars[i]);
+		const char *spec = envp_get(environ, vars[i]);
 
 		if (spec == NULL || *spec == '\0')
 			continue;

@@ -141,7 +141,7 @@ static int read_cpulist(const char *path, cpu_set_t *out)
 
 	if (text == NULL)
 		return -1;
-	rv = cpuset_from_list(text, out) == 0 && CPU_COUNT(out) > 0 ? 0 : -1;
+	rv = cpulist_parse(text, out) == 0 && CPU_COUNT(out) > 0 ? 0 : -1;
 	free(text);
 	return rv;
 }

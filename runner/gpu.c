@@ -167,62 +167,6 @@ long gpu_count_dev_files(void)
 	return n;
 }
 
-int cpuset_to_list(const cpu_set_t *set, char *out, size_t size)
-{
-	size_t len = 0;
-	int c = 0;
-
-	if (size == 0)
-		return -1;
-	out[0] = '\0';
-	while (c < CPU_SETSIZE) {
-		int lo, n;
-
-		if (!CPU_ISSET((size_t)c, set)) {
-			c++;
-			continue;
-		}
-		lo = c;
-		while (c + 1 < CPU_SETSIZE && CPU_ISSET((size_t)c + 1, set))
-			c++;
-		if (lo == c)
-			n = snprintf(out + len, size - len, "%s%d", len > 0 ? "," : "", lo);
-		else
-			n = snprintf(out + len, size - len, "%s%d-%d", len > 0 ? "," : "", lo, c);
-		if (n < 0 || (size_t)n >= size - len)
-			return -1;
-		len += (size_t)n;
-		c++;
-	}
-	return 0;
-}
-
-int cpuset_from_list(const char *s, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	while (*s != '\0' && *s != '\n') {
-		char *end;
-		unsigned long lo = strtoul(s, &end, 10), hi = lo;
-
-		if (end == s)
-			return -1;
-		if (*end == '-') {
-			s = end + 1;
-			hi = strtoul(s, &end, 10);
-			if (end == s || hi < lo)
-				return -1;
-		}
-		for (unsigned long c = lo; c <= hi && c < CPU_SETSIZE; c++)
-			CPU_SET(c, set);
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s != '\0' && *s != '\n')
-			return -1;
-	}
-	return 0;
-}
-
 void numa_nodes_of(const cpu_set_t *set, char *out, size_t size)
 {
 	DIR *d = opendir("/sys/devices/system/node");
@@ -243,7 +187,7 @@ void numa_nodes_of(const cpu_set_t *set, char *out, size_t size)
 		    xsnprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", de->d_name) < 0)
 			continue;
 		s = read_file(path, NULL);
-		if (s != NULL && cpuset_from_list(s, &cpus) == 0) {
+		if (s != NULL && cpulist_parse(s, &cpus) == 0) {
 			CPU_AND(&both, &cpus, set);
 			nodes[node] = CPU_COUNT(&both) > 0;
 		}

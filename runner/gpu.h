@@ -7,6 +7,8 @@
 #define CTRUN_GPU_H
 
 #include <sched.h>
+
+#include "cpulist.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -63,9 +65,6 @@ int gpu_bus_id_normalize(const char *in, char *out, size_t size);
 /* /dev/nvidiaN files (the last fallback for counting GPUs). */
 long gpu_count_dev_files(void);
 
-/* CPU lists as sysfs and taskset write them: "0-3,8,10-11". */
-int cpuset_to_list(const cpu_set_t *set, char *out, size_t size);
-int cpuset_from_list(const char *s, cpu_set_t *set);
 /* The NUMA nodes holding the CPUs of `set` ("0", "0,1"); "" when sysfs
  * has no node information. */
 void numa_nodes_of(const cpu_set_t *set, char *out, size_t size);

@@ -167,17 +167,17 @@ static void test_cpu_lists_round_trip(void **state)
 	char s[64];
 
 	(void)state;
-	assert_int_equal(cpuset_from_list("0-3,8,10-11\n", &set), 0);
+	assert_int_equal(cpulist_parse("0-3,8,10-11\n", &set), 0);
 	assert_int_equal(CPU_COUNT(&set), 7);
-	assert_int_equal(cpuset_to_list(&set, s, sizeof(s)), 0);
+	assert_int_equal(cpulist_format(&set, s, sizeof(s)), 0);
 	assert_string_equal(s, "0-3,8,10-11");
-	assert_int_equal(cpuset_from_list("5-2", &set), -1);
-	assert_int_equal(cpuset_from_list("x", &set), -1);
+	assert_int_equal(cpulist_parse("5-2", &set), -1);
+	assert_int_equal(cpulist_parse("x", &set), -1);
 	CPU_ZERO(&set);
-	assert_int_equal(cpuset_to_list(&set, s, sizeof(s)), 0);
+	assert_int_equal(cpulist_format(&set, s, sizeof(s)), 0);
 	assert_string_equal(s, "");
-	assert_int_equal(cpuset_from_list("0-63", &set), 0);
-	assert_int_equal(cpuset_to_list(&set, s, 4), -1); /* "0-63" does not fit 3 chars */
+	assert_int_equal(cpulist_parse("0-63", &set), 0);
+	assert_int_equal(cpulist_format(&set, s, 4), -1); /* "0-63" does not fit 3 chars */
 }
 
 static void test_bus_ids_take_the_sysfs_form(void **state)

@@ -18,7 +18,7 @@ static cpu_set_t set(const char *list)
 {
 	cpu_set_t s;
 
-	assert_int_equal(cpuset_from_list(list, &s), 0);
+	assert_int_equal(cpulist_parse(list, &s), 0);
 	return s;
 }
 
@@ -28,7 +28,7 @@ static const char *str(const cpu_set_t *s)
 	static int k;
 
 	k = (k + 1) % 8;
-	assert_int_equal(cpuset_to_list(s, buf[k], sizeof(buf[k])), 0);
+	assert_int_equal(cpulist_format(s, buf[k], sizeof(buf[k])), 0);
 	return buf[k];
 }
 
