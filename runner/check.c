@@ -75,13 +75,11 @@ static int master_loopback(const struct topo *t, struct err *e)
 int check_launch_workers(struct options *o, const char *word, const struct strv *args,
 			 struct err *e)
 {
-	char host[256] = "localhost", self[PATH_MAX];
+	char self[PATH_MAX];
 	struct topo t;
 	int rv = -1;
 
-	if (gethostname(host, sizeof(host) - 1) == 0)
-		host[strcspn(host, ".")] = '\0';
-	if (topo_detect(o, environ, host, gpu_count_dev_files(), &t, e) < 0)
+	if (launch_topology(o, &t, e) < 0)
 		goto out;
 	if (t.mode == MODE_BATCH) { /* srun runs this same command once per node */
 		rv = batch_run(o, &t, environ, e);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "gpu.h"
 #include "cpubind.h"
 #include "container_run.h"
 #include "netinfo.h"
@@ -23,6 +24,17 @@
 #include "supervise.h"
 #include "util.h"
 #include "workerenv.h"
+
+extern char **environ;
+
+int launch_topology(const struct options *o, struct topo *t, struct err *e)
+{
+	char host[256] = "localhost";
+
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	return topo_detect(o, environ, host, gpu_count_dev_files(), t, e);
+}
 
 int launch_prepare(struct topo *t, struct err *e)
 {

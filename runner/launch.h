@@ -9,6 +9,10 @@
 #include "options.h"
 #include "topology.h"
 
+/* topo_detect for this process: its environment, short host name and
+ * /dev/nvidiaN count. */
+int launch_topology(const struct options *o, struct topo *t, struct err *e);
+
 /* Makes t->master_addr numeric and reachable, picks the standalone port. */
 int launch_prepare(struct topo *t, struct err *e);
 

@@ -3,12 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "batch.h"
 #include "commands.h"
 #include "err.h"
-#include "gpu.h"
 #include "launch.h"
 #include "options.h"
 #include "topology.h"
@@ -17,13 +15,10 @@ extern char **environ;
 
 static int run(struct options *o, struct err *e)
 {
-	char host[256] = "localhost";
 	struct topo t;
 	int rv = -1;
 
-	if (gethostname(host, sizeof(host) - 1) == 0)
-		host[strcspn(host, ".")] = '\0';
-	if (topo_detect(o, environ, host, gpu_count_dev_files(), &t, e) < 0)
+	if (launch_topology(o, &t, e) < 0)
 		goto out;
 	if (t.mode == MODE_BATCH) {
 		if (o->cmd == CMD_RUN && o->command.n == 0) {

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netdb.h>
@@ -64,43 +65,23 @@ int sock_send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int sock_recv_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			errno = ECONNRESET;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* recv_all that gives up at `deadline` (errno ETIMEDOUT). */
+/* Receives exactly len bytes, giving up at `deadline` (errno ETIMEDOUT);
+ * a negative deadline waits for ever. */
 static int recv_until(int fd, void *buf, size_t len, long deadline)
 {
 	char *p = buf;
 
 	while (len > 0) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline < 0 ? -1 : deadline - now_ms();
 		ssize_t n;
 		int ret;
 
-		if (left <= 0) {
+		if (deadline >= 0 && left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		ret = poll(&pfd, 1, (int)left);
+		ret = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0)
@@ -120,6 +101,11 @@ static int recv_until(int fd, void *buf, size_t len, long deadline)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int sock_recv_all(int fd, void *buf, size_t len)
+{
+	return recv_until(fd, buf, len, -1);
 }
 
 static void copy_str(char *dst, size_t size, const char *src)
