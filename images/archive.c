@@ -5,7 +5,8 @@
  * Each layer is then streamed out of the outer tar into a second libarchive
  * reader (so a layer is never copied to disk) and applied by layer.c.  The
  * outer file is reopened per member: libarchive skips the other members by
- * seeking, which costs nothing next to unpacking. */
+ * seeking, which costs nothing next to unpacking.  Last, the image config's
+ * Env and WorkingDir go into the root (imgconfig.c), as enroot's import does. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -15,11 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imgconfig.h"
 #include "layer.h"
 #include "progress.h"
 #include "rootpath.h"
 #include "strv.h"
 #include "unpack.h"
+#include "util.h"
 
 /* JSON members bigger than this are not an image's metadata. */
 #define JSON_MAX (16u << 20)
@@ -130,10 +133,13 @@ static json_object *jarr(json_object *o, const char *key)
 }
 
 /* docker save: manifest.json = [{"Config": ..., "Layers": ["<id>/layer.tar", ...]}].
- * An archive of several images unpacks the first, as `docker load` lists it first. */
-static int docker_layers(const char *path, struct strv *layers, struct err *e)
+ * An archive of several images unpacks the first, as `docker load` lists it first.
+ * `config` gets the Config member's name ("" when there is none). */
+static int docker_layers(const char *path, struct strv *layers, char *config, size_t size,
+			 struct err *e)
 {
 	json_object *m = read_json(path, "manifest.json", e), *l;
+	const char *cfg;
 	int rv = -1;
 
 	if (m == NULL)
@@ -141,6 +147,11 @@ static int docker_layers(const char *path, struct strv *layers, struct err *e)
 	if (!json_object_is_type(m, json_type_array) || json_object_array_length(m) == 0 ||
 	    (l = jarr(json_object_array_get_idx(m, 0), "Layers")) == NULL) {
 		err_set(e, EXIT_CTRUN, "%s: manifest.json has no Layers list", path);
+		goto out;
+	}
+	cfg = jstr(json_object_array_get_idx(m, 0), "Config");
+	if (xsnprintf(config, size, "%s", cfg != NULL ? cfg : "") < 0) {
+		err_set(e, EXIT_CTRUN, "%s: manifest.json: Config path too long", path);
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(l); i++) {
@@ -175,11 +186,13 @@ static int blob_path(const char *digest, char *out, size_t size)
 				       (int)size ? 0 : -1;
 }
 
-/* OCI layout: index.json -> (nested indexes) -> the image manifest -> layers[].digest. */
-static int oci_layers(const char *path, struct strv *layers, struct err *e)
+/* OCI layout: index.json -> (nested indexes) -> the image manifest -> layers[].digest,
+ * and config.digest into `config` ("" when the manifest names none). */
+static int oci_layers(const char *path, struct strv *layers, char *config, size_t size,
+		      struct err *e)
 {
 	char blob[PATH_MAX];
-	json_object *j = read_json(path, "index.json", e), *next, *arr = NULL;
+	json_object *j = read_json(path, "index.json", e), *next, *arr = NULL, *cfg;
 	int rv = -1;
 
 	for (int depth = 0; j != NULL; depth++) {
@@ -212,6 +225,12 @@ static int oci_layers(const char *path, struct strv *layers, struct err *e)
 	}
 	if (j == NULL)
 		return -1;
+	config[0] = '\0';
+	if (json_object_object_get_ex(j, "config", &cfg) &&
+	    blob_path(jstr(cfg, "digest"), config, size) < 0) {
+		err_set(e, EXIT_CTRUN, "%s: OCI manifest: the config has a bad digest", path);
+		goto out;
+	}
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		const char *d = jstr(json_object_array_get_idx(arr, i), "digest");
 
@@ -319,17 +338,43 @@ static unsigned long long layers_size(const char *path, const struct strv *layer
 	return total;
 }
 
+/* The image config's Env and WorkingDir into dest, as enroot's import does. */
+static int apply_config(const char *path, const char *config, const char *dest, struct err *e)
+{
+	char clean[PATH_MAX], what[PATH_MAX + 16];
+	struct imgconfig c;
+	json_object *j;
+	int rv;
+
+	if (config[0] == '\0')
+		return 0; /* no config named: the layers' own /etc/environment stays */
+	if (rootpath_clean(config, clean, sizeof(clean)) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: config path '%s' leaves the archive", path,
+			       config);
+	j = read_json(path, clean, e);
+	if (j == NULL)
+		return -1;
+	snprintf(what, sizeof(what), "image config %s", clean);
+	rv = imgconfig_parse(j, what, &c, e);
+	json_object_put(j);
+	if (rv < 0)
+		return err_wrap(e, "%s", path);
+	rv = imgconfig_apply(&c, dest, e);
+	imgconfig_free(&c);
+	return rv < 0 ? err_wrap(e, "%s: image config", path) : 0;
+}
+
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
 		   struct err *e)
 {
 	struct strv layers = { 0 };
 	struct progress prog;
-	char what[PATH_MAX + 16];
+	char what[PATH_MAX + 16], config[PATH_MAX];
 	const char *base = strrchr(path, '/');
 	int rv = -1;
 
-	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(path, &layers, e)
-					  : oci_layers(path, &layers, e)) < 0)
+	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(path, &layers, config, sizeof(config), e)
+					  : oci_layers(path, &layers, config, sizeof(config), e)) < 0)
 		goto out;
 	/* Names as they will be compared: cleaned. */
 	for (size_t i = 0; i < layers.n; i++) {
@@ -351,6 +396,8 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 			goto out;
 		}
 	progress_end(&prog, true);
+	if (apply_config(path, config, dest, e) < 0)
+		goto out;
 	rv = 0;
 out:
 	strv_free(&layers);

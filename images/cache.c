@@ -106,6 +106,10 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 	return mix(h);
 }
 
+/* Bumped whenever the unpacker changes what an entry holds (2: the docker/OCI
+ * config Env written to /etc/environment), so older entries are not reused. */
+#define CACHE_FORMAT 2
+
 int cache_identity(const char *image, char *id, size_t size, struct err *e)
 {
 	char real[PATH_MAX], buf[PATH_MAX + 160];
@@ -116,8 +120,8 @@ int cache_identity(const char *image, char *id, size_t size, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "image %s", image);
 	/* ctime changes on every write and rename onto the path, even one that
 	 * restores mtime (cp -p, touch -r), and the inode changes on replacement. */
-	n = snprintf(buf, sizeof(buf), "%s%c%llu:%llu:%lld:%lld.%09ld:%lld.%09ld", real, 0,
-		     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	n = snprintf(buf, sizeof(buf), "%d:%s%c%llu:%llu:%lld:%lld.%09ld:%lld.%09ld", CACHE_FORMAT,
+		     real, 0, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 		     (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
 		     (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 	if (n < 0 || (size_t)n >= sizeof(buf))

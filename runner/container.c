@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "quote.h"
+#include "rootpath.h"
 #include "util.h"
 
 const char *ctr_runtime_name(enum ctr_runtime rt)
@@ -344,22 +345,67 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 	return pid;
 }
 
+/* The image's /etc/environment as the container sees it: resolved inside the
+ * root (an image's /etc or /etc/environment symlink may name a host path), and
+ * only a plain file.  NULL with errno ENOENT when there is none. */
+static char *read_image_environment(const char *rootfs)
+{
+	char rel[PATH_MAX], *text = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+	int rootfd = open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, saved;
+	ssize_t n = 0;
+
+	if (rootfd < 0)
+		return NULL;
+	/* A link loop or a file in the way: the container has no such file either. */
+	if (rootpath_resolve(rootfd, "etc/environment", true, rel, sizeof(rel)) < 0 ||
+	    (fd = openat(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			errno = ENOENT;
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENOENT;
+		goto fail;
+	}
+	do {
+		if (len + 1 >= cap) {
+			char *t = realloc(text, cap = cap ? cap * 2 : 4096);
+
+			if (t == NULL)
+				goto fail;
+			text = t;
+		}
+		n = read(fd, text + len, cap - len - 1);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0)
+		goto fail;
+	text[len] = '\0';
+	close(fd);
+	close(rootfd);
+	return text;
+fail:
+	saved = errno;
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	errno = saved;
+	return NULL;
+}
+
 int ctr_image_environ(const char *rootfs, struct strv *env, struct err *e)
 {
-	char path[PATH_MAX], *text, *line, *save = NULL;
+	char *text, *line, *save = NULL;
 
-	if (xsnprintf(path, sizeof(path), "%s/etc/environment", rootfs) < 0)
-		return err_set(e, EXIT_CTRUN, "image root path too long");
-	/* A symlink here could point anywhere on the host: read only a plain file. */
-	{
-		struct stat st;
-
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-			return 0;
-	}
-	text = read_file(path, NULL);
+	text = read_image_environment(rootfs);
 	if (text == NULL)
-		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s/etc/environment", rootfs);
 	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *eq, *v;
 		size_t vl;

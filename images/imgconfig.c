@@ -1,0 +1,216 @@
+/* imgconfig.c - the image config's Env and WorkingDir into the unpacked root (see imgconfig.h). */
+#include "imgconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootpath.h"
+#include "util.h"
+
+#define ENV_TMP ".environment.ctrun-tmp"
+
+static json_object *jget(json_object *o, const char *key, json_type type)
+{
+	json_object *v;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, type))
+		return NULL;
+	return v;
+}
+
+/* The names ctrun's reader (ctr_image_environ) and enroot's accept. */
+static bool is_name(const char *s, size_t len)
+{
+	if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == len;
+}
+
+int imgconfig_parse(json_object *cfg, const char *what, struct imgconfig *c, struct err *e)
+{
+	json_object *conf = jget(cfg, "config", json_type_object), *env, *wd;
+
+	memset(c, 0, sizeof(*c));
+	env = jget(conf, "Env", json_type_array);
+	for (size_t i = 0; env != NULL && i < json_object_array_length(env); i++) {
+		json_object *s = json_object_array_get_idx(env, i);
+		const char *v, *eq;
+		size_t len;
+
+		if (!json_object_is_type(s, json_type_string)) {
+			err_set(e, EXIT_CTRUN, "%s: config.Env[%zu] is not a string", what, i);
+			goto fail;
+		}
+		v = json_object_get_string(s);
+		len = (size_t)json_object_get_string_len(s);
+		eq = memchr(v, '=', len);
+		if (strlen(v) != len || memchr(v, '\n', len) != NULL) {
+			/* One line per variable: a newline would split it in two. */
+			err_set(e, EXIT_CTRUN, "%s: config.Env[%zu] (%.*s) holds a %s, which "
+				"/etc/environment cannot: refused", what, i,
+				(int)strcspn(v, "=\n"), v, strlen(v) != len ? "NUL byte" : "newline");
+			goto fail;
+		}
+		if (eq == NULL || !is_name(v, (size_t)(eq - v)))
+			continue;
+		if (strv_push(&c->env, v) < 0) {
+			err_sys(e, EXIT_CTRUN, "%s", what);
+			goto fail;
+		}
+	}
+	wd = jget(conf, "WorkingDir", json_type_string);
+	if (wd != NULL && json_object_get_string_len(wd) > 0) {
+		c->workdir = strdup(json_object_get_string(wd));
+		if (c->workdir == NULL) {
+			err_sys(e, EXIT_CTRUN, "%s", what);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	imgconfig_free(c);
+	return -1;
+}
+
+/* Would `KEY=v` come back as v from a reader that strips trailing blanks and
+ * one pair of surrounding quotes (ctr_image_environ, enroot's envfmt)? */
+static bool raw_is_exact(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n > 0 && strchr(" \t\r\v\f", v[n - 1]) != NULL)
+		return false;
+	return !(n >= 2 && strchr("\"'", v[0]) != NULL && strchr("\"'", v[n - 1]) != NULL);
+}
+
+int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, struct err *e)
+{
+	FILE *f = open_memstream(text, len);
+	bool ok = f != NULL;
+
+	if (f == NULL)
+		return err_sys(e, EXIT_CTRUN, "/etc/environment");
+	for (size_t i = 0; ok && i < c->env.n; i++) {
+		const char *kv = c->env.v[i], *v = strchr(kv, '=') + 1;
+
+		if (raw_is_exact(v))
+			ok = fprintf(f, "%s\n", kv) >= 0;
+		else
+			ok = fprintf(f, "%.*s\"%s\"\n", (int)(v - kv), kv, v) >= 0;
+	}
+	if (fclose(f) != 0 || !ok) {
+		free(*text);
+		*text = NULL;
+		return err_sys(e, EXIT_CTRUN, "/etc/environment");
+	}
+	return 0;
+}
+
+/* Creates the directories of `rel` (inside rootfd, as if it were /) one
+ * component at a time: resolved first with chroot semantics, then walked with
+ * O_NOFOLLOW, so no symlink, old or raced, leads outside.  Returns an fd. */
+static int mkdir_in_root(int rootfd, const char *rel)
+{
+	char res[PATH_MAX], *p, *save = NULL;
+	int fd;
+
+	if (rootpath_resolve(rootfd, rel, true, res, sizeof(res)) < 0)
+		return -1;
+	fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 || strcmp(res, ".") == 0)
+		return fd;
+	for (p = strtok_r(res, "/", &save); p != NULL; p = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+			close(fd);
+			return -1;
+		}
+		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd;
+}
+
+/* Writes text into <etc>/environment by a temporary file and rename(2):
+ * rename replaces a symlink or file named environment, never follows it. */
+static int write_environment(int etcfd, const char *text, size_t len, struct err *e)
+{
+	int fd, r;
+
+	if (rootpath_remove(etcfd, ENV_TMP) < 0)
+		return err_sys(e, EXIT_CTRUN, "/etc/%s", ENV_TMP);
+	fd = openat(etcfd, ENV_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "/etc/environment");
+	r = write_all(fd, text, len) < 0 || fchmod(fd, 0644) < 0 ? -1 : 0;
+	if (close(fd) < 0 || r < 0)
+		goto fail;
+	if (renameat(etcfd, ENV_TMP, etcfd, "environment") < 0) {
+		/* A directory named environment: replace it as a layer would. */
+		if ((errno != EISDIR && errno != ENOTEMPTY && errno != EEXIST) ||
+		    rootpath_remove(etcfd, "environment") < 0 ||
+		    renameat(etcfd, ENV_TMP, etcfd, "environment") < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	err_sys(e, EXIT_CTRUN, "/etc/environment");
+	unlinkat(etcfd, ENV_TMP, 0);
+	return -1;
+}
+
+int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rootfd, etcfd = -1, wdfd, rv = -1;
+
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", root);
+	if (imgconfig_environment(c, &text, &len, e) < 0)
+		goto out;
+	etcfd = mkdir_in_root(rootfd, "etc");
+	if (etcfd < 0) {
+		err_sys(e, EXIT_CTRUN, "creating /etc in the image");
+		goto out;
+	}
+	if (write_environment(etcfd, text, len, e) < 0)
+		goto out;
+	/* As docker and enroot do: the working directory exists in the image. */
+	if (c->workdir != NULL) {
+		wdfd = mkdir_in_root(rootfd, c->workdir);
+		if (wdfd < 0) {
+			err_sys(e, EXIT_CTRUN, "config.WorkingDir %s: cannot create it in the image",
+				c->workdir);
+			goto out;
+		}
+		close(wdfd);
+	}
+	rv = 0;
+out:
+	free(text);
+	if (etcfd >= 0)
+		close(etcfd);
+	close(rootfd);
+	return rv;
+}
+
+void imgconfig_free(struct imgconfig *c)
+{
+	strv_free(&c->env);
+	free(c->workdir);
+	c->workdir = NULL;
+}
