@@ -189,27 +189,6 @@ out:
 	return rv;
 }
 
-int cmd_bench(struct options *o, struct err *e)
-{
-	struct bench_params p;
-	struct strv args = { 0 };
-	int rv = bench_parse_args(o->command.v, o->command.n, &p, e);
-
-	if (rv != 0)
-		return rv > 0 ? 0 : -1;
-	/* The workers parse the same words; settings from ctrun's own layers
-	 * (--json before the word, CTRUN_RDZV_TIMEOUT) travel as flags. */
-	if (strv_extend(&args, o->command.v) < 0 || (o->json && strv_push(&args, "--json") < 0) ||
-	    (p.timeout == 0 && strv_pushf(&args, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0)) {
-		err_sys(e, EXIT_CTRUN, "worker argv");
-		goto out;
-	}
-	rv = check_launch_workers(o, "bench", &args, e);
-out:
-	strv_free(&args);
-	return rv;
-}
-
 struct bench {
 	const struct bench_params *p;
 	struct rdzv *r;

@@ -1,5 +1,6 @@
 /* check.h - what `ctrun check` and `ctrun bench` share: running ctrun
- * itself as the workers of a job, a worker's view of its environment,
+ * itself (with --image: build/ctrun-worker inside the container) as the
+ * workers of a job, a worker's view of its environment,
  * the per-rank row, and the preflight diagnoses (pure, unit tested). */
 #ifndef CTRUN_CHECK_H
 #define CTRUN_CHECK_H

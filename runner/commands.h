@@ -10,8 +10,8 @@
 #include "options.h"
 
 int cmd_shell(struct options *o, struct err *e);  /* runner/shell.c */
-int cmd_check(struct options *o, struct err *e);  /* runner/check.c */
-int cmd_bench(struct options *o, struct err *e);  /* runner/bench.c */
+int cmd_check(struct options *o, struct err *e);  /* runner/check_launch.c */
+int cmd_bench(struct options *o, struct err *e);  /* runner/check_launch.c */
 int cmd_cache(struct options *o, struct err *e);  /* runner/cache_cmd.c */
 int cmd_hooks(struct options *o, struct err *e);  /* runner/hooks_cmd.c */
 /* Internal: a worker process of `check`/`bench` (argv after the word). */

@@ -20,6 +20,11 @@
 
 enum ctr_runtime { RT_NONE, RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI };
 
+/* build/ctrun-worker in the container: the workers of `check` and `bench`
+ * (ctrun itself needs libraries an image lacks).  A run whose command is
+ * this path gets it mounted there, next to the agent. */
+#define CTR_WORKER_BIN "/.ctrun/worker"
+
 const char *ctr_runtime_name(enum ctr_runtime rt);
 
 /* A device node passed through (GPUs): what stat(2) says about it. */
@@ -118,6 +123,11 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		     struct err *e);
 /* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
+
+/* ctr_worker.c: 0 when ctrun-worker (`worker`, on the host) can run in the
+ * image whose root file system is the host directory `rootfs` (NULL: not
+ * known, not checked); else EXIT_CTRUN: the image has no C library. */
+int ctr_worker_check(const char *rootfs, const char *image, const char *worker, struct err *e);
 
 /* The image's own environment from its /etc/environment (enroot's
  * convention: KEY=VALUE lines, surrounding quotes stripped), into env. */

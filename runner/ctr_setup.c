@@ -299,6 +299,12 @@ static bool has_mount(const struct ctr_mounts *ms, const char *path)
 	return false;
 }
 
+/* `check` and `bench` in an image: their workers are ctrun-worker (check_launch.c). */
+static bool runs_worker(const struct options *o, bool agent)
+{
+	return agent && o->command.n > 0 && strcmp(o->command.v[0], CTR_WORKER_BIN) == 0;
+}
+
 static int add_mounts(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		      const char *cwd, bool agent, struct err *e)
 {
@@ -339,10 +345,23 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 	if (agent && (mounts_add(ms, c->rundir, AGENT_DIR, true, false, e) < 0 ||
 		      mounts_add(ms, c->agent, AGENT_BIN, true, true, e) < 0))
 		return -1;
+	if (runs_worker(o, agent)) {
+		char worker[PATH_MAX] = "";
+
+		if (sibling("ctrun-worker", worker, sizeof(worker)) < 0)
+			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
+				       "runs the workers of check and bench inside the container",
+				       worker);
+		if (ctr_worker_check(c->rootfs_real ? c->spec.rootfs : NULL, c->image, worker,
+				     e) < 0 ||
+		    mounts_add(ms, worker, CTR_WORKER_BIN, true, true, e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
-static int make_rundir(struct ctr_setup *c, const char *host, bool agent, struct err *e)
+static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool worker,
+		       struct err *e)
 {
 	char path[PATH_MAX];
 	int fd;
@@ -356,12 +375,16 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, struct
 	if (dprintf(fd, "%s %ld\n", host, (long)getpid()) < 0 || close(fd) < 0)
 		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
 	if (agent) {
-		if (xsnprintf(path, sizeof(path), "%s/agent", c->rundir) < 0)
-			return err_set(e, EXIT_CTRUN, "run directory path too long");
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return err_sys(e, EXIT_CTRUN, "%s", path);
-		close(fd);
+		/* Mount points of the binaries: the run directory is mounted read-only. */
+		for (const char *const *f = (const char *const[]){ "agent", worker ? "worker" : NULL,
+								 NULL }; *f; f++) {
+			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0)
+				return err_set(e, EXIT_CTRUN, "run directory path too long");
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0)
+				return err_sys(e, EXIT_CTRUN, "%s", path);
+			close(fd);
+		}
 		for (const char *const *f = (const char *const[]){ "events", "control", NULL }; *f;
 		     f++)
 			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0 ||
@@ -482,7 +505,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	}
 	if (gpus(c, o, t, envp, e) < 0)
 		return -1;
-	if (!o->dry_run && make_rundir(c, t->host, agent, e) < 0)
+	if (!o->dry_run && make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0)
 		return -1;
 	return 0;
 }
