@@ -657,59 +657,6 @@ static void test_own_failure_after_some_workers_started_kills_them(void **state)
 	free(err);
 }
 
-static void test_resolve_finds_command_in_path(void **state)
-{
-	char out[PATH_MAX];
-	struct err e = { 0 };
-
-	(void)state;
-	assert_int_equal(command_resolve("sh", "/nonexistent:/bin", out, sizeof(out), &e), 0);
-	assert_string_equal(out, "/bin/sh");
-}
-
-static void test_resolve_missing_command_is_127(void **state)
-{
-	char out[PATH_MAX];
-	struct err e = { 0 };
-
-	(void)state;
-	assert_int_equal(command_resolve("ctrun-no-such-cmd", "/bin:/usr/bin", out, sizeof(out),
-					 &e), -1);
-	assert_int_equal(e.code, 127);
-	assert_string_equal(e.msg, "command not found: ctrun-no-such-cmd");
-	assert_int_equal(command_resolve("/nonexistent/x", NULL, out, sizeof(out), &e), -1);
-	assert_int_equal(e.code, 127);
-}
-
-static void test_resolve_directory_or_non_executable_is_126(void **state)
-{
-	char out[PATH_MAX];
-	struct err e = { 0 };
-
-	(void)state;
-	prepare(&rn, 0, "");
-	touch(path_in(&rn, "tool"));
-	assert_int_equal(command_resolve("tool", rn.dir, out, sizeof(out), &e), -1);
-	assert_int_equal(e.code, 126);
-	assert_int_equal(command_resolve(rn.dir, NULL, out, sizeof(out), &e), -1);
-	assert_int_equal(e.code, 126);
-	assert_non_null(strstr(e.msg, "is a directory"));
-}
-
-/* Like execvp: a later executable match beats an earlier unusable one. */
-static void test_resolve_skips_non_executable_match(void **state)
-{
-	char path[PATH_MAX], out[PATH_MAX];
-	struct err e = { 0 };
-
-	(void)state;
-	prepare(&rn, 0, "");
-	touch(path_in(&rn, "sh"));
-	snprintf(path, sizeof(path), "%s:/bin", rn.dir);
-	assert_int_equal(command_resolve("sh", path, out, sizeof(out), &e), 0);
-	assert_string_equal(out, "/bin/sh");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,10 +681,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_cpu_affinity_is_applied_in_the_worker, teardown),
 		cmocka_unit_test_teardown(test_unusable_log_dir_is_ctrun_failure, teardown),
 		cmocka_unit_test_teardown(test_own_failure_after_some_workers_started_kills_them, teardown),
-		cmocka_unit_test_teardown(test_resolve_finds_command_in_path, teardown),
-		cmocka_unit_test_teardown(test_resolve_missing_command_is_127, teardown),
-		cmocka_unit_test_teardown(test_resolve_directory_or_non_executable_is_126, teardown),
-		cmocka_unit_test_teardown(test_resolve_skips_non_executable_match, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
