@@ -21,14 +21,13 @@
 #include "hostlist.h"
 #include "slurmlib.h"
 
-
 /* ---- helpers -------------------------------------------------------- */
 
 /* s with unprintable bytes as \xNN, for failure messages. */
 static __attribute__((unused)) const char *show(const char *s)
 {
-	static __attribute__((unused)) char buf[4][512];
-	static __attribute__((unused)) int k;
+	static char buf[4][512];
+	static int k;
 	char *b = buf[k++ % 4];
 	size_t len = 0;
 
