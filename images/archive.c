@@ -7,8 +7,6 @@
  * outer file is reopened per member: libarchive skips the other members by
  * seeking, which costs nothing next to unpacking.  Last, the image config's
  * Env and WorkingDir go into the root (imgconfig.c), as enroot's import does. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -16,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive_dl.h"
 #include "imgconfig.h"
 #include "layer.h"
 #include "progress.h"
@@ -373,6 +372,8 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	const char *base = strrchr(path, '/');
 	int rv = -1;
 
+	if (archive_dl_load(e) < 0)
+		return err_wrap(e, "%s", path);
 	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(path, &layers, config, sizeof(config), e)
 					  : oci_layers(path, &layers, config, sizeof(config), e)) < 0)
 		goto out;
@@ -406,13 +407,17 @@ out:
 
 int archive_detect(const char *path, enum image_kind *kind, struct err *e)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 	struct archive_entry *ent;
 	bool docker = false, oci = false;
 	char clean[PATH_MAX];
 	int r;
 
 	*kind = IMAGE_UNKNOWN;
+	/* Neither squashfs nor SIF (image.c looked first): only libarchive can tell. */
+	if (archive_dl_load(e) < 0)
+		return err_wrap(e, "image %s", path);
+	a = archive_read_new();
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
 	archive_read_support_filter_all(a);

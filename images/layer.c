@@ -1,7 +1,6 @@
 /* layer.c - one layer onto a root directory, whiteouts included (see layer.h). */
 #include "layer.h"
 
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "rootpath.h"
 
 #define WH_PREFIX ".wh."
@@ -249,6 +249,10 @@ int layer_apply(struct archive *in, const char *root, const char *what, struct e
 	struct archive_entry *ent;
 	int rootfd = -1, cwd = -1, r, rv = -1;
 
+	/* Loaded already when `in` came from archive.c; a caller's own reader
+	 * (the unit tests') comes from the same library, so the calls match. */
+	if (archive_dl_load(e) < 0)
+		return err_wrap(e, "%s", what);
 	if (is_root())
 		flags |= ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_XATTR;
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -15,7 +15,8 @@ int squashfs_unpack(const char *path, unsigned long long offset, unsigned long l
 int sif_unpack(const char *path, const char *dest, bool progress, struct err *e);
 
 /* archive.c: IMAGE_DOCKER_ARCHIVE, IMAGE_OCI_ARCHIVE or IMAGE_UNKNOWN for a
- * file that libarchive reads as a tar (possibly compressed). -1 only on I/O errors. */
+ * file that libarchive reads as a tar (possibly compressed). -1 only on I/O errors or when
+ * libarchive cannot be loaded (archive_dl.h). */
 int archive_detect(const char *path, enum image_kind *kind, struct err *e);
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
 		   struct err *e);
