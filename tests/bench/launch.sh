@@ -84,6 +84,8 @@ no-op Python worker (\`$PY noop.py\`), hyperfine, $runs runs (torchrun: 3).
 | torchrun (Debian) | \`$tr\` | $tm ± $ts |
 
 ctrun / bare srun = **$ratio×** (target ≤ 1.2×).
+(Bare srun starts 4 Slurm tasks; ctrun starts one per node and forks the 2 workers itself, which
+is cheaper than Slurm's per-task launch, hence a ratio below 1.)
 
 | measure | result | target | command |
 |---|---|---|---|
