@@ -15,8 +15,31 @@ logs=$repo/build/tests/integration
 mkdir -p "$logs"
 
 "$cluster" down >/dev/null 2>&1 || true # what a killed earlier run left
-trap '"$cluster" down' EXIT
+# ctrun keeps per-user run directories under $TMPDIR; tests get a private
+# one (every node and test user can reach it: /tmp is shared) that goes away.
+TMPDIR=$(mktemp -d /tmp/ctrun-it-tmp.XXXXXX)
+chmod 1777 "$TMPDIR"
+export TMPDIR
+# Tests run as root and as a test user with ctrun's default node caches
+# (/tmp/ctrun-cache-UID): those this run creates go at the end, ones that
+# were there before stay.
+caches_before=$(ls -d /tmp/ctrun-cache-* 2>/dev/null || true)
+cleanup() {
+	"$cluster" down
+	rm -rf "$TMPDIR"
+	for d in /tmp/ctrun-cache-*; do
+		[ -d "$d" ] && ! grep -qxF "$d" <<<"$caches_before" && rm -rf "$d"
+	done
+	return 0
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
+# The test images (busybox: seconds; torch: debootstrap + python3-torch,
+# minutes the first time, then cached in /var/cache/ctrun-tests).  A
+# container test whose image could not be built says so and skips.
+echo "building test images (log: $logs/images.log)"
+tests/images/build.sh busybox torch > "$logs/images.log" 2>&1 ||
+	echo "test images: build failed, container tests will skip: $(tail -1 "$logs/images.log")"
 if ! "$cluster" up > "$logs/cluster-up.log" 2>&1; then
 	cat "$logs/cluster-up.log"
 	echo "integration: 0 passed, 1 failed, 0 skipped (cluster did not come up)"
