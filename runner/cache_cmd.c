@@ -112,6 +112,10 @@ int cmd_cache(struct options *o, struct err *e)
 
 	if (n == 0)
 		return err_set(e, EXIT_USAGE, "%s", cache_usage);
+	if (strcmp(w[0], "-h") == 0 || strcmp(w[0], "--help") == 0) {
+		printf("%s\n", cache_usage);
+		return 0;
+	}
 	if (cache_cfg_from_options(o, &c, dir, sizeof(dir), e) < 0)
 		return -1;
 	if (strcmp(w[0], "list") == 0 && n == 1)

@@ -368,6 +368,11 @@ int cmd_hooks(struct options *o, struct err *e)
 	bool install;
 	int ret;
 
+	if (o->command.n > 0 && (strcmp(o->command.v[0], "-h") == 0 ||
+				 strcmp(o->command.v[0], "--help") == 0)) {
+		printf("%s\n", usage);
+		return 0;
+	}
 	if (parse_args(&o->command, &a, e) < 0)
 		return -1;
 	if (a.nwords == 0)
