@@ -21,6 +21,7 @@
 #include "hostlist.h"
 #include "slurmlib.h"
 #include "tasks.h"
+#include "../unit/slurm_lenient.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -68,66 +69,6 @@ static void check_error(const char *in, const struct strv *out, const struct err
 		die("error left output behind", in, e->msg);
 	if (e->code != EXIT_CTRUN || e->msg[0] == '\0' || strchr(e->msg, '\n') != NULL)
 		die("error without a one-line message and code 125", in, e->msg);
-}
-
-/* Same rules as libslurm_lenient() in tests/unit/test_hostlist.c: where
- * libslurm 22.05 answers and the builtin refuses on purpose. */
-static bool libslurm_lenient(const char *s)
-{
-	size_t groups = 0;
-	bool inside = false;
-
-	for (size_t i = 0; s[i] != '\0'; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return true;
-		if (c == '[') {
-			if (inside || ++groups >= 3)
-				return true;
-			inside = true;
-		} else if (c == ']') {
-			if (!inside)
-				return true;
-			inside = false;
-		} else if (!inside && (c == ',' || c == ' ' || c == '\t')) {
-			groups = 0;
-		}
-		if (c >= '0' && c <= '9' && (i == 0 || s[i - 1] < '0' || s[i - 1] > '9')) {
-			unsigned long v = 0;
-			bool big = false;
-			size_t j = i;
-
-			for (; s[j] >= '0' && s[j] <= '9'; j++) {
-				if (v > (ULONG_MAX - (unsigned)(s[j] - '0')) / 10)
-					big = true;
-				else
-					v = v * 10 + (unsigned)(s[j] - '0');
-			}
-			if ((big || v == ULONG_MAX) &&
-			    (inside || s[j] == '\0' || s[j] == ',' || s[j] == ' ' || s[j] == '\t'))
-				return true;
-		}
-		if (inside && c != '[') {
-			bool start = s[i - 1] == '[' || s[i - 1] == ',';
-
-			if (c != ',' && c != ']' && c != '-' && (c < '0' || c > '9'))
-				return true;
-			if (start && (c == '-' || c == ',' || c == ']'))
-				return true;
-			if (c == '-' && (s[i + 1] < '0' || s[i + 1] > '9'))
-				return true;
-			if (c == '-') {
-				size_t j = i + 1;
-
-				while (s[j] >= '0' && s[j] <= '9')
-					j++;
-				if (s[j] == '-')
-					return true;
-			}
-		}
-	}
-	return inside;
 }
 
 static void fuzz_hostlist(const char *in)
