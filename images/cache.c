@@ -31,39 +31,6 @@
 #include "rootpath.h"
 #include "util.h"
 
-int cache_parse_size(const char *s, unsigned long long *out)
-{
-	static const char units[] = "KMGTP";
-	char *end = NULL;
-	double v;
-
-	if (s == NULL || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s)
-		return -1;
-	if (*end != '\0') {
-		const char *u = strchr(units, toupper((unsigned char)*end));
-
-		if (u == NULL || *u == '\0')
-			return -1;
-		for (long i = 0; i <= u - units; i++)
-			v *= 1024.0;
-		end++;
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if (*end == 'b' || *end == 'B')
-			end++;
-		if (*end != '\0')
-			return -1;
-	}
-	if (v < 0 || v >= 1.8e19)
-		return -1;
-	*out = (unsigned long long)v;
-	return 0;
-}
-
 int cache_default_dir(char *buf, size_t size, struct err *e)
 {
 	const char *env = getenv("CTRUN_CACHE_DIR");

@@ -59,9 +59,6 @@ int cache_create_once_e(const char *lock_path, const char *final_path,
 			int (*create)(const char *tmp_path, void *arg, struct err *e), void *arg,
 			bool quiet, struct err *e);
 
-/* "123", "50G", "1.5T", "512M", "10k" (powers of 1024) to bytes; -1 on anything else. */
-int cache_parse_size(const char *s, unsigned long long *out);
-
 /* The default cache root when config says nothing: $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID. */
 int cache_default_dir(char *buf, size_t size, struct err *e);
 

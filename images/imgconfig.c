@@ -214,3 +214,96 @@ void imgconfig_free(struct imgconfig *c)
 	free(c->workdir);
 	c->workdir = NULL;
 }
+
+/* The image's /etc/environment as the container sees it: resolved inside the
+ * root (an image's /etc or /etc/environment symlink may name a host path), and
+ * only a plain file.  NULL with errno ENOENT when there is none. */
+static char *read_image_environment(const char *rootfs)
+{
+	char rel[PATH_MAX], *text = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+	int rootfd = open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, saved;
+	ssize_t n = 0;
+
+	if (rootfd < 0)
+		return NULL;
+	/* A link loop or a file in the way: the container has no such file either. */
+	if (rootpath_resolve(rootfd, "etc/environment", true, rel, sizeof(rel)) < 0 ||
+	    (fd = openat(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			errno = ENOENT;
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENOENT;
+		goto fail;
+	}
+	do {
+		if (len + 1 >= cap) {
+			char *t = realloc(text, cap = cap ? cap * 2 : 4096);
+
+			if (t == NULL)
+				goto fail;
+			text = t;
+		}
+		n = read(fd, text + len, cap - len - 1);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0)
+		goto fail;
+	text[len] = '\0';
+	close(fd);
+	close(rootfd);
+	return text;
+fail:
+	saved = errno;
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	errno = saved;
+	return NULL;
+}
+
+int image_environ_read(const char *rootfs, struct strv *env, struct err *e)
+{
+	char *text, *line, *save = NULL;
+
+	text = read_image_environment(rootfs);
+	if (text == NULL)
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s/etc/environment", rootfs);
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *eq, *v;
+		size_t vl;
+
+		line += strspn(line, " \t");
+		if (*line == '#' || *line == '\0')
+			continue;
+		if (strncmp(line, "export ", 7) == 0)
+			line += 7;
+		eq = strchr(line, '=');
+		if (eq == NULL || eq == line || strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+					"nopqrstuvwxyz0123456789_") != (size_t)(eq - line) ||
+		    (line[0] >= '0' && line[0] <= '9'))
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		vl = strlen(v);
+		while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t' || v[vl - 1] == '\r'))
+			v[--vl] = '\0';
+		if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && (v[vl - 1] == '"' || v[vl - 1] == '\'')) {
+			v[vl - 1] = '\0';
+			v++;
+		}
+		if (strv_setenv(env, line, v, 1) < 0) {
+			free(text);
+			return err_sys(e, EXIT_CTRUN, "image environment");
+		}
+	}
+	free(text);
+	return 0;
+}

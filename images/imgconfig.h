@@ -6,7 +6,7 @@
  * whatever the layers put there (its generated file is the top overlay layer),
  * and creates `config.WorkingDir`.  ctrun does the same at unpack time, so the
  * runtime adapters read the image's environment where they read it for every
- * other image kind (ctr_image_environ). */
+ * other image kind (image_environ_read). */
 #ifndef CTRUN_IMGCONFIG_H
 #define CTRUN_IMGCONFIG_H
 
@@ -40,5 +40,9 @@ int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, s
 int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e);
 
 void imgconfig_free(struct imgconfig *c);
+
+/* The image's own environment from its /etc/environment (enroot's
+ * convention: KEY=VALUE lines, surrounding quotes stripped), into env. */
+int image_environ_read(const char *rootfs, struct strv *env, struct err *e);
 
 #endif

@@ -1,5 +1,7 @@
 /* commands.h - the subcommands main dispatches to, one file each.
  *
+ * runner/ holds main.c and one file per subcommand, over the concern
+ * folders (config, slurm, launch, supervise, container, check, ...).
  * Each takes the loaded options (o->command holds the words after the
  * subcommand, for those that parse their own flags) and returns ctrun's
  * exit status (>= 0), or -1 with e filled. */
@@ -8,13 +10,17 @@
 
 #include "err.h"
 #include "options.h"
+#include "topology.h"
 
-int cmd_shell(struct options *o, struct err *e);  /* runner/shell.c */
-int cmd_check(struct options *o, struct err *e);  /* runner/check_launch.c */
-int cmd_bench(struct options *o, struct err *e);  /* runner/check_launch.c */
-int cmd_cache(struct options *o, struct err *e);  /* runner/cache_cmd.c */
-int cmd_hooks(struct options *o, struct err *e);  /* runner/hooks_cmd.c */
-/* Internal: a worker process of `check`/`bench` (argv after the word). */
-int cmd_worker(struct options *o, struct err *e); /* runner/check.c */
+int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
+int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
+int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
+int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
+int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
+int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
+
+/* This node's workers of a run, with its restarts: forked here, or with
+ * o->image inside a container (cmd_run.c). */
+int run_workers(const struct options *o, struct topo *t, char *const *envp, struct err *e);
 
 #endif

@@ -1,44 +1,15 @@
-/* main.c - ctrun's entry: load options, work out the topology, dispatch
- * the subcommand, print the one error line and exit with its code. */
+/* main.c - ctrun's entry: load options, dispatch the subcommand, print
+ * the one error line and exit with its code. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "check.h"
 #include "commands.h"
 #include "err.h"
-#include "launch.h"
 #include "options.h"
-#include "topology.h"
 
 extern char **environ;
-
-static int run(struct options *o, struct err *e)
-{
-	struct topo t;
-	int rv = -1;
-
-	if (launch_topology(o, &t, e) < 0)
-		goto out;
-	if (t.mode == MODE_BATCH) {
-		if (o->cmd == CMD_RUN && o->command.n == 0) {
-			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
-			goto out;
-		}
-		rv = batch_run(o, &t, environ, e);
-		goto out;
-	}
-	if (o->cmd == CMD_ENV) {
-		if (launch_prepare(&t, e) < 0 || launch_print_env(o, &t, environ, e) < 0)
-			goto out;
-		rv = 0;
-		goto out;
-	}
-	rv = launch_local(o, &t, environ, e);
-out:
-	topo_free(&t);
-	return rv;
-}
 
 int main(int argc, char **argv)
 {
@@ -61,7 +32,7 @@ int main(int argc, char **argv)
 		if (o.cmd == CMD_RUN && o.image != NULL && o.command.n == 0)
 			status = cmd_shell(&o, &e);
 		else
-			status = run(&o, &e);
+			status = cmd_run(&o, &e);
 		break;
 	case CMD_SHELL:
 		status = cmd_shell(&o, &e);
@@ -79,7 +50,7 @@ int main(int argc, char **argv)
 		status = cmd_hooks(&o, &e);
 		break;
 	case CMD_WORKER:
-		status = cmd_worker(&o, &e);
+		status = check_worker_main(o.command.v, o.command.n, &e);
 		break;
 	}
 	if (status >= 0)

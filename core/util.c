@@ -1,0 +1,188 @@
+/* util.c - strict number parsing and small file helpers (see util.h). */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end = NULL;
+	long v;
+
+	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t' || *s == '+') {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		if (errno == 0)
+			errno = EINVAL;
+		return -1;
+	}
+	if (v < min || v > max) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int parse_bool(const char *s, bool *out)
+{
+	static const char *yes[] = { "1", "true", "yes", "on" };
+	static const char *no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int xsnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (ret < 0 || (size_t)ret >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return ret;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	char *buf = NULL, *tmp;
+	size_t cap = 0, n = 0;
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap = cap ? cap * 2 : 4096;
+			tmp = realloc(buf, cap);
+			if (tmp == NULL)
+				goto fail;
+			buf = tmp;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+int mkdir_p(const char *path, unsigned mode)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (xsnprintf(buf, sizeof(buf), "%s", path) < 0)
+		return -1;
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, (mode_t)mode) < 0) {
+		if (errno != EEXIST)
+			return -1;
+		if (stat(buf, &st) < 0)
+			return -1;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int parse_size(const char *s, unsigned long long *out)
+{
+	static const char units[] = "KMGTP";
+	char *end = NULL;
+	double v;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end != '\0') {
+		const char *u = strchr(units, toupper((unsigned char)*end));
+
+		if (u == NULL || *u == '\0')
+			return -1;
+		for (long i = 0; i <= u - units; i++)
+			v *= 1024.0;
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end != '\0')
+			return -1;
+	}
+	if (v < 0 || v >= 1.8e19)
+		return -1;
+	*out = (unsigned long long)v;
+	return 0;
+}

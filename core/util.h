@@ -1,0 +1,24 @@
+/* util.h - small strict parsers and file helpers shared by every layer. */
+#ifndef CTRUN_UTIL_H
+#define CTRUN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whole-string decimal integer in [min, max]; -1 (errno EINVAL/ERANGE) otherwise. */
+int parse_long(const char *s, long min, long max, long *out);
+/* "123", "50G", "1.5T", "512M", "10k" (powers of 1024) to bytes; -1 on anything else. */
+int parse_size(const char *s, unsigned long long *out);
+/* "1", "true", "yes", "on" / "0", "false", "no", "off" (case-insensitive). */
+int parse_bool(const char *s, bool *out);
+/* snprintf that fails (-1, errno ENAMETOOLONG) instead of truncating. */
+int xsnprintf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Reads a small file whole (NUL-terminated); caller frees. */
+char *read_file(const char *path, size_t *len);
+/* mkdir -p with mode; 0 if it exists already as a directory. */
+int mkdir_p(const char *path, unsigned mode);
+/* write(2) the whole buffer, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif

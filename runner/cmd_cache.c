@@ -1,0 +1,149 @@
+/* cache_cmd.c - `ctrun cache list|create|remove|gc|dir|id`: the node cache by hand.
+ *
+ *   list                  id, size, last use and image of every entry, least recently used first
+ *   create IMAGE...       make sure IMAGE is unpacked in this node's cache; prints the rootfs
+ *   remove IMAGE|ID...    delete entries (refused while a container uses one)
+ *   gc [--budget SIZE]    delete least recently used entries until the cache fits SIZE
+ *   dir                   print the cache directory      id IMAGE   print IMAGE's cache id
+ * Run it on a node (srun ... ctrun cache create IMG warms every node's cache). */
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "container.h"
+#include "util.h"
+
+static const char cache_usage[] =
+	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID... | gc [--budget SIZE] | dir | id IMAGE";
+
+static void human(unsigned long long b, char *buf, size_t size)
+{
+	static const char units[] = "BKMGTP";
+	double v = (double)b;
+	int u = 0;
+
+	while (v >= 1024.0 && u < 5) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%lluB", b);
+	else
+		snprintf(buf, size, "%.1f%c", v, units[u]);
+}
+
+static int do_list(const struct cache_cfg *c, struct err *e)
+{
+	struct cache_entry *v;
+	unsigned long long total = 0;
+	size_t n;
+
+	if (cache_list(c, &v, &n, e) < 0)
+		return -1;
+	printf("%-32s  %8s  %-19s  %s\n", "ID", "SIZE", "LAST USE", "IMAGE");
+	for (size_t i = 0; i < n; i++) {
+		char size[32], when[32] = "-";
+		time_t t = (time_t)v[i].last_use;
+		struct tm tm;
+
+		human(v[i].bytes, size, sizeof(size));
+		if (t > 0 && localtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%-32s  %8s  %-19s  %s\n", v[i].id, size, when,
+		       v[i].image[0] ? v[i].image : "?");
+		total += v[i].bytes;
+	}
+	{
+		char t[32];
+
+		human(total, t, sizeof(t));
+		printf("%zu entr%s, %s in %s\n", n, n == 1 ? "y" : "ies", t, c->dir);
+	}
+	free(v);
+	return 0;
+}
+
+/* An existing file names an image (its current identity); else an entry id. */
+static int remove_one(const struct cache_cfg *c, const char *arg, struct err *e)
+{
+	char id[CACHE_ID_MAX];
+	struct stat st;
+
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		if (cache_identity(arg, id, sizeof(id), e) < 0)
+			return -1;
+		return cache_remove(c, id, true, e) < 0 ? err_wrap(e, "%s", arg) : 0;
+	}
+	return cache_remove(c, arg, true, e);
+}
+
+int cmd_cache(struct options *o, struct err *e)
+{
+	char dir[PATH_MAX], rootfs[PATH_MAX], id[CACHE_ID_MAX];
+	struct cache_cfg c;
+	char **w = o->command.v;
+	size_t n = o->command.n;
+
+	if (n == 0)
+		return err_set(e, EXIT_USAGE, "%s", cache_usage);
+	if (strcmp(w[0], "-h") == 0 || strcmp(w[0], "--help") == 0) {
+		printf("%s\n", cache_usage);
+		return 0;
+	}
+	if (ctr_cache_cfg(o, &c, dir, sizeof(dir), e) < 0)
+		return -1;
+	if (strcmp(w[0], "list") == 0 && n == 1)
+		return do_list(&c, e) < 0 ? -1 : 0;
+	if (strcmp(w[0], "dir") == 0 && n == 1) {
+		printf("%s\n", c.dir);
+		return 0;
+	}
+	if (strcmp(w[0], "id") == 0 && n == 2) {
+		if (cache_identity(w[1], id, sizeof(id), e) < 0)
+			return -1;
+		printf("%s\n", id);
+		return 0;
+	}
+	if (strcmp(w[0], "create") == 0 && n >= 2) {
+		for (size_t i = 1; i < n; i++) {
+			if (cache_get_rootfs(&c, w[i], rootfs, sizeof(rootfs), e) < 0)
+				return -1;
+			printf("%s\n", rootfs);
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "remove") == 0 && n >= 2) {
+		for (size_t i = 1; i < n; i++)
+			if (remove_one(&c, w[i], e) < 0)
+				return -1;
+		return 0;
+	}
+	if (strcmp(w[0], "gc") == 0 && (n == 1 || n == 3)) {
+		unsigned long long budget = c.budget_bytes, freed;
+		char f[32];
+
+		if (n == 3) {
+			if (strcmp(w[1], "--budget") != 0)
+				return err_set(e, EXIT_USAGE, "%s", cache_usage);
+			if (parse_size(w[2], &budget) < 0)
+				return err_set(e, EXIT_USAGE, "--budget: '%s' is not a size (bytes, or "
+					       "with K, M, G, T)", w[2]);
+		} else if (budget == 0) {
+			return err_set(e, EXIT_USAGE, "cache gc: no budget (give --budget SIZE or set "
+				       "[cache] budget)");
+		}
+		if (cache_gc(&c, budget, &freed, e) < 0)
+			return -1;
+		human(freed, f, sizeof(f));
+		if (!o->quiet)
+			printf("freed %s in %s\n", f, c.dir);
+		return 0;
+	}
+	return err_set(e, EXIT_USAGE, "%s", cache_usage);
+}

@@ -1,0 +1,154 @@
+/* cmd_check.c - the host side of `ctrun check` and `ctrun bench`: their
+ * words turned into workers launched like a training job.  Kept apart from
+ * the workers' own code (runner/check/), which also builds
+ * build/ctrun-worker, the binary that runs them inside an image and needs
+ * none of ctrun's launcher (nor its libraries). */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "bench.h"
+#include "commands.h"
+#include "rt.h"
+#include "launch.h"
+#include "netinfo.h"
+#include "topology.h"
+#include "strv.h"
+#include "util.h"
+
+extern char **environ;
+
+/* A loopback MASTER_ADDR works on one node and hangs on two.  The first
+ * node's own name mapping to 127.0.1.1 is fine (launch_prepare replaces it
+ * there), a literal loopback address or a name that is loopback on another
+ * node is not. */
+static int master_loopback(const struct topo *t, struct err *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	unsigned char buf[sizeof(struct in6_addr)];
+	char first[INET6_ADDRSTRLEN] = "";
+	bool literal;
+
+	if (t->nnodes <= 1 || getaddrinfo(t->master_addr, NULL, &hints, &res) != 0)
+		return 0;
+	for (struct addrinfo *a = res; a != NULL; a = a->ai_next) {
+		char num[INET6_ADDRSTRLEN];
+
+		if (getnameinfo(a->ai_addr, a->ai_addrlen, num, sizeof(num), NULL, 0,
+				NI_NUMERICHOST) != 0)
+			continue;
+		if (!net_is_loopback(num)) {
+			freeaddrinfo(res);
+			return 0;
+		}
+		if (first[0] == '\0')
+			snprintf(first, sizeof(first), "%s", num);
+	}
+	freeaddrinfo(res);
+	literal = inet_pton(AF_INET, t->master_addr, buf) == 1 ||
+		  inet_pton(AF_INET6, t->master_addr, buf) == 1 ||
+		  strcmp(t->master_addr, "localhost") == 0;
+	if (t->node_rank == 0 && !literal)
+		return 0;
+	return err_set(e, 1, "master resolves to loopback: MASTER_ADDR '%s' is %s on %s, but the "
+		       "job spans %ld nodes and the others cannot reach it (pass --master-addr "
+		       "with the first node's address, or fix /etc/hosts)", t->master_addr, first,
+		       t->host, t->nnodes);
+}
+
+/* Launches `ctrun __worker WORD ARGS...` like a training job (any launch
+ * mode; from a batch script through srun first), with the worker's output
+ * unprefixed: rank 0 prints the report.  Returns ctrun's exit status. */
+static int launch_workers(struct options *o, const char *word, const struct strv *args,
+			 struct err *e)
+{
+	char self[PATH_MAX];
+	struct topo t;
+	int rv = -1;
+
+	if (launch_topology(o, &t, e) < 0)
+		goto out;
+	if (t.mode == MODE_BATCH) { /* srun runs this same command once per node */
+		rv = batch_run(o, &t, environ, e);
+		goto out;
+	}
+	if (master_loopback(&t, e) < 0) {
+		err_wrap(e, "%s", word);
+		goto out;
+	}
+	/* The workers are ctrun itself, found the way batch mode finds it.
+	 * In an image they are ctrun-worker instead: the container set-up
+	 * mounts it at CTR_WORKER_BIN when that is the command (ctrun needs
+	 * libraries the image lacks; see docs/bench.md). */
+	if (o->image != NULL) {
+		snprintf(self, sizeof(self), "%s", CTR_WORKER_BIN);
+	} else if (realpath("/proc/self/exe", self) == NULL) {
+		err_sys(e, EXIT_CTRUN, "finding ctrun's own path");
+		goto out;
+	}
+	strv_free(&o->command);
+	if (strv_push(&o->command, self) < 0 || strv_push(&o->command, "__worker") < 0 ||
+	    strv_push(&o->command, word) < 0) {
+		err_sys(e, EXIT_CTRUN, "worker argv");
+		goto out;
+	}
+	for (size_t i = 0; i < args->n; i++)
+		if (strv_push(&o->command, args->v[i]) < 0) {
+			err_sys(e, EXIT_CTRUN, "worker argv");
+			goto out;
+		}
+	/* Rank 0 alone prints the report, and parsers of nccl-tests output
+	 * read it as it is: no "[rank0]: " prefix.  A check is not retried. */
+	o->prefix = false;
+	o->no_python = true;
+	o->max_restarts = 0;
+	rv = run_workers(o, &t, environ, e);
+out:
+	topo_free(&t);
+	return rv;
+}
+
+int cmd_check(struct options *o, struct err *e)
+{
+	struct strv args = { 0 };
+	int rv = -1;
+
+	if (o->command.n > 0)
+		return err_set(e, EXIT_USAGE, "check takes no arguments, got '%s' (options go "
+			       "before or after the word: ctrun check --json)", o->command.v[0]);
+	if ((o->json && strv_push(&args, "--json") < 0) ||
+	    strv_pushf(&args, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0) {
+		err_sys(e, EXIT_CTRUN, "worker argv");
+		goto out;
+	}
+	rv = launch_workers(o, "check", &args, e);
+out:
+	strv_free(&args);
+	return rv;
+}
+
+int cmd_bench(struct options *o, struct err *e)
+{
+	struct bench_params p;
+	struct strv args = { 0 };
+	int rv = bench_parse_args(o->command.v, o->command.n, &p, e);
+
+	if (rv != 0)
+		return rv > 0 ? 0 : -1;
+	/* The workers parse the same words; settings from ctrun's own layers
+	 * (--json before the word, CTRUN_RDZV_TIMEOUT) travel as flags. */
+	if (strv_extend(&args, o->command.v) < 0 || (o->json && strv_push(&args, "--json") < 0) ||
+	    (p.timeout == 0 && strv_pushf(&args, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0)) {
+		err_sys(e, EXIT_CTRUN, "worker argv");
+		goto out;
+	}
+	rv = launch_workers(o, "bench", &args, e);
+out:
+	strv_free(&args);
+	return rv;
+}

@@ -1,0 +1,403 @@
+/* hooks_cmd.c - `ctrun hooks ...` (see hooks_cmd.h). */
+#include "hooks_install.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "container.h"
+#include "gpu.h"
+#include "gpu_pin.h"
+#include "topology.h"
+#include "util.h"
+
+extern char **environ;
+
+static const char usage[] =
+	"usage: ctrun hooks install|uninstall enroot|oci [--system] [--dir D] [--hook PATH], "
+	"or ctrun hooks configure BUNDLE [--gpus LIST] [--hook PATH]";
+
+/* The enroot hook: a script enroot runs with bash (any executable *.sh).
+ * It gives way quietly when ctrun-hook is gone, so removing ctrun never
+ * stops every enroot container of the user. */
+static const char enroot_fmt[] =
+	"#!/bin/sh\n"
+	"# ctrun GPU pinning for enroot containers; written by `ctrun hooks install enroot`,\n"
+	"# removed by `ctrun hooks uninstall enroot`. See ctrun's docs/hooks.md.\n"
+	"hook=%s\n"
+	"if [ ! -x \"$hook\" ]; then\n"
+	"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
+	"\texit 0\n"
+	"fi\n"
+	"exec \"$hook\" enroot\n";
+
+/* containers/common hooks.d schema 1.0.0: run at createContainer for
+ * containers carrying ctrun's annotation. */
+static const char oci_fmt[] =
+	"{\n"
+	"  \"version\": \"1.0.0\",\n"
+	"  \"hook\": {\n"
+	"    \"path\": \"%s\",\n"
+	"    \"args\": [\"ctrun-hook\", \"createContainer\"]\n"
+	"  },\n"
+	"  \"when\": {\n"
+	"    \"annotations\": {\n"
+	"      \"^org\\\\.ctrun\\\\.enabled$\": \"^true$\"\n"
+	"    }\n"
+	"  },\n"
+	"  \"stages\": [\"createContainer\"]\n"
+	"}\n";
+
+/* Only characters that need no quoting in sh or JSON go into the files. */
+static bool plain_path(const char *p)
+{
+	return p[0] == '/' && strstr(p, "/../") == NULL &&
+	       strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") ==
+		       strlen(p);
+}
+
+char *hooks_file_text(const char *what, const char *hook_path)
+{
+	char *text;
+
+	if (!plain_path(hook_path))
+		return NULL;
+	if (asprintf(&text, strcmp(what, "enroot") == 0 ? enroot_fmt : oci_fmt, hook_path) < 0)
+		return NULL;
+	return text;
+}
+
+/* The hook path a file names, to regenerate it and compare. */
+static char *path_in(const char *what, const char *text)
+{
+	if (strcmp(what, "enroot") == 0) {
+		const char *l = strstr(text, "\nhook=");
+
+		return l != NULL ? strndup(l + 6, strcspn(l + 6, "\n")) : NULL;
+	} else {
+		struct json_object *o = json_tokener_parse(text), *hook, *path;
+		char *p = NULL;
+
+		if (o != NULL && json_object_object_get_ex(o, "hook", &hook) &&
+		    json_object_object_get_ex(hook, "path", &path) &&
+		    json_object_is_type(path, json_type_string))
+			p = strdup(json_object_get_string(path));
+		json_object_put(o);
+		return p;
+	}
+}
+
+bool hooks_file_is_ours(const char *what, const char *text)
+{
+	char *path = path_in(what, text), *want = path != NULL ? hooks_file_text(what, path) : NULL;
+	bool ours = want != NULL && strcmp(want, text) == 0;
+
+	free(path);
+	free(want);
+	return ours;
+}
+
+/* Unset and empty are the same here (XDG_CONFIG_HOME= means the default). */
+static const char *env_of(char *const *envp, const char *key)
+{
+	const char *v = envp_get(envp, key);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+int hooks_dir(const char *what, bool system, const char *dir, char *const *envp, char *buf,
+	      size_t size, struct err *e)
+{
+	const char *base;
+	int ret;
+
+	if (dir != NULL)
+		ret = xsnprintf(buf, size, "%s", dir);
+	else if (strcmp(what, "oci") == 0)
+		ret = xsnprintf(buf, size, "%s", HOOKS_OCI_SYSTEM_DIR);
+	else if (system)
+		ret = xsnprintf(buf, size, "%s/hooks.d",
+				(base = env_of(envp, "ENROOT_SYSCONF_PATH")) ? base : "/etc/enroot");
+	else if ((base = env_of(envp, "ENROOT_CONFIG_PATH")) != NULL)
+		ret = xsnprintf(buf, size, "%s/hooks.d", base);
+	else if ((base = env_of(envp, "XDG_CONFIG_HOME")) != NULL)
+		ret = xsnprintf(buf, size, "%s/enroot/hooks.d", base);
+	else if ((base = env_of(envp, "HOME")) != NULL)
+		ret = xsnprintf(buf, size, "%s/.config/enroot/hooks.d", base);
+	else
+		return err_set(e, EXIT_USAGE, "no HOME or ENROOT_CONFIG_PATH: use --dir or --system");
+	if (ret < 0)
+		return err_set(e, EXIT_USAGE, "hooks directory path too long");
+	return 0;
+}
+
+static int file_path(const char *what, const char *dir, char *path, size_t size, struct err *e)
+{
+	if (xsnprintf(path, size, "%s/%s", dir,
+		      strcmp(what, "enroot") == 0 ? HOOKS_ENROOT_FILE : HOOKS_OCI_FILE) < 0)
+		return err_set(e, EXIT_USAGE, "%s: path too long", dir);
+	return 0;
+}
+
+/* The file's text, NULL with errno ENOENT when absent.  Only regular
+ * files count: a link or directory in its place is "foreign". */
+static char *read_existing(const char *path, bool *foreign)
+{
+	struct stat st;
+
+	*foreign = false;
+	if (lstat(path, &st) < 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size > 65536) {
+		*foreign = true;
+		return NULL;
+	}
+	return read_file(path, NULL);
+}
+
+int hooks_install(const char *what, const char *dir, const char *hook_path, char *path,
+		  size_t size, struct err *e)
+{
+	char *text = hooks_file_text(what, hook_path), *old = NULL, tmp[PATH_MAX];
+	bool enroot = strcmp(what, "enroot") == 0, foreign;
+	int fd = -1, rv = -1;
+
+	if (text == NULL)
+		return err_set(e, EXIT_USAGE, "hook path '%s' must be absolute and plain (letters, "
+			       "digits, / . _ + @ -)", hook_path);
+	if (access(hook_path, X_OK) < 0) {
+		err_sys(e, EXIT_USAGE, "%s", hook_path);
+		goto out;
+	}
+	if (file_path(what, dir, path, size, e) < 0)
+		goto out;
+	old = read_existing(path, &foreign);
+	if (old != NULL && strcmp(old, text) == 0) {
+		rv = 1;
+		goto out;
+	}
+	if (foreign || (old != NULL && !hooks_file_is_ours(what, old))) {
+		err_set(e, EXIT_USAGE, "%s exists and was not written by ctrun: not overwriting it",
+			path);
+		goto out;
+	}
+	if (old == NULL && errno != ENOENT) {
+		err_sys(e, EXIT_CTRUN, "%s", path);
+		goto out;
+	}
+	/* An older ctrun's file (another hook path) is replaced; a reader
+	 * never sees half a file: write aside, then rename. */
+	if (mkdir_p(dir, 0755) < 0) {
+		err_sys(e, EXIT_CTRUN, "create %s", dir);
+		goto out;
+	}
+	if (xsnprintf(tmp, sizeof(tmp), "%s/.ctrun-hook.XXXXXX", dir) < 0 ||
+	    (fd = mkstemp(tmp)) < 0) {
+		err_sys(e, EXIT_CTRUN, "write into %s", dir);
+		goto out;
+	}
+	if (write_all(fd, text, strlen(text)) < 0 || fchmod(fd, enroot ? 0755 : 0644) < 0 ||
+	    close(fd) < 0 || rename(tmp, path) < 0) {
+		err_sys(e, EXIT_CTRUN, "write %s", path);
+		unlink(tmp);
+		fd = -1;
+		goto out;
+	}
+	rv = 0;
+out:
+	free(text);
+	free(old);
+	return rv;
+}
+
+int hooks_uninstall(const char *what, const char *dir, char *path, size_t size, struct err *e)
+{
+	bool foreign;
+	char *old;
+
+	if (file_path(what, dir, path, size, e) < 0)
+		return -1;
+	old = read_existing(path, &foreign);
+	if (old == NULL && !foreign) {
+		if (errno == ENOENT)
+			return 1;
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	}
+	if (foreign || !hooks_file_is_ours(what, old)) {
+		free(old);
+		return err_set(e, EXIT_USAGE, "%s was not written by ctrun (or was changed since): "
+			       "not removing it", path);
+	}
+	free(old);
+	if (unlink(path) < 0)
+		return err_sys(e, EXIT_CTRUN, "remove %s", path);
+	return 0;
+}
+
+int hooks_default_hook_path(char *buf, size_t size, struct err *e)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n < 0)
+		return err_sys(e, EXIT_CTRUN, "/proc/self/exe");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash == NULL)
+		return err_set(e, EXIT_CTRUN, "cannot tell where ctrun is installed");
+	*slash = '\0';
+	if (xsnprintf(buf, size, "%s/ctrun-hook", self) < 0)
+		return err_set(e, EXIT_CTRUN, "path too long");
+	return 0;
+}
+
+int hooks_enroot_installed(char *path, size_t size)
+{
+	char dir[PATH_MAX];
+	struct err e = { 0 };
+
+	for (int system = 1; system >= 0; system--) {
+		bool foreign;
+		char *text;
+
+		if (hooks_dir("enroot", system, NULL, environ, dir, sizeof(dir), &e) < 0 ||
+		    file_path("enroot", dir, path, size, &e) < 0)
+			continue;
+		text = read_existing(path, &foreign);
+		if (text != NULL && hooks_file_is_ours("enroot", text) && access(path, X_OK) == 0) {
+			free(text);
+			return 1;
+		}
+		free(text);
+	}
+	if (hooks_dir("enroot", false, NULL, environ, dir, sizeof(dir), &e) < 0 ||
+	    file_path("enroot", dir, path, size, &e) < 0)
+		return -1;
+	return 0;
+}
+
+/* --system, --dir D, --hook PATH, --gpus LIST after the words. */
+struct hooks_args {
+	bool system;
+	const char *dir, *hook, *gpus;
+	const char *words[3];
+	size_t nwords;
+};
+
+static int parse_args(const struct strv *argv, struct hooks_args *a, struct err *e)
+{
+	for (size_t i = 0; i < argv->n; i++) {
+		const char *w = argv->v[i];
+		const char **val = strcmp(w, "--dir") == 0    ? &a->dir
+				 : strcmp(w, "--hook") == 0   ? &a->hook
+				 : strcmp(w, "--gpus") == 0   ? &a->gpus
+								: NULL;
+
+		if (strcmp(w, "--system") == 0) {
+			a->system = true;
+		} else if (val != NULL) {
+			if (i + 1 >= argv->n)
+				return err_set(e, EXIT_USAGE, "%s needs a value (%s)", w, usage);
+			*val = argv->v[++i];
+		} else if (w[0] == '-' || a->nwords == 3) {
+			return err_set(e, EXIT_USAGE, "unexpected '%s' (%s)", w, usage);
+		} else {
+			a->words[a->nwords++] = w;
+		}
+	}
+	return 0;
+}
+
+/* `ctrun hooks configure BUNDLE`: wire ctrun-hook into a hand-made
+ * bundle exactly as ctrun's OCI adapter would for this task. */
+static int configure(struct options *o, const struct hooks_args *a, const char *hook,
+		     struct err *e)
+{
+	struct strv gpus = { 0 };
+	char host[256] = "localhost";
+	struct topo t;
+	int rv = -1;
+
+	if (a->gpus != NULL) {
+		for (const char *p = a->gpus; *p != '\0';) {
+			size_t len = strcspn(p, ",");
+
+			if (len > 0 && strv_pushn(&gpus, p, len) < 0) {
+				err_sys(e, EXIT_CTRUN, "gpus");
+				goto out;
+			}
+			p += len + (p[len] == ',');
+		}
+	} else {
+		if (gethostname(host, sizeof(host) - 1) == 0)
+			host[strcspn(host, ".")] = '\0';
+		if (topo_detect(o, environ, host, gpu_count_dev_files(), &t, e) < 0)
+			goto out;
+		rv = gpu_pin_select(&t, environ, &gpus, e);
+		topo_free(&t);
+		if (rv < 0)
+			goto out;
+		rv = -1;
+	}
+	if (gpus.n == 0) {
+		err_set(e, EXIT_USAGE, "no GPU to pin: this task has none (use --gpus)");
+		goto out;
+	}
+	if (gpu_pin_oci_bundle(a->words[1], &gpus, hook, e) < 0)
+		goto out;
+	if (!o->quiet)
+		printf("configured %s/config.json for GPU%s %s\n", a->words[1],
+		       gpus.n == 1 ? "" : "s", a->gpus != NULL ? a->gpus : "of this task");
+	rv = 0;
+out:
+	strv_free(&gpus);
+	return rv;
+}
+
+int cmd_hooks(struct options *o, struct err *e)
+{
+	struct hooks_args a = { 0 };
+	char dir[PATH_MAX], path[PATH_MAX], hook[PATH_MAX];
+	bool install;
+	int ret;
+
+	if (o->command.n > 0 && (strcmp(o->command.v[0], "-h") == 0 ||
+				 strcmp(o->command.v[0], "--help") == 0)) {
+		printf("%s\n", usage);
+		return 0;
+	}
+	if (parse_args(&o->command, &a, e) < 0)
+		return -1;
+	if (a.nwords == 0)
+		return err_set(e, EXIT_USAGE, "%s", usage);
+	if (a.hook != NULL ? xsnprintf(hook, sizeof(hook), "%s", a.hook) < 0
+			   : hooks_default_hook_path(hook, sizeof(hook), e) < 0)
+		return e->code != 0 ? -1 : err_set(e, EXIT_USAGE, "--hook path too long");
+	if (strcmp(a.words[0], "configure") == 0) {
+		if (a.nwords != 2)
+			return err_set(e, EXIT_USAGE, "%s", usage);
+		return configure(o, &a, hook, e) < 0 ? -1 : 0;
+	}
+	install = strcmp(a.words[0], "install") == 0;
+	if ((!install && strcmp(a.words[0], "uninstall") != 0) || a.nwords != 2 ||
+	    (strcmp(a.words[1], "enroot") != 0 && strcmp(a.words[1], "oci") != 0))
+		return err_set(e, EXIT_USAGE, "%s", usage);
+	if (hooks_dir(a.words[1], a.system, a.dir, environ, dir, sizeof(dir), e) < 0)
+		return -1;
+	ret = install ? hooks_install(a.words[1], dir, hook, path, sizeof(path), e)
+		      : hooks_uninstall(a.words[1], dir, path, sizeof(path), e);
+	if (ret < 0)
+		return -1;
+	if (!o->quiet)
+		printf("%s %s\n", install ? (ret == 0 ? "installed" : "already installed:")
+					  : (ret == 0 ? "removed" : "not installed:"), path);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* cmd_run.c - `ctrun [OPTIONS] COMMAND` and `ctrun env`: work out the
+ * topology, re-launch through srun from a batch script, else start this
+ * node's workers (here, or with --image inside a container). */
+#include <stdio.h>
+
+#include "batch.h"
+#include "commands.h"
+#include "container.h"
+#include "launch.h"
+#include "topology.h"
+
+extern char **environ;
+
+int run_workers(const struct options *o, struct topo *t, char *const *envp, struct err *e)
+{
+	return launch_local(o, t, envp, o->image != NULL ? container_run : launch_run_here, e);
+}
+
+int cmd_run(struct options *o, struct err *e)
+{
+	struct topo t;
+	int rv = -1;
+
+	if (launch_topology(o, &t, e) < 0)
+		goto out;
+	if (t.mode == MODE_BATCH) {
+		if (o->cmd == CMD_RUN && o->command.n == 0) {
+			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
+			goto out;
+		}
+		rv = batch_run(o, &t, environ, e);
+		goto out;
+	}
+	if (o->cmd == CMD_ENV) {
+		if (launch_prepare(&t, e) < 0 || launch_print_env(o, &t, environ, e) < 0)
+			goto out;
+		rv = 0;
+		goto out;
+	}
+	rv = run_workers(o, &t, environ, e);
+out:
+	topo_free(&t);
+	return rv;
+}

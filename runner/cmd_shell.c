@@ -1,0 +1,177 @@
+/* shell.c - `ctrun shell --image IMG [COMMAND...]` (and `ctrun --image IMG`
+ * with no command): an interactive shell in the container, with the binds
+ * and GPUs a run would get.
+ *
+ * From an salloc shell or a batch script (a job but no step), the shell
+ * belongs on the allocation's first node, not where salloc runs: ctrun
+ * re-runs itself there with `srun --pty -N1 -n1`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "commands.h"
+#include "container.h"
+#include "quote.h"
+#include "rootpath.h"
+#include "topology.h"
+#include "util.h"
+
+extern char **environ;
+
+/* srun --pty -N1 -n1 -w FIRST ctrun shell ARGS: the same command line, on
+ * the first node of the allocation. */
+static int via_srun(const struct options *o, const struct topo *t, struct err *e)
+{
+	struct strv argv = { 0 };
+	char self[PATH_MAX];
+	int ret = 0, ws;
+	pid_t pid;
+
+	if (realpath("/proc/self/exe", self) == NULL)
+		return err_sys(e, EXIT_CTRUN, "finding ctrun's own path");
+	if (t->nodes.n == 0)
+		return err_set(e, EXIT_CTRUN, "shell: the job has no nodes (SLURM_JOB_NODELIST)");
+	ret |= strv_push(&argv, "srun");
+	if (isatty(STDIN_FILENO))
+		ret |= strv_push(&argv, "--pty");
+	ret |= strv_push(&argv, "--nodes=1");
+	ret |= strv_push(&argv, "--ntasks=1");
+	ret |= strv_pushf(&argv, "--nodelist=%s", t->nodes.v[0]);
+	ret |= strv_push(&argv, "--export=ALL");
+	ret |= strv_push(&argv, self);
+	ret |= strv_extend(&argv, o->args.v);
+	if (ret != 0) {
+		strv_free(&argv);
+		return err_sys(e, EXIT_CTRUN, "srun argv");
+	}
+	if (o->dry_run) {
+		shell_quote_argv(stdout, argv.v);
+		putchar('\n');
+		strv_free(&argv);
+		return 0;
+	}
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv.v[0], argv.v);
+		fprintf(stderr, "ctrun: cannot run srun: %s\n", strerror(errno));
+		_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	}
+	strv_free(&argv);
+	if (pid < 0)
+		return err_sys(e, EXIT_CTRUN, "fork");
+	/* srun owns the terminal; ^C reaches it directly. */
+	signal(SIGINT, SIG_IGN);
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR)
+			return err_sys(e, EXIT_CTRUN, "waiting for srun");
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* bash when the image has it, else sh. */
+static const char *default_shell(const struct ctr_setup *c)
+{
+	char rel[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!c->rootfs_real)
+		return "/bin/sh";
+	fd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return "/bin/sh";
+	if (rootpath_resolve(fd, "bin/bash", true, rel, sizeof(rel)) == 0 &&
+	    fstatat(fd, rel, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+		close(fd);
+		return "/bin/bash";
+	}
+	close(fd);
+	return "/bin/sh";
+}
+
+/* OCI starts from nothing: the host's variables (as workers get them),
+ * under the image's own, and the terminal type. */
+static int shell_env(struct ctr_setup *c)
+{
+	struct strv env = { 0 };
+	const char *term = getenv("TERM");
+
+	for (char **p = environ; *p != NULL; p++)
+		if (agentspec_inheritable(*p) && strv_push(&env, *p) < 0)
+			goto fail;
+	for (size_t i = 0; i < c->spec.env.n; i++) {
+		char *kv = c->spec.env.v[i], *eq = strchr(kv, '=');
+		int rc;
+
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		rc = strv_setenv(&env, kv, eq + 1, 1);
+		*eq = '=';
+		if (rc < 0)
+			goto fail;
+	}
+	if (term != NULL && strv_setenv(&env, "TERM", term, 1) < 0)
+		goto fail;
+	strv_free(&c->spec.env);
+	c->spec.env = env;
+	return 0;
+fail:
+	strv_free(&env);
+	return -1;
+}
+
+int cmd_shell(struct options *o, struct err *e)
+{
+	char host[256] = "localhost";
+	struct ctr_setup c;
+	struct topo t;
+	int rv = -1;
+
+	if (o->image == NULL)
+		return err_set(e, EXIT_USAGE, "shell: no image (ctrun shell --image IMG)");
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	if (topo_detect(o, environ, host, 0, &t, e) < 0)
+		return -1;
+	if (t.mode == MODE_BATCH) {
+		rv = via_srun(o, &t, e);
+		topo_free(&t);
+		return rv;
+	}
+	if (ctr_setup_init(&c, o, &t, environ, false, e) < 0)
+		goto out;
+	c.spec.tty = isatty(STDIN_FILENO);
+	if (o->command.n > 0 ? strv_extend(&c.spec.argv, o->command.v) < 0
+			     : strv_push(&c.spec.argv, default_shell(&c)) < 0) {
+		err_sys(e, EXIT_CTRUN, "shell");
+		goto free;
+	}
+	if (c.spec.rt == RT_OCI && shell_env(&c) < 0) {
+		err_sys(e, EXIT_CTRUN, "shell environment");
+		goto free;
+	}
+	if (o->dry_run) {
+		struct ctr_plan p = { 0 };
+
+		if (ctr_make_plan(&c, &p, e) == 0) {
+			ctr_plan_print(&c.spec, &p);
+			rv = 0;
+		}
+		ctr_plan_free(&p);
+		goto free;
+	}
+	rv = ctr_run_foreground(&c, environ, e);
+free:
+	ctr_setup_free(&c);
+out:
+	topo_free(&t);
+	return rv;
+}

@@ -1,0 +1,282 @@
+/* options.c - the key table and its three sources: ini files (inih),
+ * CTRUN_* variables and the command line (getopt_long). */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE };
+
+struct key {
+	const char *section; /* ini section */
+	const char *name;    /* ini key; CTRUN_<NAME> in the environment */
+	const char *flag;    /* long option, NULL = not on the command line */
+	enum kind kind;
+	size_t off;
+	long min, max;       /* K_LONG range */
+	const char *const *choices; /* K_ENUM, index stored as long */
+};
+
+static const char *const modes[] = { "auto", "standalone", "node", "task", "batch", NULL };
+static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci", NULL };
+static const char *const autobool[] = { "auto", "true", "false", NULL };
+
+#define OFF(f) offsetof(struct options, f)
+static const struct key keys[] = {
+	{ "run", "mode", "mode", K_ENUM, OFF(mode), 0, 0, modes },
+	{ "run", "nproc_per_node", "nproc-per-node", K_NPROC, OFF(nproc_per_node), 0, 0, NULL },
+	{ "run", "master_addr", "master-addr", K_STR, OFF(master_addr), 0, 0, NULL },
+	{ "run", "master_port", "master-port", K_LONG, OFF(master_port), 1, 65535, NULL },
+	{ "run", "nnodes", "nnodes", K_LONG, OFF(nnodes), 1, 1 << 20, NULL },
+	{ "run", "node_rank", "node-rank", K_LONG, OFF(node_rank), 0, 1 << 20, NULL },
+	{ "run", "max_restarts", "max-restarts", K_LONG, OFF(max_restarts), 0, 1000, NULL },
+	{ "run", "kill_timeout", "kill-timeout", K_LONG, OFF(kill_timeout), 0, 3600, NULL },
+	{ "run", "gpu_isolation", "gpu-isolation", K_BOOL, OFF(gpu_isolation), 0, 0, NULL },
+	{ "run", "python", "python", K_STR, OFF(python), 0, 0, NULL },
+	{ "run", "no_python", "no-python", K_BOOL, OFF(no_python), 0, 0, NULL },
+	{ "run", "env", "env", K_KV, OFF(env), 0, 0, NULL },
+	{ "output", "prefix", NULL, K_BOOL, OFF(prefix), 0, 0, NULL },
+	{ "output", "log_dir", "log-dir", K_STR, OFF(log_dir), 0, 0, NULL },
+	{ "output", "verbose", NULL, K_LONG, OFF(verbose), 0, 9, NULL },
+	{ "output", "quiet", "quiet", K_BOOL, OFF(quiet), 0, 0, NULL },
+	{ "container", "image", "image", K_STR, OFF(image), 0, 0, NULL },
+	{ "container", "runtime", "runtime", K_ENUM, OFF(runtime), 0, 0, runtimes },
+	{ "container", "workdir", "workdir", K_STR, OFF(workdir), 0, 0, NULL },
+	{ "container", "mount", "mount", K_LIST, OFF(mounts), 0, 0, NULL },
+	{ "container", "nv", "nv", K_ENUM, OFF(nv), 0, 0, autobool },
+	{ "container", "entrypoint", "entrypoint", K_BOOL, OFF(entrypoint), 0, 0, NULL },
+	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
+	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
+	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
+	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
+	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+void options_init(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_AUTO;
+	o->nnodes = -1;
+	o->node_rank = -1;
+	o->kill_timeout = 3;
+	o->prefix = true;
+	o->rdzv_timeout = 60;
+}
+
+static void free_str(char **p)
+{
+	free(*p);
+	*p = NULL;
+}
+
+void options_free(struct options *o)
+{
+	free_str(&o->nproc_per_node);
+	free_str(&o->master_addr);
+	free_str(&o->python);
+	free_str(&o->log_dir);
+	free_str(&o->image);
+	free_str(&o->runtime);
+	free_str(&o->workdir);
+	free_str(&o->nv);
+	free_str(&o->cache_dir);
+	free_str(&o->cache_progress);
+	strv_free(&o->mounts);
+	strv_free(&o->env);
+	strv_free(&o->command);
+	strv_free(&o->args);
+}
+
+const char *mode_name(long mode)
+{
+	return mode >= 0 && mode <= MODE_BATCH ? modes[mode] : "?";
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0 &&
+		    (section == NULL || strcmp(keys[i].section, section) == 0))
+			return &keys[i];
+	return NULL;
+}
+
+static int set_key(struct options *o, const struct key *k, const char *value,
+		   const char *where, struct err *e)
+{
+	char *base = (char *)o + k->off;
+	long v;
+	bool b;
+
+	switch (k->kind) {
+	case K_STR:
+		if (*value == '\0')
+			return err_set(e, EXIT_USAGE, "%s: empty value", where);
+		free(*(char **)base);
+		*(char **)base = strdup(value);
+		break;
+	case K_LONG:
+		if (parse_long(value, k->min, k->max, &v) < 0)
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not a number in %ld..%ld",
+				       where, value, k->min, k->max);
+		*(long *)base = v;
+		break;
+	case K_BOOL:
+		if (parse_bool(value, &b) < 0)
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not a boolean (true/false)",
+				       where, value);
+		*(bool *)base = b;
+		break;
+	case K_ENUM:
+		for (v = 0; k->choices[v] != NULL; v++)
+			if (strcmp(k->choices[v], value) == 0)
+				break;
+		if (k->choices[v] == NULL || (k->choices == modes && v == MODE_BATCH))
+			return err_set(e, EXIT_USAGE, "%s: unknown value '%s'", where, value);
+		if (k->choices == modes) {
+			*(long *)base = v;
+		} else {
+			free(*(char **)base);
+			*(char **)base = strdup(value);
+		}
+		break;
+	case K_NPROC:
+		if (strcmp(value, "auto") != 0 && strcmp(value, "gpu") != 0 &&
+		    parse_long(value, 1, 4096, &v) < 0)
+			return err_set(e, EXIT_USAGE,
+				       "%s: '%s' is not auto, gpu or a number in 1..4096", where, value);
+		free(*(char **)base);
+		*(char **)base = strdup(value);
+		break;
+	case K_SIZE:
+		if (parse_size(value, (unsigned long long *)(void *)base) < 0)
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not a size (bytes, or with "
+				       "K, M, G, T)", where, value);
+		return 0;
+	case K_KV:
+		if (strchr(value, '=') == NULL || value[0] == '=')
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not KEY=VALUE", where, value);
+		/* fall through */
+	case K_LIST:
+		if (*value == '\0')
+			return err_set(e, EXIT_USAGE, "%s: empty value", where);
+		if (strv_push((struct strv *)(void *)base, value) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", where);
+		return 0;
+	}
+	if ((k->kind == K_STR || k->kind == K_NPROC || k->kind == K_ENUM) &&
+	    k->choices != modes && *(char **)base == NULL)
+		return err_sys(e, EXIT_CTRUN, "%s", where);
+	return 0;
+}
+
+int options_set(struct options *o, const char *key, const char *value,
+		const char *where, struct err *e)
+{
+	const struct key *k = find_key(NULL, key);
+
+	if (k == NULL)
+		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, key);
+	return set_key(o, k, value, where, e);
+}
+
+struct ini_ctx {
+	struct options *o;
+	struct err *e;
+	FILE *f;
+	int line;        /* lines read so far: the line the handler is called for */
+	int failed_line; /* where the handler refused a key, 0 if none */
+};
+
+/* fgets for inih that counts lines, so a refused key and a syntax error
+ * (inih reports only the first error's line) can be told apart. */
+static char *read_counted_line(char *buf, int size, void *stream)
+{
+	struct ini_ctx *c = stream;
+	char *r = fgets(buf, size, c->f);
+
+	if (r != NULL)
+		c->line++;
+	return r;
+}
+
+static int on_ini_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_ctx *c = user;
+	const struct key *k;
+
+	if (c->failed_line != 0)
+		return 0;
+	k = find_key(section, name);
+	if (k == NULL) {
+		c->failed_line = c->line;
+		if (find_key(NULL, name) != NULL)
+			err_set(c->e, EXIT_USAGE, "key '%s' belongs in [%s], not [%s]", name,
+				find_key(NULL, name)->section, section);
+		else
+			err_set(c->e, EXIT_USAGE, "unknown key '%s' in [%s]", name, section);
+		return 0;
+	}
+	if (set_key(c->o, k, value, name, c->e) < 0) {
+		c->failed_line = c->line;
+		return 0;
+	}
+	return 1;
+}
+
+int options_load_file(struct options *o, const char *path, bool optional, struct err *e)
+{
+	struct ini_ctx c = { .o = o, .e = e };
+	int line;
+
+	c.f = fopen(path, "re");
+	if (c.f == NULL) {
+		if (optional && errno == ENOENT)
+			return 0;
+		return err_sys(e, EXIT_USAGE, "config %s", path);
+	}
+	line = ini_parse_stream(read_counted_line, &c, on_ini_key, &c);
+	fclose(c.f);
+	if (line == 0)
+		return 0;
+	if (line < 0)
+		return err_set(e, EXIT_USAGE, "config %s: cannot read", path);
+	if (line != c.failed_line)
+		return err_set(e, EXIT_USAGE, "config %s:%d: syntax error (expected [section] or "
+			       "key = value)", path, line);
+	return err_wrap(e, "config %s:%d", path, line);
+}
+
+int options_load_env(struct options *o, char *const *envp, struct err *e)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		char var[64];
+		size_t len;
+		const char *value = NULL;
+
+		/* [cache] keys are CTRUN_CACHE_DIR etc.: CTRUN_DIR would say nothing. */
+		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s",
+					strcmp(keys[i].section, "cache") == 0 ? "cache_" : "",
+					keys[i].name);
+		for (size_t j = 0; j < len; j++)
+			var[j] = (char)toupper((unsigned char)var[j]);
+		for (char *const *p = envp; p != NULL && *p != NULL; p++)
+			if (strncmp(*p, var, len) == 0 && (*p)[len] == '=')
+				value = *p + len + 1;
+		if (value == NULL || *value == '\0')
+			continue;
+		if (set_key(o, &keys[i], value, var, e) < 0)
+			return err_wrap(e, "environment");
+	}
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* container_run.h - this node's workers inside a container (--image): one
+ * container per ctrun (per node in node mode, per task in task mode), the
+ * agent inside it starting and supervising the workers. */
+#ifndef CTRUN_CONTAINER_H
+#define CTRUN_CONTAINER_H
+
+#include "cache.h"
+#include "err.h"
+#include "options.h"
+#include "rt.h"
+#include "strv.h"
+#include "supervise.h"
+#include "topology.h"
+
+/* Everything about the container that does not depend on the workers:
+ * image, runtime, root file system, mounts, GPUs, run directory. */
+struct ctr_setup {
+	struct ctr_spec spec;
+	char image[4096];
+	char bin[4096];
+	char rootfs[4096];
+	char rundir[4096];
+	char oci_root[4096];
+	char id[256];
+	char enroot_name[256];
+	char enroot_data[4096];
+	char agent[4096];       /* ctrun-agent on the host */
+	char hook[4096];
+	char gpu_ids[1024];
+	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
+	bool rundir_made;
+	bool rootfs_real;       /* false with --dry-run before the cache has the image */
+};
+
+/* Prepares the container from the options: `agent` for a run of workers
+ * (the run directory and ctrun-agent are mounted at /.ctrun), false for a
+ * shell.  The caller sets spec.argv.  With o->dry_run nothing is created. */
+int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		   char *const *envp, bool agent, struct err *e);
+/* The adapter's plan for c->spec. */
+int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
+/* Removes the run directory, releases the cache entry. */
+void ctr_setup_free(struct ctr_setup *c);
+
+/* One run of the node's workers: like launch.c's supervision, but the
+ * agent does it inside the container.  Fills r (status, failed rank,
+ * signal, peer failure); -1 with e when ctrun itself failed (125) before
+ * the container started. */
+int container_run(const struct options *o, struct topo *t, char *const *envp,
+		  const struct strv *argv, long restart, struct supervise_result *r,
+		  struct err *e);
+
+/* Runs a plan in the foreground and returns the runtime's exit status
+ * (for `ctrun shell`); signals are left to the terminal. */
+int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e);
+
+/* The GPUs this ctrun's container gets, as host ids: node mode, all of the
+ * task's; task mode, the one its local rank picks (LOCAL_RANK modulo the
+ * count, as ctrun-hook picks).  t->gpus is mapped through SLURM_STEP_GPUS
+ * (both from envp) when Slurm numbered CUDA_VISIBLE_DEVICES inside its
+ * device cgroup.  Empty when the task has none. */
+int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, struct err *e);
+
+/* The node cache's settings from the [cache] options: dir ([cache] dir,
+ * CTRUN_CACHE_DIR, else the default) stored in dirbuf; progress "auto" =
+ * stderr is a tty and not -q; quiet from -q. */
+int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, size_t size,
+		  struct err *e);
+
+#endif

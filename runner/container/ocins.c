@@ -1,0 +1,115 @@
+/* ocins.c - the namespaces ctrun enters just before exec'ing an OCI runtime:
+ * a private mount namespace (plus a user namespace mapping the caller to
+ * root when rootless), a tmpfs, and an overlay of the cached image with the
+ * container's mount points created in it.
+ *
+ * Why an overlay: a runtime can only bind onto a destination that exists,
+ * the cached image is shared read-only by every run on the node, and
+ * creating mount points in it would change it for everyone (and fail on an
+ * image that is itself read-only).  The overlay's upper layer lives on a
+ * tmpfs of the private namespace, so it disappears with the container. */
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rv;
+
+	if (fd < 0)
+		return -1;
+	rv = write_all(fd, text, strlen(text));
+	if (close(fd) < 0)
+		rv = -1;
+	return rv;
+}
+
+/* overlayfs splits its options at ',' and lowerdir at ':'; a backslash escapes both. */
+static int escape(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *in != '\0'; in++) {
+		if (*in == ',' || *in == ':' || *in == '\\') {
+			if (o + 1 >= size)
+				return -1;
+			out[o++] = '\\';
+		}
+		if (o + 1 >= size)
+			return -1;
+		out[o++] = *in;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
+{
+	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
+	char map[64];
+	int rootfd;
+
+	if (s->rootless) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: cannot create a user namespace "
+				       "(unprivileged user namespaces disabled?)");
+		/* setgroups must be denied before an unprivileged gid_map. */
+		if (write_file("/proc/self/setgroups", "deny") < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/setgroups");
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)s->uid);
+		if (write_file("/proc/self/uid_map", map) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/uid_map");
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)s->gid);
+		if (write_file("/proc/self/gid_map", map) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/gid_map");
+	} else if (unshare(CLONE_NEWNS) < 0) {
+		return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");
+	}
+	/* Nothing mounted from here on may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: making mounts private");
+	if (mount("tmpfs", p->ovl_tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", p->ovl_tmp);
+	if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||
+	    xsnprintf(work, sizeof(work), "%s/work", p->ovl_tmp) < 0)
+		return err_set(e, EXIT_CTRUN, "oci: path too long: %s", p->ovl_tmp);
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: overlay directories in %s", p->ovl_tmp);
+	if (escape(p->ovl_lower, lower, sizeof(lower)) < 0 || escape(upper, eu, sizeof(eu)) < 0 ||
+	    escape(work, ew, sizeof(ew)) < 0 ||
+	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, eu, ew) < 0)
+		return err_set(e, EXIT_CTRUN, "oci: image path too long: %s", p->ovl_lower);
+	if (mount("overlay", p->ovl_merged, "overlay", 0, opts) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: overlay of %s on %s", p->ovl_lower,
+			       p->ovl_merged);
+	rootfd = open(p->ovl_merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: %s", p->ovl_merged);
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		if (mount_point_create(rootfd, &s->mounts.v[i], e) < 0) {
+			char msg[sizeof(e->msg)];
+
+			if (s->rootless && (strstr(e->msg, "denied") != NULL ||
+					    strstr(e->msg, "not permitted") != NULL)) {
+				memcpy(msg, e->msg, sizeof(msg));
+				err_set(e, EXIT_CTRUN, "%s (that image directory belongs to another "
+					"user: choose a destination under /tmp or one that exists in "
+					"the image)", msg);
+			}
+			close(rootfd);
+			return -1;
+		}
+	}
+	close(rootfd);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* gpu_pin.h - how a container gets exactly its GPUs, for the runtime
+ * adapters: the OCI config edits that wire in ctrun-hook, and the
+ * apptainer/singularity arguments.
+ *
+ * The GPU ids are host ids as the task sees them (CUDA_VISIBLE_DEVICES /
+ * SLURM_STEP_GPUS entries, i.e. the N of /dev/nvidiaN, or GPU-UUIDs). */
+#ifndef CTRUN_GPU_PIN_H
+#define CTRUN_GPU_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "strv.h"
+
+struct json_object;
+
+/* Annotation names shared with ctrun-hook (hooks/state.h). */
+#define GPU_PIN_ANN_ENABLED "org.ctrun.enabled"
+#define GPU_PIN_ANN_GPUS "org.ctrun.gpus"
+
+/* Edits an OCI config.json (json-c object) so ctrun-hook gives the
+ * container exactly `gpus`:
+ *   annotations  org.ctrun.enabled=true, org.ctrun.gpus=IDS
+ *   hooks        createContainer += {hook_path, ["ctrun-hook", "createContainer"],
+ *                env: ["PATH=" ctrun's PATH]}
+ *   process.env  CUDA_VISIBLE_DEVICES=0..n-1 (the container's numbering;
+ *                the hook cannot change the environment once runc has it),
+ *                NVIDIA_VISIBLE_DEVICES=IDS (the host's, as nvidia-docker)
+ *   linux.resources.devices  allow c 195:N, 195:255 (nvidiactl), 195:254
+ *                and the nvidia-uvm major, so a device cgroup lets the
+ *                bound nodes open.
+ * Idempotent (a second call replaces, never duplicates).  With no GPUs it
+ * changes nothing. */
+int gpu_pin_oci_config(struct json_object *config, const struct strv *gpus,
+		       const char *hook_path, struct err *e);
+
+/* Reads BUNDLE/config.json, applies gpu_pin_oci_config, writes it back
+ * (through a temporary file and rename). */
+int gpu_pin_oci_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
+		       struct err *e);
+
+/* apptainer/singularity arguments and worker variables for `gpus`:
+ *   isolate = false  "--nv" (binds every GPU and the driver);
+ *                    CUDA_VISIBLE_DEVICES=IDS pins the workers (host ids:
+ *                    every GPU is visible in the container);
+ *   isolate = true   "--contain" (a minimal /dev), "--bind /dev/nvidiaN" for
+ *                    each GPU and the control nodes present, plus
+ *                    `driver_binds` ("SRC:DST:ro" specs of the driver's
+ *                    libraries, from `ctrun-hook driver-files`);
+ *                    CUDA_VISIBLE_DEVICES=0..n-1.
+ * Appends to argv (before the image) and env (KEY=VALUE, for the caller
+ * to pass as APPTAINERENV_KEY or --env). */
+int gpu_pin_apptainer_args(const struct strv *gpus, bool isolate,
+			   const struct strv *driver_binds, struct strv *argv, struct strv *env,
+			   struct err *e);
+
+/* Runs `HOOK_PATH driver-files LIBDIR` (no shell) and collects its
+ * "SRC DST" lines as "SRC:DST:ro" bind specs. */
+int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct strv *out,
+			 struct err *e);
+
+#endif

@@ -1,0 +1,132 @@
+/* container.h - the runtime-neutral description of one container, and the
+ * adapters that turn it into the exact commands and files of a runtime.
+ *
+ * An adapter (rt_enroot.c, rt_apptainer.c, rt_oci.c) is a pure function from
+ * a ctr_spec to a ctr_plan: argv, environment changes and the contents of
+ * the files to write.  Nothing is executed or written there, so golden tests
+ * compare plans byte for byte and --dry-run prints them.  container.c picks
+ * the runtime, writes the files and runs the plan. */
+#ifndef CTRUN_RT_H
+#define CTRUN_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "image.h"
+#include "mounts.h"
+#include "strv.h"
+
+enum ctr_runtime { RT_NONE, RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI };
+
+/* build/ctrun-worker in the container: the workers of `check` and `bench`
+ * (ctrun itself needs libraries an image lacks).  A run whose command is
+ * this path gets it mounted there, next to the agent. */
+#define CTR_WORKER_BIN "/.ctrun/worker"
+
+const char *ctr_runtime_name(enum ctr_runtime rt);
+
+/* A device node passed through (GPUs): what stat(2) says about it. */
+struct ctr_device {
+	char *path;
+	char type; /* 'c' or 'b' */
+	unsigned major, minor;
+	unsigned mode; /* permission bits */
+};
+
+struct ctr_spec {
+	enum ctr_runtime rt;
+	const char *bin;          /* the runtime binary: "runc", "/usr/bin/apptainer", ... */
+	const char *id;           /* container id (OCI) */
+	const char *image;        /* absolute path of the image file or directory */
+	enum image_kind kind;
+	const char *rootfs;       /* host directory of the image's root file system, when
+				   * there is one (OCI: the overlay's lower layer; enroot:
+				   * the container in its data directory) */
+	const char *enroot_name;  /* enroot: the container's name in ENROOT_DATA_PATH */
+	const char *enroot_data;  /* enroot: ENROOT_DATA_PATH */
+	const char *rundir;       /* ctrun's directory of generated files on the host */
+	struct ctr_mounts mounts; /* in mount order; destinations already resolved */
+	const char *cwd;          /* working directory in the container, NULL = default */
+	struct strv env;          /* OCI: the process's environment (the image's own) */
+	struct strv argv;         /* what runs in the container */
+	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
+	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
+	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
+	struct ctr_device *devices;
+	size_t ndevices;
+	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
+	bool tty;                 /* interactive: a terminal for the process */
+	bool entrypoint;          /* run the image's entrypoint / rc script first */
+	bool rootless;            /* the caller is not root: user namespace (OCI) */
+	uid_t uid;
+	gid_t gid;
+	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
+};
+
+struct ctr_file {
+	char *path;
+	char *data;
+	size_t len;
+};
+
+struct ctr_plan {
+	struct strv argv;      /* the command run on the host */
+	struct strv setenv;    /* K=V added to (or replacing in) its environment */
+	struct strv unsetenv;  /* names removed from its environment */
+	struct ctr_file *files;
+	size_t nfiles;
+	/* OCI: before exec, enter a private mount namespace (and a user namespace
+	 * mapping the caller to root when rootless), mount a tmpfs at ovl_tmp and
+	 * an overlay (lower: ovl_lower, upper and work on the tmpfs) at
+	 * ovl_merged, and create the mount points of spec->mounts in it. */
+	bool ovl;
+	char *ovl_lower, *ovl_tmp, *ovl_merged;
+};
+
+void ctr_plan_free(struct ctr_plan *p);
+/* Adds a generated file (data copied). */
+int ctr_plan_file(struct ctr_plan *p, const char *path, const char *data, size_t len,
+		  struct err *e);
+
+/* The adapters. */
+int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+/* enroot create --name NAME IMAGE, into ENROOT_DATA_PATH. */
+int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
+			  struct strv *argv, struct err *e);
+
+/* Octal escapes of an fstab field (space, tab, newline, backslash), as
+ * getmntent(3) decodes them; enroot reads its mounts that way. */
+int fstab_escape(const char *in, char *out, size_t size);
+
+/* Picks the runtime for `want` ("auto" or a name) and the image kind, from
+ * what is installed (`have` tells whether a binary is on PATH; NULL = look).
+ * Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
+ * looked for. */
+int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
+		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
+		     char *bin, size_t size, struct err *e);
+/* PATH lookup of an executable. */
+bool ctr_which(const char *bin, char *path, size_t size);
+
+/* Writes the plan's files (creating them, mode 0644). */
+int ctr_plan_write(const struct ctr_plan *p, struct err *e);
+/* --dry-run: each file's contents, then the command, shell-quoted. */
+void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p);
+/* Forks the runtime: in the child, the plan's environment on top of envp,
+ * the OCI namespace/overlay set-up, then exec.  Returns the child's pid
+ * once it has exec'd (a failure before is reported here, EXIT_CTRUN). */
+pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *const *envp,
+		     struct err *e);
+/* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
+int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
+
+/* ctr_worker.c: 0 when ctrun-worker (`worker`, on the host) can run in the
+ * image whose root file system is the host directory `rootfs` (NULL: not
+ * known, not checked); else EXIT_CTRUN: the image has no C library. */
+int ctr_worker_check(const char *rootfs, const char *image, const char *worker, struct err *e);
+
+#endif

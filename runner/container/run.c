@@ -1,0 +1,349 @@
+/* container_run.c - one run of this node's workers inside a container: the
+ * agent's spec, the runtime started once, signals forwarded, the agent's
+ * events turned into Slurm's fail-fast (see container_run.h).
+ *
+ * ctrun and the agent talk through two FIFOs in the run directory (the
+ * runtimes close inherited descriptors, a path works in all of them):
+ *   events  (agent -> ctrun) 'S' when the agent started; "F<rank>\n" at the
+ *           first worker failure: ctrun cancels the Slurm step at once,
+ *           like launch.c does for workers of its own
+ *   control (ctrun -> agent) 'U' when a peer node failed (SIGURG from that
+ *           node's cancel); EOF when ctrun is gone: the agent stops. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "launch.h"
+#include "step.h"
+#include "quote.h"
+#include "util.h"
+#include "workerenv.h"
+
+static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const struct options *o,
+		      const struct topo *t, char *const *envp, const struct strv *argv,
+		      long restart, struct err *e)
+{
+	cpu_set_t all;
+	char logdir[PATH_MAX];
+
+	as->host = strdup(t->host);
+	as->prefix = o->prefix;
+	as->quiet = o->quiet;
+	as->grace_ms = o->kill_timeout * 1000;
+	as->cwd = strdup(c->spec.cwd);
+	as->events = strdup(AGENT_EVENTS);
+	as->control = strdup(AGENT_CONTROL);
+	if (as->host == NULL || as->cwd == NULL || as->events == NULL || as->control == NULL)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
+	if (o->log_dir != NULL) {
+		struct ctr_mount m;
+
+		if (mount_parse(o->log_dir, c->spec.cwd, &m, e) < 0)
+			return err_wrap(e, "--log-dir");
+		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", m.src, t->job_id, t->host) < 0) {
+			mount_free(&m);
+			return err_set(e, EXIT_USAGE, "--log-dir %s: path too long", o->log_dir);
+		}
+		mount_free(&m);
+		as->log_dir = strdup(logdir);
+		if (as->log_dir == NULL)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+	}
+	for (char *const *p = envp; p != NULL && *p != NULL; p++)
+		if (agentspec_inheritable(*p) && strv_push(&as->inherit, *p) < 0)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+	if (sched_getaffinity(0, sizeof(all), &all) < 0)
+		CPU_ZERO(&all);
+	for (long i = 0; i < t->nproc; i++) {
+		struct agent_worker *w = agentspec_add_worker(as, t->rank_base + i,
+							      t->local_rank_base + i, argv->v);
+
+		if (w == NULL)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+		if (workerenv_vars(t, o, envp, restart, i, &w->env, e) < 0)
+			return -1;
+		w->has_cpus = launch_cpu_share(&all, i, t->nproc, &w->cpus);
+	}
+	return 0;
+}
+
+/* --dry-run: the workers as the agent will start them, then the runtime's plan. */
+static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
+		      const struct ctr_plan *p)
+{
+	for (size_t i = 0; i < as->n; i++) {
+		const struct agent_worker *w = &as->w[i];
+
+		printf("# rank %ld (local rank %ld) on %s, in the container (ctrun-agent, cwd ",
+		       w->rank, w->local_rank, as->host);
+		shell_quote(stdout, as->cwd);
+		printf(")\nenv");
+		for (size_t k = 0; k < w->env.n; k++) {
+			putchar(' ');
+			shell_quote(stdout, w->env.v[k]);
+		}
+		putchar(' ');
+		shell_quote_argv(stdout, w->argv.v);
+		putchar('\n');
+	}
+	printf("# agent spec %s/spec: %zu worker(s), %zu inherited variables, events and "
+	       "control FIFOs in %s\n", c->rundir, as->n, as->inherit.n, c->rundir);
+	ctr_plan_print(&c->spec, p);
+}
+
+static int write_spec(const struct agent_spec *as, const struct ctr_setup *c, struct err *e)
+{
+	char path[PATH_MAX], *buf = NULL;
+	size_t len = 0;
+	int fd, rv = -1;
+
+	if (xsnprintf(path, sizeof(path), "%s/spec", c->rundir) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
+	if (agentspec_format(as, &buf, &len, e) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", path);
+	} else if (write_all(fd, buf, len) < 0 || close(fd) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", path);
+	} else {
+		rv = 0;
+	}
+	free(buf);
+	return rv;
+}
+
+struct watch {
+	pid_t pid;
+	int status;          /* the runtime's, once reaped (-1 before) */
+	bool started;        /* the agent said 'S' */
+	bool cancelled;      /* we cancelled our own Slurm step */
+	long failed_rank;
+	int got_signal;
+	bool peer_failed;
+	char line[64];       /* partial event line */
+	size_t len;
+};
+
+static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			char ch = buf[i];
+
+			if (w->len == 0 && ch == 'S') {
+				w->started = true;
+				continue;
+			}
+			if (ch != '\n') {
+				if (w->len + 1 < sizeof(w->line))
+					w->line[w->len++] = ch;
+				continue;
+			}
+			w->line[w->len] = '\0';
+			w->len = 0;
+			if (w->line[0] != 'F' || w->failed_rank >= 0)
+				continue;
+			if (parse_long(w->line + 1, -1, LONG_MAX, &w->failed_rank) < 0)
+				w->failed_rank = -1;
+			/* A worker failed first here: end the step on every node now. */
+			if (cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
+				w->cancelled = true;
+				step_cancel(t);
+			}
+		}
+	}
+}
+
+static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct topo *t,
+		 char *const *envp, bool cancel, struct supervise_result *r, struct err *e)
+{
+	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct watch w = { .pid = -1, .status = -1, .failed_rank = -1 };
+	char path[PATH_MAX];
+	sigset_t set, old;
+	int efd = -1, cfd = -1, sfd = -1, rv = -1;
+
+	if (xsnprintf(path, sizeof(path), "%s/events", c->rundir) < 0 ||
+	    (efd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+	    xsnprintf(path, sizeof(path), "%s/control", c->rundir) < 0 ||
+	    (cfd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		err_sys(e, EXIT_CTRUN, "FIFO %s", path);
+		goto out;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGURG);
+	for (size_t k = 0; k < sizeof(fwd) / sizeof(*fwd); k++) {
+		struct sigaction cur;
+
+		/* One the caller ignores (nohup's SIGHUP) stays ignored. */
+		if (sigaction(fwd[k], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+			sigaddset(&set, fwd[k]);
+	}
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		err_sys(e, EXIT_CTRUN, "signalfd");
+		goto restore;
+	}
+	w.pid = ctr_plan_spawn(&c->spec, p, envp, e);
+	if (w.pid < 0)
+		goto restore;
+	while (w.status < 0) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = efd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN)
+			events(&w, efd, t, cancel);
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int sig = (int)si.ssi_signo, ws;
+
+			if (sig == SIGCHLD) {
+				if (waitpid(w.pid, &ws, WNOHANG) == w.pid)
+					w.status = supervise_status(ws);
+			} else if (sig == SIGURG) {
+				/* Our own cancel coming back, or a peer's: tell the agent. */
+				if (!w.cancelled && w.failed_rank < 0 && !w.peer_failed) {
+					w.peer_failed = true;
+					if (write(cfd, "U", 1) < 0)
+						kill(w.pid, SIGTERM);
+				}
+			} else {
+				kill(w.pid, sig);
+				if (sig != SIGUSR1 && sig != SIGUSR2 && w.got_signal == 0)
+					w.got_signal = sig;
+			}
+		}
+	}
+	events(&w, efd, t, cancel);
+	if (!w.started && w.status != 0) {
+		if (w.got_signal != 0) {
+			r->status = 128 + w.got_signal;
+			r->got_signal = w.got_signal;
+			rv = 0;
+		} else {
+			err_set(e, EXIT_CTRUN, "%s exited with status %d before the container "
+				"started (see its message above)", c->spec.bin, w.status);
+		}
+		goto restore;
+	}
+	r->status = w.status;
+	r->failed_rank = w.failed_rank;
+	r->got_signal = w.got_signal;
+	r->peer_failed = w.peer_failed && w.failed_rank < 0;
+	rv = 0;
+restore:
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out:
+	if (efd >= 0)
+		close(efd);
+	if (cfd >= 0)
+		close(cfd);
+	return rv;
+}
+
+int container_run(const struct options *o, struct topo *t, char *const *envp,
+		  const struct strv *argv, long restart, struct supervise_result *r,
+		  struct err *e)
+{
+	struct ctr_setup c;
+	struct agent_spec as = { 0 };
+	struct ctr_plan p = { 0 };
+	int rv = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->failed_rank = -1;
+	if (ctr_setup_init(&c, o, t, envp, true, e) < 0)
+		return -1;
+	if (build_spec(&as, &c, o, t, envp, argv, restart, e) < 0)
+		goto out;
+	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, AGENT_SPEC) < 0) {
+		err_sys(e, EXIT_CTRUN, "container argv");
+		goto out;
+	}
+	if (ctr_make_plan(&c, &p, e) < 0)
+		goto out;
+	if (o->dry_run) {
+		print_dry(&as, &c, &p);
+		rv = fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
+		goto out;
+	}
+	if (write_spec(&as, &c, e) < 0 || ctr_plan_write(&p, e) < 0)
+		goto out;
+	if (o->verbose > 0)
+		fprintf(stderr, "ctrun: %s container %s on %s (%s), image %s\n",
+			ctr_runtime_name(c.spec.rt), c.id, t->host, c.spec.bin, c.image);
+	rv = watch(&c, &p, t, envp, t->step_id != NULL && t->world_size > t->nproc, r, e);
+out:
+	ctr_plan_free(&p);
+	agentspec_free(&as);
+	ctr_setup_free(&c);
+	return rv;
+}
+
+static volatile sig_atomic_t fg_pid;
+
+static void fg_forward(int sig)
+{
+	if (fg_pid > 0)
+		kill((pid_t)fg_pid, sig);
+}
+
+int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
+{
+	struct ctr_plan p = { 0 };
+	int rv = -1, ws = 0;
+	pid_t pid;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = fg_forward };
+	struct sigaction oint, oquit, oterm, ohup;
+
+	if (ctr_make_plan(c, &p, e) < 0 || ctr_plan_write(&p, e) < 0)
+		goto out;
+	/* The terminal's ^C belongs to the shell in the container; TERM and
+	 * HUP go to the runtime, which passes them on (dying here would leave
+	 * the shell running as the init of its PID namespace). */
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	sigaction(SIGTERM, &fwd, &oterm);
+	sigaction(SIGHUP, &fwd, &ohup);
+	pid = ctr_plan_spawn(&c->spec, &p, envp, e);
+	fg_pid = pid;
+	if (pid >= 0) {
+		pid_t got;
+
+		while ((got = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
+			;
+		rv = got == pid ? supervise_status(ws) : err_sys(e, EXIT_CTRUN, "waiting for %s",
+								  c->spec.bin);
+	}
+	fg_pid = 0;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	sigaction(SIGHUP, &ohup, NULL);
+out:
+	ctr_plan_free(&p);
+	return rv;
+}

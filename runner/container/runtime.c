@@ -1,0 +1,347 @@
+/* container.c - choosing a runtime, and writing, printing and running an
+ * adapter's plan (see container.h). */
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "quote.h"
+#include "rootpath.h"
+#include "util.h"
+
+const char *ctr_runtime_name(enum ctr_runtime rt)
+{
+	switch (rt) {
+	case RT_ENROOT:
+		return "enroot";
+	case RT_APPTAINER:
+		return "apptainer";
+	case RT_SINGULARITY:
+		return "singularity";
+	case RT_OCI:
+		return "oci";
+	case RT_NONE:
+		break;
+	}
+	return "none";
+}
+
+void ctr_plan_free(struct ctr_plan *p)
+{
+	strv_free(&p->argv);
+	strv_free(&p->setenv);
+	strv_free(&p->unsetenv);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		free(p->files[i].path);
+		free(p->files[i].data);
+	}
+	free(p->files);
+	free(p->ovl_lower);
+	free(p->ovl_tmp);
+	free(p->ovl_merged);
+	memset(p, 0, sizeof(*p));
+}
+
+int ctr_plan_file(struct ctr_plan *p, const char *path, const char *data, size_t len,
+		  struct err *e)
+{
+	struct ctr_file *f = realloc(p->files, (p->nfiles + 1) * sizeof(*f));
+
+	if (f == NULL)
+		return err_sys(e, EXIT_CTRUN, "plan");
+	p->files = f;
+	f = &p->files[p->nfiles];
+	f->path = strdup(path);
+	f->data = malloc(len + 1);
+	if (f->path == NULL || f->data == NULL) {
+		free(f->path);
+		free(f->data);
+		return err_sys(e, EXIT_CTRUN, "plan");
+	}
+	memcpy(f->data, data, len);
+	f->data[len] = '\0';
+	f->len = len;
+	p->nfiles++;
+	return 0;
+}
+
+bool ctr_which(const char *bin, char *path, size_t size)
+{
+	const char *env = getenv("PATH"), *p, *end;
+
+	if (strchr(bin, '/') != NULL)
+		return access(bin, X_OK) == 0 && xsnprintf(path, size, "%s", bin) >= 0;
+	if (env == NULL)
+		env = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+	for (p = env;; p = end + 1) {
+		struct stat st;
+
+		end = strchrnul(p, ':');
+		if (end > p && xsnprintf(path, size, "%.*s/%s", (int)(end - p), p, bin) >= 0 &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+			return true;
+		if (*end == '\0')
+			break;
+	}
+	return false;
+}
+
+/* Runtimes in order of preference for each image kind under --runtime auto. */
+static const enum ctr_runtime *preference(enum image_kind kind)
+{
+	static const enum ctr_runtime sqsh[] = { RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI,
+						 RT_NONE };
+	static const enum ctr_runtime sif[] = { RT_APPTAINER, RT_SINGULARITY, RT_OCI, RT_NONE };
+	static const enum ctr_runtime dir[] = { RT_OCI, RT_APPTAINER, RT_SINGULARITY, RT_NONE };
+	static const enum ctr_runtime archive[] = { RT_OCI, RT_NONE };
+
+	switch (kind) {
+	case IMAGE_SQUASHFS:
+		return sqsh;
+	case IMAGE_SIF:
+		return sif;
+	case IMAGE_DIR:
+		return dir;
+	default:
+		return archive;
+	}
+}
+
+static bool fits(enum ctr_runtime rt, enum image_kind kind)
+{
+	for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++)
+		if (*r == rt)
+			return true;
+	return false;
+}
+
+/* The binary of a runtime: OCI is runc, else crun (crun 1.8 refuses
+ * rootless on cgroup v1 hybrid hosts, runc does not). */
+static bool find(enum ctr_runtime rt, bool (*have)(const char *, char *, size_t), char *bin,
+		 size_t size, struct strv *looked)
+{
+	static const char *const oci[] = { "runc", "crun", NULL };
+	const char *one[] = { ctr_runtime_name(rt), NULL };
+	const char *const *names = rt == RT_OCI ? oci : one;
+
+	for (; *names != NULL; names++) {
+		if (strv_find(looked, *names) < 0)
+			strv_push(looked, *names);
+		if (have(*names, bin, size))
+			return true;
+	}
+	return false;
+}
+
+int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
+		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
+		     char *bin, size_t size, struct err *e)
+{
+	struct strv looked = { 0 };
+	char list[512] = "";
+	int rv = -1;
+
+	if (have == NULL)
+		have = ctr_which;
+	*rt = RT_NONE;
+	if (want == NULL || strcmp(want, "auto") == 0) {
+		for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++) {
+			if (find(*r, have, bin, size, &looked)) {
+				*rt = *r;
+				rv = 0;
+				goto out;
+			}
+		}
+		for (size_t i = 0; i < looked.n; i++) {
+			size_t o = strlen(list);
+
+			snprintf(list + o, sizeof(list) - o, "%s%s", i == 0 ? "" : i + 1 == looked.n ?
+				 " and " : ", ", looked.v[i]);
+		}
+		err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH",
+			image, image_kind_name(kind), list);
+		goto out;
+	}
+	for (enum ctr_runtime r = RT_ENROOT; r <= RT_OCI; r++)
+		if (strcmp(want, ctr_runtime_name(r)) == 0)
+			*rt = r;
+	if (*rt == RT_NONE) {
+		err_set(e, EXIT_USAGE, "--runtime %s: unknown runtime", want);
+		goto out;
+	}
+	if (!fits(*rt, kind)) {
+		err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s)%s", want, image,
+			image_kind_name(kind), kind == IMAGE_DOCKER_ARCHIVE ||
+			kind == IMAGE_OCI_ARCHIVE ? ": use --runtime oci" : "");
+		*rt = RT_NONE;
+		goto out;
+	}
+	if (!find(*rt, have, bin, size, &looked)) {
+		err_set(e, EXIT_CTRUN, "--runtime %s: %s not found in PATH", want,
+			*rt == RT_OCI ? "runc or crun" : want);
+		*rt = RT_NONE;
+		goto out;
+	}
+	rv = 0;
+out:
+	strv_free(&looked);
+	return rv;
+}
+
+int ctr_plan_write(const struct ctr_plan *p, struct err *e)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ctr_file *f = &p->files[i];
+		int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+		if (fd < 0)
+			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
+		if (write_all(fd, f->data, f->len) < 0) {
+			close(fd);
+			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
+		}
+		if (close(fd) < 0)
+			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
+	}
+	return 0;
+}
+
+void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
+{
+	printf("# container: runtime %s (%s), image %s (%s)\n", ctr_runtime_name(s->rt), s->bin,
+	       s->image, image_kind_name(s->kind));
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ctr_file *f = &p->files[i];
+
+		printf("# file %s:\n", f->path);
+		fwrite(f->data, 1, f->len, stdout);
+		if (f->len > 0 && f->data[f->len - 1] != '\n')
+			putchar('\n');
+		printf("# end of %s\n", f->path);
+	}
+	if (p->ovl) {
+		printf("# in a private mount namespace%s: tmpfs on ", s->rootless ?
+		       " and a user namespace mapping the caller to root" : "");
+		shell_quote(stdout, p->ovl_tmp);
+		fputs(", overlay of ", stdout);
+		shell_quote(stdout, p->ovl_lower);
+		fputs(" on ", stdout);
+		shell_quote(stdout, p->ovl_merged);
+		fputs(" with the mount points created, then:\n", stdout);
+	}
+	if (p->setenv.n > 0 || p->unsetenv.n > 0) {
+		fputs("env", stdout);
+		for (size_t i = 0; i < p->unsetenv.n; i++) {
+			fputs(" -u ", stdout);
+			shell_quote(stdout, p->unsetenv.v[i]);
+		}
+		for (size_t i = 0; i < p->setenv.n; i++) {
+			putchar(' ');
+			shell_quote(stdout, p->setenv.v[i]);
+		}
+		putchar(' ');
+	}
+	shell_quote_argv(stdout, p->argv.v);
+	putchar('\n');
+}
+
+/* The child's environment: envp, minus unsetenv, plus setenv. */
+static int child_env(const struct ctr_plan *p, char *const *envp, struct strv *env)
+{
+	if (strv_extend(env, envp) < 0)
+		return -1;
+	for (size_t i = 0; i < p->unsetenv.n; i++)
+		strv_unsetenv(env, p->unsetenv.v[i]);
+	for (size_t i = 0; i < p->setenv.n; i++) {
+		char *kv = p->setenv.v[i], *eq = strchr(kv, '=');
+		int rc;
+
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		rc = strv_setenv(env, kv, eq + 1, 1);
+		*eq = '=';
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *const *envp,
+		     struct err *e)
+{
+	struct strv env = { 0 };
+	int errp[2];
+	pid_t pid, self = getpid();
+	char msg[1024];
+	ssize_t n;
+
+	if (child_env(p, envp, &env) < 0) {
+		strv_free(&env);
+		return err_sys(e, EXIT_CTRUN, "runtime environment");
+	}
+	/* The child reports a set-up or exec failure on this pipe (CLOEXEC:
+	 * a successful exec closes it, and the parent reads EOF). */
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		strv_free(&env);
+		return err_sys(e, EXIT_CTRUN, "pipe");
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(errp[0]);
+		close(errp[1]);
+		strv_free(&env);
+		return err_sys(e, EXIT_CTRUN, "fork");
+	}
+	if (pid == 0) {
+		struct err ce = { 0 };
+
+		sigset_t none;
+
+		close(errp[0]);
+		/* A clean start: ctrun blocks and ignores signals it handles itself. */
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* The runtime dies with ctrun; the agent notices through its
+		 * control FIFO and stops the workers. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+			_exit(EXIT_CTRUN);
+		if (p->ovl && ocins_enter(s, p, &ce) < 0) {
+			if (write(errp[1], ce.msg, strlen(ce.msg)) < 0)
+				_exit(EXIT_CTRUN);
+			_exit(EXIT_CTRUN);
+		}
+		execvpe(p->argv.v[0], p->argv.v, env.v);
+		snprintf(msg, sizeof(msg), "cannot execute %s: %s", p->argv.v[0], strerror(errno));
+		if (write(errp[1], msg, strlen(msg)) < 0)
+			_exit(EXIT_CTRUN);
+		_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	}
+	close(errp[1]);
+	strv_free(&env);
+	do
+		n = read(errp[0], msg, sizeof(msg) - 1);
+	while (n < 0 && errno == EINTR);
+	close(errp[0]);
+	if (n > 0) {
+		msg[n] = '\0';
+		err_set(e, EXIT_CTRUN, "%s", msg);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	return pid;
+}
+

@@ -1,0 +1,560 @@
+/* ctr_setup.c - everything about one container that does not depend on
+ * the workers: the image and its runtime, the root file system (node cache,
+ * enroot's data directory), the mounts and their destinations inside the
+ * image, GPU passthrough, and ctrun's run directory (see container_run.h). */
+#include "container.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "cache.h"
+#include "gpu_pin.h"
+#include "imgconfig.h"
+#include "rootpath.h"
+#include "strv.h"
+#include "util.h"
+
+/* Our own directory under TMPDIR (Slurm often points it at a job-private
+ * node-local directory) or /tmp: 0700 and ours, or refused. */
+static int base_dir(char *const *envp, char *out, size_t size, struct err *e)
+{
+	const char *tmp = envp_get(envp, "TMPDIR");
+	struct stat st;
+
+	if (tmp == NULL || tmp[0] != '/' || stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode))
+		tmp = "/tmp";
+	if (xsnprintf(out, size, "%s/ctrun-%u", tmp, (unsigned)geteuid()) < 0)
+		return err_set(e, EXIT_CTRUN, "TMPDIR too long");
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return err_sys(e, EXIT_CTRUN, "run directory %s", out);
+	if (lstat(out, &st) < 0)
+		return err_sys(e, EXIT_CTRUN, "run directory %s", out);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077) != 0)
+		return err_set(e, EXIT_CTRUN, "%s must be a directory of yours that no one else "
+			       "can read or write", out);
+	return 0;
+}
+
+/* Run directories of ctruns of this host that died (kill -9) without
+ * removing theirs: each holds "HOST PID" in its owner file. */
+static void gc_rundirs(const char *base, const char *host)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX], *text, h[256];
+		long pid;
+
+		if (strncmp(de->d_name, "ctrun-", 6) != 0 ||
+		    xsnprintf(path, sizeof(path), "%s/%s/owner", base, de->d_name) < 0)
+			continue;
+		text = read_file(path, NULL);
+		if (text == NULL)
+			continue;
+		if (sscanf(text, "%255s %ld", h, &pid) == 2 && strcmp(h, host) == 0 && pid > 0 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+		    xsnprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= 0)
+			remove_tree(path);
+		free(text);
+	}
+	closedir(d);
+}
+
+/* ctrun-agent and ctrun-hook live next to ctrun (build/, or the install's bin/). */
+static int sibling(const char *name, char *out, size_t size)
+{
+	char self[PATH_MAX], *slash;
+
+	if (realpath("/proc/self/exe", self) == NULL)
+		return -1;
+	slash = strrchr(self, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	if (xsnprintf(out, size, "%s/%s", self, name) < 0)
+		return -1;
+	return access(out, X_OK);
+}
+
+/* /dev/nvidia0, nvidiactl, nvidia-uvm...: the GPU device nodes of this node. */
+static int gpu_devices(struct ctr_spec *s, bool collect, bool *present, struct err *e)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+
+	*present = false;
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+		struct ctr_device *v;
+
+		if (strncmp(de->d_name, "nvidia", 6) != 0 ||
+		    xsnprintf(path, sizeof(path), "/dev/%s", de->d_name) < 0 ||
+		    stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+			continue;
+		if (strcmp(de->d_name, "nvidiactl") == 0 ||
+		    (de->d_name[6] >= '0' && de->d_name[6] <= '9'))
+			*present = true;
+		if (!collect)
+			continue;
+		v = realloc(s->devices, (s->ndevices + 1) * sizeof(*v));
+		if (v == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		s->devices = v;
+		v = &s->devices[s->ndevices];
+		v->path = strdup(path);
+		v->type = 'c';
+		v->major = major(st.st_rdev);
+		v->minor = minor(st.st_rdev);
+		v->mode = st.st_mode & 07777;
+		if (v->path == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		s->ndevices++;
+	}
+	closedir(d);
+	return 0;
+}
+
+struct enroot_create {
+	const char *bin, *image, *data;
+	char *const *envp;
+};
+
+/* cache_create_once_e's callback: `enroot create` under the temporary name,
+ * which cache_create_once_e then renames into place (enroot's create is not
+ * atomic, and `create -f` deletes recursively). */
+static int enroot_create(const char *tmp, void *arg, struct err *e)
+{
+	struct enroot_create *c = arg;
+	struct strv argv = { 0 }, env = { 0 };
+	const char *name = strrchr(tmp, '/');
+	int ws, rv = -1;
+	pid_t pid;
+
+	if (rt_enroot_create_argv(c->bin, c->image, name != NULL ? name + 1 : tmp, &argv, e) < 0)
+		goto out;
+	if (strv_extend(&env, c->envp) < 0 || strv_setenv(&env, "ENROOT_DATA_PATH", c->data, 1) < 0) {
+		err_sys(e, EXIT_CTRUN, "enroot create");
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_sys(e, EXIT_CTRUN, "fork");
+		goto out;
+	}
+	if (pid == 0) {
+		execvpe(argv.v[0], argv.v, env.v);
+		_exit(EXIT_NOTFOUND);
+	}
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR) {
+			err_sys(e, EXIT_CTRUN, "enroot create");
+			goto out;
+		}
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		err_set(e, EXIT_CTRUN, "enroot create of %s failed (status %d)", c->image,
+			WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		goto out;
+	}
+	rv = 0;
+out:
+	strv_free(&argv);
+	strv_free(&env);
+	return rv;
+}
+
+int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, size_t size,
+		  struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	if (o->cache_dir != NULL) {
+		if (xsnprintf(dirbuf, size, "%s", o->cache_dir) < 0)
+			return err_set(e, EXIT_USAGE, "[cache] dir too long");
+	} else if (cache_default_dir(dirbuf, size, e) < 0) {
+		return -1;
+	}
+	c->dir = dirbuf;
+	c->budget_bytes = o->cache_budget;
+	c->quiet = o->quiet;
+	if (o->cache_progress == NULL || strcmp(o->cache_progress, "auto") == 0)
+		c->progress = isatty(STDERR_FILENO) && !o->quiet;
+	else
+		c->progress = strcmp(o->cache_progress, "true") == 0;
+	return 0;
+}
+
+/* The image's root file system on this node, if the runtime needs one. */
+static int rootfs(struct ctr_setup *c, const struct options *o, char *const *envp, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	struct cache_cfg cfg = { 0 };
+	char dir[PATH_MAX], id[CACHE_ID_MAX], lock[PATH_MAX];
+	const char *data;
+
+	if (s->kind == IMAGE_DIR) {
+		/* A directory is used as it is: the overlay never writes to it. */
+		if (xsnprintf(c->rootfs, sizeof(c->rootfs), "%s", c->image) < 0)
+			return err_set(e, EXIT_CTRUN, "image path too long");
+		s->rootfs = c->rootfs;
+		c->rootfs_real = true;
+		return 0;
+	}
+	if (s->rt != RT_OCI && s->rt != RT_ENROOT)
+		return 0; /* apptainer reads the image file itself */
+	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0)
+		return -1;
+	if (s->rt == RT_OCI) {
+		if (o->dry_run) {
+			/* Unpacking is no dry run: name the entry instead. */
+			if (xsnprintf(c->rootfs, sizeof(c->rootfs), "<%s: node cache entry of %s>", dir,
+				      c->image) < 0)
+				return err_set(e, EXIT_CTRUN, "image path too long");
+			s->rootfs = c->rootfs;
+			return 0;
+		}
+		if (cache_get_rootfs(&cfg, c->image, c->rootfs, sizeof(c->rootfs), e) < 0)
+			return -1;
+		s->rootfs = c->rootfs;
+		c->rootfs_real = true;
+		return 0;
+	}
+	/* enroot: its own data directory, named by the image's identity. */
+	if (cache_identity(c->image, id, sizeof(id), e) < 0)
+		return -1;
+	data = envp_get(envp, "ENROOT_DATA_PATH");
+	if (data != NULL && *data != '\0') {
+		if (xsnprintf(c->enroot_data, sizeof(c->enroot_data), "%s", data) < 0)
+			return err_set(e, EXIT_CTRUN, "ENROOT_DATA_PATH too long");
+	} else if (xsnprintf(c->enroot_data, sizeof(c->enroot_data), "%s/enroot-data", dir) < 0) {
+		return err_set(e, EXIT_CTRUN, "cache dir too long");
+	}
+	if (xsnprintf(c->enroot_name, sizeof(c->enroot_name), "ctrun-%s", id) < 0 ||
+	    xsnprintf(c->rootfs, sizeof(c->rootfs), "%s/%s", c->enroot_data, c->enroot_name) < 0 ||
+	    xsnprintf(lock, sizeof(lock), "%s/locks/enroot-%s.lock", dir, id) < 0)
+		return err_set(e, EXIT_CTRUN, "enroot data path too long");
+	s->enroot_data = c->enroot_data;
+	s->enroot_name = c->enroot_name;
+	if (o->dry_run) {
+		c->rootfs_real = access(c->rootfs, F_OK) == 0;
+		s->rootfs = c->rootfs_real ? c->rootfs : NULL;
+		return 0;
+	}
+	if (mkdir_p(c->enroot_data, 0700) < 0 || xsnprintf(dir + strlen(dir), sizeof(dir) -
+							    strlen(dir), "/locks") < 0 ||
+	    mkdir_p(dir, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "enroot data %s", c->enroot_data);
+	{
+		struct enroot_create ec = { c->bin, c->image, c->enroot_data, envp };
+
+		if (cache_create_once_e(lock, c->rootfs, enroot_create, &ec, o->quiet, e) < 0)
+			return -1;
+	}
+	s->rootfs = c->rootfs;
+	c->rootfs_real = true;
+	return 0;
+}
+
+static int add_user_mounts(struct ctr_setup *c, const struct options *o, const char *cwd,
+			   struct err *e)
+{
+	for (size_t i = 0; i < o->mounts.n; i++) {
+		struct ctr_mount m;
+
+		if (mount_parse(o->mounts.v[i], cwd, &m, e) < 0)
+			return -1;
+		if (mount_check_source(&m, e) < 0 ||
+		    mounts_add(&c->spec.mounts, m.src, m.dst, m.ro, m.file, e) < 0) {
+			mount_free(&m);
+			return -1;
+		}
+		mount_free(&m);
+	}
+	return 0;
+}
+
+static bool has_mount(const struct ctr_mounts *ms, const char *path)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (strcmp(ms->v[i].src, path) == 0 && strcmp(ms->v[i].dst, path) == 0)
+			return true;
+	return false;
+}
+
+/* `check` and `bench` in an image: their workers are ctrun-worker (check_launch.c). */
+static bool runs_worker(const struct options *o, bool agent)
+{
+	return agent && o->command.n > 0 && strcmp(o->command.v[0], CTR_WORKER_BIN) == 0;
+}
+
+static int add_mounts(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		      const char *cwd, bool agent, struct err *e)
+{
+	struct ctr_mounts *ms = &c->spec.mounts;
+	char logdir[PATH_MAX];
+
+	/* What enroot and apptainer give every container (OCI has nothing by itself). */
+	if (c->spec.rt == RT_OCI) {
+		if (access("/tmp", F_OK) == 0 && mounts_add(ms, "/tmp", "/tmp", false, false, e) < 0)
+			return -1;
+		for (const char *const *f = (const char *const[]){ "/etc/hosts", "/etc/resolv.conf",
+								 NULL }; *f != NULL; f++)
+			if (access(*f, R_OK) == 0 && mounts_add(ms, *f, *f, true, true, e) < 0)
+				return -1;
+	}
+	/* The working directory, where it is outside too (unless --workdir). */
+	if (o->workdir == NULL && strcmp(cwd, "/") != 0 && !has_mount(ms, cwd) &&
+	    mounts_add(ms, cwd, cwd, false, false, e) < 0)
+		return -1;
+	if (add_user_mounts(c, o, cwd, e) < 0)
+		return -1;
+	if (o->log_dir != NULL && agent) {
+		struct ctr_mount m;
+
+		if (mount_parse(o->log_dir, cwd, &m, e) < 0)
+			return err_wrap(e, "--log-dir");
+		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", m.src, t->job_id, t->host) < 0 ||
+		    (!o->dry_run && mkdir_p(logdir, 0755) < 0)) {
+			mount_free(&m);
+			return err_sys(e, EXIT_CTRUN, "--log-dir %s", o->log_dir);
+		}
+		if (mounts_add(ms, m.src, m.src, false, false, e) < 0) {
+			mount_free(&m);
+			return -1;
+		}
+		mount_free(&m);
+	}
+	if (agent && (mounts_add(ms, c->rundir, AGENT_DIR, true, false, e) < 0 ||
+		      mounts_add(ms, c->agent, AGENT_BIN, true, true, e) < 0))
+		return -1;
+	if (runs_worker(o, agent)) {
+		char worker[PATH_MAX] = "";
+
+		if (sibling("ctrun-worker", worker, sizeof(worker)) < 0)
+			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
+				       "runs the workers of check and bench inside the container",
+				       worker);
+		if (ctr_worker_check(c->rootfs_real ? c->spec.rootfs : NULL, c->image, worker,
+				     e) < 0 ||
+		    mounts_add(ms, worker, CTR_WORKER_BIN, true, true, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool worker,
+		       struct err *e)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (mkdir(c->rundir, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
+	c->rundir_made = true;
+	if (xsnprintf(path, sizeof(path), "%s/owner", c->rundir) < 0 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
+	if (dprintf(fd, "%s %ld\n", host, (long)getpid()) < 0 || close(fd) < 0)
+		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
+	if (agent) {
+		/* Mount points of the binaries: the run directory is mounted read-only. */
+		for (const char *const *f = (const char *const[]){ "agent", worker ? "worker" : NULL,
+								 NULL }; *f; f++) {
+			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0)
+				return err_set(e, EXIT_CTRUN, "run directory path too long");
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0)
+				return err_sys(e, EXIT_CTRUN, "%s", path);
+			close(fd);
+		}
+		for (const char *const *f = (const char *const[]){ "events", "control", NULL }; *f;
+		     f++)
+			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0 ||
+			    mkfifo(path, 0600) < 0)
+				return err_sys(e, EXIT_CTRUN, "FIFO %s", path);
+	}
+	if (c->spec.rt == RT_OCI)
+		for (const char *const *d = (const char *const[]){ "rootfs", "ovl", NULL }; *d; d++)
+			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *d) < 0 ||
+			    mkdir(path, 0755) < 0)
+				return err_sys(e, EXIT_CTRUN, "%s", path);
+	return 0;
+}
+
+static int gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		char *const *envp, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	struct strv ids = { 0 };
+	bool present;
+	const char *nv = o->nv != NULL ? o->nv : "auto";
+
+	if (gpu_devices(s, s->rt == RT_OCI, &present, e) < 0)
+		return -1;
+	if (strcmp(nv, "true") == 0 && !present)
+		return err_set(e, EXIT_CTRUN, "GPU passthrough was requested (nv = true) but %s "
+			       "has no NVIDIA GPU (no /dev/nvidia0 or /dev/nvidiactl)", t->host);
+	s->gpus = strcmp(nv, "false") != 0 && present;
+	if (!s->gpus) {
+		for (size_t i = 0; i < s->ndevices; i++)
+			free(s->devices[i].path);
+		free(s->devices);
+		s->devices = NULL;
+		s->ndevices = 0;
+		return 0;
+	}
+	/* Node mode: all the task's GPUs; task mode: the one of its local rank. */
+	if (gpu_pin_select(t, envp, &ids, e) < 0)
+		return -1;
+	c->gpu_ids[0] = '\0';
+	for (size_t i = 0; i < ids.n; i++) {
+		size_t n = strlen(c->gpu_ids);
+
+		if (xsnprintf(c->gpu_ids + n, sizeof(c->gpu_ids) - n, "%s%s", i ? "," : "",
+			      ids.v[i]) < 0) {
+			strv_free(&ids);
+			return err_set(e, EXIT_CTRUN, "GPU list too long");
+		}
+	}
+	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
+	strv_free(&ids);
+	if (s->rt == RT_OCI && sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
+		s->hook = c->hook;
+	return 0;
+}
+
+static int setup(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		 char *const *envp, bool agent, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	char cwd[PATH_MAX], base[PATH_MAX];
+	unsigned rnd;
+
+	if (realpath(o->image, c->image) == NULL)
+		return err_sys(e, EXIT_CTRUN, "image %s", o->image);
+	s->image = c->image;
+	if (image_detect(c->image, &s->kind, e) < 0)
+		return -1;
+	if (ctr_pick_runtime(o->runtime, s->kind, c->image, NULL, &s->rt, c->bin, sizeof(c->bin),
+			     e) < 0)
+		return -1;
+	s->bin = c->bin;
+	s->uid = geteuid();
+	s->gid = getegid();
+	s->rootless = s->uid != 0;
+	s->slurm = t->step_id != NULL;
+	s->entrypoint = o->entrypoint;
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return err_sys(e, EXIT_CTRUN, "current directory");
+	if (o->workdir != NULL && o->workdir[0] != '/')
+		return err_set(e, EXIT_USAGE, "--workdir %s: must be an absolute path in the "
+			       "container", o->workdir);
+	s->cwd = o->workdir != NULL ? o->workdir : cwd;
+	if (base_dir(envp, base, sizeof(base), e) < 0)
+		return -1;
+	/* Unique on a node shared by several clusters' or steps' ctruns (/tmp is). */
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+	if (xsnprintf(c->id, sizeof(c->id), "ctrun-%s.%s.%ld-%s-%ld-%08x", t->job_id,
+		      t->step_id != NULL ? t->step_id : "0", t->rank_base, t->host, (long)getpid(),
+		      rnd) < 0 ||
+	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0 ||
+	    xsnprintf(c->oci_root, sizeof(c->oci_root), "%s/state", c->rundir) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
+	if (!o->dry_run)
+		gc_rundirs(base, t->host);
+	for (char *p = c->id; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+			*p = '_';
+	s->id = c->id;
+	s->rundir = c->rundir;
+	s->oci_root = c->oci_root;
+	if (agent && sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
+			       "runs the workers inside the container", c->agent);
+	if (rootfs(c, o, envp, e) < 0)
+		return -1;
+	if (add_mounts(c, o, t, cwd, agent, e) < 0)
+		return -1;
+	if (c->rootfs_real) {
+		/* Resolved inside the image: a symlink there never leads a mount out. */
+		for (size_t i = 0; i < s->mounts.n; i++)
+			if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
+				return -1;
+		if (s->rt == RT_OCI && image_environ_read(s->rootfs, &s->env, e) < 0)
+			return -1;
+	}
+	if (gpus(c, o, t, envp, e) < 0)
+		return -1;
+	if (!o->dry_run && make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0)
+		return -1;
+	return 0;
+}
+
+int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		   char *const *envp, bool agent, struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->hold_fd = -1;
+	if (setup(c, o, t, envp, agent, e) < 0) {
+		ctr_setup_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void ctr_setup_free(struct ctr_setup *c)
+{
+	/* Nothing is mounted there in ctrun's namespace (the overlay lived in
+	 * the runtime's private one); remove_tree never follows a link. */
+	if (c->rundir_made && remove_tree(c->rundir) < 0 && errno != ENOENT)
+		fprintf(stderr, "ctrun: cannot remove %s: %s\n", c->rundir, strerror(errno));
+	if (c->hold_fd >= 0)
+		close(c->hold_fd);
+	mounts_free(&c->spec.mounts);
+	strv_free(&c->spec.env);
+	strv_free(&c->spec.argv);
+	for (size_t i = 0; i < c->spec.ndevices; i++)
+		free(c->spec.devices[i].path);
+	free(c->spec.devices);
+	memset(c, 0, sizeof(*c));
+	c->hold_fd = -1;
+}
+
+int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
+{
+	switch (c->spec.rt) {
+	case RT_OCI:
+		return rt_oci_plan(&c->spec, p, e);
+	case RT_ENROOT:
+		return rt_enroot_plan(&c->spec, p, e);
+	case RT_APPTAINER:
+	case RT_SINGULARITY:
+		return rt_apptainer_plan(&c->spec, p, e);
+	case RT_NONE:
+		break;
+	}
+	return err_set(e, EXIT_CTRUN, "no container runtime");
+}

@@ -1,0 +1,269 @@
+/* launch.c - this node's part of a run (standalone, node or task mode):
+ * the rendezvous address, each worker's argv/env/CPUs, supervision,
+ * cancelling the Slurm step when a worker fails, and local restarts. */
+#include "launch.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "gpu.h"
+#include "cpubind.h"
+#include "step.h"
+#include "netinfo.h"
+#include "quote.h"
+#include "supervise.h"
+#include "util.h"
+#include "workerenv.h"
+
+extern char **environ;
+
+int launch_topology(const struct options *o, struct topo *t, struct err *e)
+{
+	char host[256] = "localhost";
+
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	return topo_detect(o, environ, host, gpu_count_dev_files(), t, e);
+}
+
+int launch_prepare(struct topo *t, struct err *e)
+{
+	char addr[256];
+
+	if (t->nnodes > 1 || t->world_size > t->nproc) {
+		if (net_resolve_master(t->master_addr, t->node_rank == 0, addr, sizeof(addr), e) < 0)
+			return -1;
+		free(t->master_addr);
+		t->master_addr = strdup(addr);
+		if (t->master_addr == NULL)
+			return err_sys(e, EXIT_CTRUN, "master address");
+		/* For NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME: best effort, the
+		 * libraries' own guess remains when there is no answer. */
+		if (net_route_ifname(t->master_addr, t->ifname, sizeof(t->ifname), e) < 0) {
+			t->ifname[0] = '\0';
+			*e = (struct err){ 0 };
+		}
+	}
+	if (t->master_port == 0 && net_free_port(&t->master_port, e) < 0)
+		return -1;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int launch_command(const struct options *o, struct strv *argv, struct err *e)
+{
+	if (o->command.n == 0)
+		return err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
+	/* Like torchrun: a training script runs under the interpreter. */
+	if (!o->no_python && ends_with(o->command.v[0], ".py") &&
+	    strv_push(argv, o->python != NULL ? o->python : "python3") < 0)
+		return err_sys(e, EXIT_CTRUN, "argv");
+	if (strv_extend(argv, o->command.v) < 0)
+		return err_sys(e, EXIT_CTRUN, "argv");
+	return 0;
+}
+
+/* Worker i's share of this task's CPUs: contiguous and even, or none
+ * (inherit) when there are fewer CPUs than workers. */
+bool launch_cpu_share(const cpu_set_t *all, long i, long n, cpu_set_t *out)
+{
+	size_t cpus[CPU_SETSIZE];
+	long k = 0, lo, hi;
+
+	for (size_t c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, all))
+			cpus[k++] = c;
+	if (n <= 1 || k < n)
+		return false;
+	lo = i * k / n;
+	hi = (i + 1) * k / n;
+	CPU_ZERO(out);
+	for (long c = lo; c < hi; c++)
+		CPU_SET(cpus[c], out);
+	return true;
+}
+
+static long env_restart_count(char *const *envp)
+{
+	const char *v = envp_get(envp, "CTRUN_RESTART_COUNT");
+	long n;
+
+	return v != NULL && parse_long(v, 0, 1000, &n) == 0 ? n : 0;
+}
+
+/* --dry-run: what would run, shell-quoted; only the variables ctrun sets
+ * are shown, the rest of the environment is inherited as it is. */
+static int print_plan(const struct options *o, const struct topo *t, char *const *envp,
+		      const struct strv *argv, long restart, struct err *e)
+{
+	for (long i = 0; i < t->nproc; i++) {
+		struct strv vars = { 0 };
+
+		if (workerenv_vars(t, o, envp, restart, i, &vars, e) < 0) {
+			strv_free(&vars);
+			return -1;
+		}
+		printf("# rank %ld (local rank %ld) on %s\nenv", t->rank_base + i,
+		       t->local_rank_base + i, t->host);
+		for (size_t k = 0; k < vars.n; k++) {
+			putchar(' ');
+			shell_quote(stdout, vars.v[k]);
+		}
+		putchar(' ');
+		shell_quote_argv(stdout, argv->v);
+		putchar('\n');
+		strv_free(&vars);
+	}
+	return 0;
+}
+
+int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
+		    const struct strv *argv, long restart, struct supervise_result *r,
+		    struct err *e)
+{
+	struct supervise_opts so = { .host = t->host, .prefix = o->prefix,
+				     .grace_ms = (int)o->kill_timeout * 1000, .quiet = o->quiet };
+	struct worker *w = calloc((size_t)t->nproc, sizeof(*w));
+	struct strv *envs = calloc((size_t)t->nproc, sizeof(*envs));
+	cpu_set_t *cpus = calloc((size_t)t->nproc, sizeof(*cpus));
+	char logdir[PATH_MAX];
+	cpu_set_t all;
+	int rv = -1;
+
+	if (w == NULL || envs == NULL || cpus == NULL) {
+		err_sys(e, EXIT_CTRUN, "workers");
+		goto out;
+	}
+	if (sched_getaffinity(0, sizeof(all), &all) < 0)
+		CPU_ZERO(&all);
+	for (long i = 0; i < t->nproc; i++) {
+		if (workerenv_build(t, o, envp, restart, i, &envs[i], e) < 0)
+			goto out;
+		w[i].rank = t->rank_base + i;
+		w[i].local_rank = t->local_rank_base + i;
+		w[i].argv = argv->v;
+		w[i].envp = envs[i].v;
+		w[i].cpus = cpubind_worker(&all, t, i, &cpus[i]) ? &cpus[i] : NULL;
+	}
+	if (o->dry_run) {
+		rv = print_plan(o, t, envp, argv, restart, e);
+		r->status = 0;
+		goto out;
+	}
+	if (o->log_dir != NULL) {
+		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", o->log_dir, t->job_id, t->host) < 0) {
+			err_set(e, EXIT_USAGE, "--log-dir %s: path too long", o->log_dir);
+			goto out;
+		}
+		so.log_dir = logdir;
+	}
+	if (t->step_id != NULL && t->world_size > t->nproc) {
+		so.on_first_failure = step_cancel_cb;
+		so.arg = t;
+	}
+	rv = supervise_run(w, (size_t)t->nproc, &so, r, e);
+out:
+	for (long i = 0; envs != NULL && i < t->nproc; i++)
+		strv_free(&envs[i]);
+	free(envs);
+	free(cpus);
+	free(w);
+	return rv;
+}
+
+int launch_local(const struct options *o, struct topo *t, char *const *envp, launch_run_fn run,
+		 struct err *e)
+{
+	struct strv argv = { 0 };
+	char path[PATH_MAX];
+	long restart = env_restart_count(envp), max = o->max_restarts;
+	const char *in_batch = envp_get(envp, "CTRUN_BATCH_STEP");
+	bool batch_step = in_batch != NULL && strcmp(in_batch, "1") == 0;
+	int rv = -1;
+
+	if (launch_command(o, &argv, e) < 0)
+		goto out;
+	/* In a container the agent resolves the command, in the image. */
+	if (o->image == NULL) {
+		if (command_resolve(argv.v[0], envp_get(envp, "PATH"), path, sizeof(path), e) < 0)
+			goto out;
+		free(argv.v[0]);
+		argv.v[0] = strdup(path);
+		if (argv.v[0] == NULL) {
+			err_sys(e, EXIT_CTRUN, "argv");
+			goto out;
+		}
+	}
+	if (launch_prepare(t, e) < 0)
+		goto out;
+	/* Restarts must restart every worker of the job together: here only
+	 * when this ctrun owns them all; from a batch script ctrun restarts
+	 * the whole srun step instead (batch.c). */
+	if (max > 0 && (t->world_size > t->nproc || batch_step)) {
+		if (!o->quiet && !batch_step && t->node_rank == 0)
+			fprintf(stderr, "ctrun: --max-restarts applies when ctrun is called from the "
+				"batch script (it restarts the whole step); not restarting here\n");
+		max = 0;
+	}
+	if (o->verbose > 0)
+		fprintf(stderr, "ctrun: %s mode on %s: node %ld/%ld, ranks %ld-%ld of %ld, "
+			"master %s:%ld\n", mode_name(t->mode), t->host, t->node_rank, t->nnodes,
+			t->rank_base, t->rank_base + t->nproc - 1, t->world_size, t->master_addr,
+			t->master_port);
+	for (;; restart++) {
+		struct supervise_result r = { .failed_rank = -1 };
+
+		if (run(o, t, envp, &argv, restart, &r, e) < 0)
+			goto out;
+		rv = r.status;
+		if (r.peer_failed) {
+			if (!o->quiet)
+				fprintf(stderr, "ctrun: stopped ranks %ld-%ld on %s: a rank on another "
+					"node failed first\n", t->rank_base, t->rank_base + t->nproc - 1,
+					t->host);
+			break;
+		}
+		if (rv == 0 || r.got_signal != 0 || restart >= max)
+			break;
+		if (!o->quiet)
+			fprintf(stderr, "ctrun: restarting workers (%ld/%ld) after rank %ld failed\n",
+				restart + 1, max, r.failed_rank);
+	}
+out:
+	strv_free(&argv);
+	return rv;
+}
+
+int launch_print_env(const struct options *o, const struct topo *t, char *const *envp,
+		     struct err *e)
+{
+	long restart = env_restart_count(envp);
+
+	for (long i = 0; i < t->nproc; i++) {
+		struct strv vars = { 0 };
+
+		if (workerenv_vars(t, o, envp, restart, i, &vars, e) < 0) {
+			strv_free(&vars);
+			return -1;
+		}
+		if (i > 0)
+			putchar('\n');
+		for (size_t k = 0; k < vars.n; k++)
+			puts(vars.v[k]);
+		strv_free(&vars);
+	}
+	return fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
+}

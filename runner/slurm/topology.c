@@ -1,0 +1,252 @@
+/* topology.c - launch mode and rank arithmetic from Slurm's variables. */
+#include "topology.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "hostlist.h"
+#include "tasks.h"
+#include "strv.h"
+#include "util.h"
+
+/* First variable of the list that is set and not empty. */
+static const char *env_first(char *const *envp, const char *a, const char *b, const char *c)
+{
+	const char *keys[] = { a, b, c };
+
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = keys[i] != NULL ? envp_get(envp, keys[i]) : NULL;
+
+		if (v != NULL && *v != '\0')
+			return v;
+	}
+	return NULL;
+}
+
+static int env_long(char *const *envp, const char *key, long min, long *out, struct err *e)
+{
+	const char *v = envp_get(envp, key);
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (parse_long(v, min, 1L << 40, out) < 0)
+		return err_set(e, EXIT_CTRUN, "%s='%s' is not a number >= %ld", key, v, min);
+	return 1;
+}
+
+long topo_derive_port(unsigned long job_id, unsigned long step_id)
+{
+	/* 16 steps per job before ports repeat, 1375 consecutive jobs apart;
+	 * [10000, 32000) stays below Linux's ephemeral range (32768+). */
+	return 10000 + (long)((job_id * 16 + step_id % 16) % 22000);
+}
+
+static int nproc_for(const struct options *o, const struct topo *t, struct err *e)
+{
+	const char *n = o->nproc_per_node != NULL ? o->nproc_per_node : "auto";
+	long v;
+
+	if (strcmp(n, "auto") == 0)
+		return t->gpus.n > 0 ? (int)t->gpus.n : 1;
+	if (strcmp(n, "gpu") == 0) {
+		if (t->gpus.n == 0)
+			return err_set(e, EXIT_CTRUN,
+				       "--nproc-per-node gpu: no GPU on host %s (no CUDA_VISIBLE_DEVICES, "
+				       "SLURM_STEP_GPUS, SLURM_GPUS_ON_NODE or /dev/nvidiaN)", t->host);
+		return (int)t->gpus.n;
+	}
+	if (parse_long(n, 1, 4096, &v) < 0)
+		return err_set(e, EXIT_USAGE, "--nproc-per-node '%s' is not auto, gpu or a number", n);
+	return (int)v;
+}
+
+static int detect_standalone(const struct options *o, struct topo *t, struct err *e)
+{
+	int nproc = nproc_for(o, t, e);
+
+	if (nproc < 0)
+		return -1;
+	t->nnodes = o->nnodes > 0 ? o->nnodes : 1;
+	t->node_rank = o->node_rank >= 0 ? o->node_rank : 0;
+	if (t->node_rank >= t->nnodes)
+		return err_set(e, EXIT_USAGE, "--node-rank %ld is not below --nnodes %ld",
+			       t->node_rank, t->nnodes);
+	if (t->nnodes > 1 && o->master_addr == NULL)
+		return err_set(e, EXIT_USAGE, "--nnodes %ld outside Slurm needs --master-addr",
+			       t->nnodes);
+	t->nproc = t->local_world_size = nproc;
+	t->rank_base = t->node_rank * nproc;
+	t->world_size = t->nnodes * nproc;
+	t->ntasks_on_node = 1;
+	t->master_addr = strdup(o->master_addr != NULL ? o->master_addr : "127.0.0.1");
+	t->master_port = o->master_port > 0 ? o->master_port : (t->nnodes > 1 ? 29500 : 0);
+	return 0;
+}
+
+/* Inside a Slurm step (node or task mode). */
+static int detect_step(const struct options *o, char *const *envp, struct topo *t,
+		       struct err *e)
+{
+	const char *nodelist, *tpn;
+	long *counts = NULL, procid = -1, localid = 0, ntasks = 0, nodeid = -1, step = 0;
+	size_t ncounts = 0;
+	int rv = -1, nproc;
+
+	nodelist = env_first(envp, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST");
+	tpn = env_first(envp, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", NULL);
+	if (nodelist == NULL || tpn == NULL) {
+		err_set(e, EXIT_CTRUN, "inside Slurm step %s.%s but SLURM_STEP_NODELIST or "
+			"SLURM_STEP_TASKS_PER_NODE is not set", t->job_id, t->step_id);
+		goto out;
+	}
+	if (hostlist_expand_any(nodelist, &t->nodes, e) < 0)
+		goto out;
+	if (tasks_per_node_parse(tpn, &counts, &ncounts, e) < 0)
+		goto out;
+	if (ncounts != t->nodes.n) {
+		err_set(e, EXIT_CTRUN, "SLURM_STEP_TASKS_PER_NODE '%s' gives %zu nodes but the "
+			"nodelist '%s' has %zu", tpn, ncounts, nodelist, t->nodes.n);
+		goto out;
+	}
+	if (env_long(envp, "SLURM_PROCID", 0, &procid, e) < 0 ||
+	    env_long(envp, "SLURM_LOCALID", 0, &localid, e) < 0 ||
+	    env_long(envp, "SLURM_NODEID", 0, &nodeid, e) < 0 ||
+	    env_long(envp, "SLURM_STEP_ID", 0, &step, e) < 0)
+		goto out;
+	if (env_long(envp, "SLURM_STEP_NUM_TASKS", 1, &ntasks, e) == 0 &&
+	    env_long(envp, "SLURM_NTASKS", 1, &ntasks, e) == 0)
+		for (size_t i = 0; i < ncounts; i++)
+			ntasks += counts[i];
+	if (ntasks <= 0)
+		goto out;
+
+	/* NODE_RANK: our place in the step's nodelist; SLURM_NODEID if the
+	 * name is not there (a node whose hostname differs from NodeName). */
+	t->node_rank = strv_find(&t->nodes, t->host);
+	if (t->node_rank < 0)
+		t->node_rank = nodeid;
+	if (t->node_rank < 0 || (size_t)t->node_rank >= t->nodes.n) {
+		err_set(e, EXIT_CTRUN, "host '%s' is not in the step's nodelist '%s' and "
+			"SLURM_NODEID is not set", t->host, nodelist);
+		goto out;
+	}
+	if (o->node_rank >= 0)
+		t->node_rank = o->node_rank;
+	t->nnodes = o->nnodes > 0 ? o->nnodes : (long)t->nodes.n;
+	if (t->node_rank >= t->nnodes) {
+		err_set(e, EXIT_USAGE, "node rank %ld is not below the node count %ld",
+			t->node_rank, t->nnodes);
+		goto out;
+	}
+	t->ntasks_on_node = (size_t)t->node_rank < ncounts ? counts[t->node_rank] : 1;
+
+	/* One mode for every node of the step, or the ranks would not add up:
+	 * any node with several tasks makes it task mode everywhere. */
+	t->mode = o->mode;
+	if (t->mode == MODE_AUTO)
+		t->mode = ntasks > (long)ncounts ? MODE_TASK : MODE_NODE;
+	if (t->mode == MODE_NODE) {
+		if (t->ntasks_on_node != 1) {
+			err_set(e, EXIT_USAGE, "node mode needs one Slurm task per node but this "
+				"step has %ld on %s (use --mode task, or srun --ntasks-per-node=1)",
+				t->ntasks_on_node, t->host);
+			goto out;
+		}
+		nproc = nproc_for(o, t, e);
+		if (nproc < 0)
+			goto out;
+		t->nproc = t->local_world_size = nproc;
+		t->rank_base = t->node_rank * nproc;
+		t->local_rank_base = 0;
+		t->world_size = t->nnodes * nproc;
+	} else if (t->mode == MODE_TASK) {
+		long base = 0;
+
+		for (long i = 0; i < t->node_rank && (size_t)i < ncounts; i++)
+			base += counts[i];
+		t->nproc = 1;
+		t->local_world_size = t->ntasks_on_node;
+		t->local_rank_base = localid;
+		/* SLURM_PROCID is the rank (it equals base + SLURM_LOCALID under
+		 * the default block distribution, and stays right under cyclic). */
+		t->rank_base = procid >= 0 ? procid : base + localid;
+		t->world_size = ntasks;
+	} else {
+		err_set(e, EXIT_USAGE, "--mode %s inside Slurm step %s.%s", mode_name(t->mode),
+			t->job_id, t->step_id);
+		goto out;
+	}
+	t->master_addr = strdup(o->master_addr != NULL ? o->master_addr : t->nodes.v[0]);
+	t->master_port = o->master_port > 0 ? o->master_port
+		: topo_derive_port(strtoul(t->job_id, NULL, 10), (unsigned long)step);
+	rv = 0;
+out:
+	free(counts);
+	return rv;
+}
+
+/* In a batch script or salloc shell: ctrun will re-launch itself with srun. */
+static int detect_batch(const struct options *o, char *const *envp, struct topo *t,
+			struct err *e)
+{
+	const char *nodelist = env_first(envp, "SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL);
+
+	if (nodelist == NULL)
+		return err_set(e, EXIT_CTRUN, "in Slurm job %s but SLURM_JOB_NODELIST is not set",
+			       t->job_id);
+	if (hostlist_expand_any(nodelist, &t->nodes, e) < 0)
+		return -1;
+	t->mode = MODE_BATCH;
+	t->nnodes = o->nnodes > 0 ? o->nnodes : (long)t->nodes.n;
+	t->node_rank = 0;
+	t->nproc = 0; /* decided on each node */
+	t->master_addr = strdup(o->master_addr != NULL ? o->master_addr : t->nodes.v[0]);
+	return 0;
+}
+
+int topo_detect(const struct options *o, char *const *envp, const char *hostname,
+		long ndevfiles, struct topo *t, struct err *e)
+{
+	const char *job = envp_get(envp, "SLURM_JOB_ID");
+	const char *step = envp_get(envp, "SLURM_STEP_ID");
+	const char *node = envp_get(envp, "SLURMD_NODENAME");
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if (job == NULL || *job == '\0')
+		job = envp_get(envp, "SLURM_JOBID");
+	t->host = strdup(node != NULL && *node != '\0' ? node : hostname);
+	t->job_id = strdup(job != NULL && *job != '\0' ? job : "none");
+	if (step != NULL && *step != '\0')
+		t->step_id = strdup(step);
+	if (t->host == NULL || t->job_id == NULL || (step != NULL && *step && !t->step_id))
+		return err_sys(e, EXIT_CTRUN, "topology");
+	/* Inside a job, the GPUs are what Slurm allocated: a node's device
+	 * files exist whether or not this job may use them. */
+	if (gpu_ids_from_env(envp, job != NULL && *job != '\0' ? 0 : ndevfiles, &t->gpus, e) < 0)
+		return -1;
+
+	if (o->mode == MODE_STANDALONE || job == NULL || *job == '\0') {
+		t->mode = MODE_STANDALONE;
+		ret = detect_standalone(o, t, e);
+	} else if (t->step_id == NULL) {
+		ret = detect_batch(o, envp, t, e);
+	} else {
+		ret = detect_step(o, envp, t, e);
+	}
+	if (ret == 0 && t->master_addr == NULL)
+		return err_sys(e, EXIT_CTRUN, "topology");
+	return ret;
+}
+
+void topo_free(struct topo *t)
+{
+	free(t->master_addr);
+	free(t->host);
+	free(t->job_id);
+	free(t->step_id);
+	strv_free(&t->nodes);
+	strv_free(&t->gpus);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,100 @@
+/* Unit tests: the OCI config edits and apptainer arguments that pin GPUs (gpu_pin.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json.h>
+
+#include "gpu_pin.h"
+#include "strv.h"
+
+static const char *env_of(struct json_object *config, const char *key)
+{
+	struct json_object *p, *env;
+
+	assert_true(json_object_object_get_ex(config, "process", &p));
+	assert_true(json_object_object_get_ex(p, "env", &env));
+	for (size_t i = 0; i < json_object_array_length(env); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(env, i));
+
+		if (strncmp(s, key, strlen(key)) == 0 && s[strlen(key)] == '=')
+			return s + strlen(key) + 1;
+	}
+	return NULL;
+}
+
+static void test_oci_config_pins_and_renumbers(void **state)
+{
+	struct json_object *c = json_tokener_parse(
+		"{\"process\":{\"env\":[\"PATH=/bin\",\"CUDA_VISIBLE_DEVICES=2,3\"]},"
+		"\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}}}");
+	struct strv gpus = { 0 };
+	struct json_object *v, *a, *h;
+	struct err e = { 0 };
+
+	(void)state;
+	strv_push(&gpus, "2");
+	strv_push(&gpus, "3");
+	for (int round = 0; round < 2; round++) /* a second call changes nothing */
+		assert_int_equal(gpu_pin_oci_config(c, &gpus, "/opt/ctrun/ctrun-hook", &e), 0);
+	assert_string_equal(env_of(c, "CUDA_VISIBLE_DEVICES"), "0,1");
+	assert_string_equal(env_of(c, "NVIDIA_VISIBLE_DEVICES"), "2,3");
+	assert_string_equal(env_of(c, "PATH"), "/bin");
+	assert_true(json_object_object_get_ex(c, "annotations", &a));
+	assert_true(json_object_object_get_ex(a, "org.ctrun.gpus", &v));
+	assert_string_equal(json_object_get_string(v), "2,3");
+	assert_true(json_object_object_get_ex(c, "hooks", &h));
+	assert_true(json_object_object_get_ex(h, "createContainer", &v));
+	assert_int_equal(json_object_array_length(v), 1);
+	assert_true(json_object_object_get_ex(c, "linux", &v));
+	assert_true(json_object_object_get_ex(v, "resources", &v));
+	assert_true(json_object_object_get_ex(v, "devices", &v));
+	/* deny-all first, then 195:2, 195:3, nvidiactl, modeset (+ uvm when loaded) */
+	assert_true(json_object_array_length(v) >= 5);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(v, 1), "minor", &a));
+	assert_int_equal(json_object_get_int(a), 2);
+	json_object_put(c);
+	strv_free(&gpus);
+}
+
+static void test_apptainer_arguments(void **state)
+{
+	struct strv gpus = { 0 }, argv = { 0 }, env = { 0 }, binds = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	strv_push(&gpus, "1");
+	strv_push(&gpus, "3");
+	assert_int_equal(gpu_pin_apptainer_args(&gpus, false, NULL, &argv, &env, &e), 0);
+	assert_string_equal(argv.v[0], "--nv");
+	assert_string_equal(env.v[0], "CUDA_VISIBLE_DEVICES=1,3");
+	strv_free(&argv);
+	strv_free(&env);
+	strv_push(&binds, "/usr/lib64/libcuda.so.535:/.singularity.d/libs/libcuda.so.1:ro");
+	assert_int_equal(gpu_pin_apptainer_args(&gpus, true, &binds, &argv, &env, &e), 0);
+	assert_string_equal(argv.v[0], "--contain");
+	assert_true(strv_find(&argv, "--nv") < 0);
+	assert_true(strv_find(&argv, "/dev/nvidia1:/dev/nvidia1") > 0);
+	assert_true(strv_find(&argv, "/dev/nvidia3:/dev/nvidia3") > 0);
+	assert_true(strv_find(&argv, "/usr/lib64/libcuda.so.535:/.singularity.d/libs/libcuda.so.1:ro") > 0);
+	assert_string_equal(env.v[0], "CUDA_VISIBLE_DEVICES=0,1");
+	strv_free(&argv);
+	strv_free(&env);
+	strv_free(&binds);
+	strv_free(&gpus);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_oci_config_pins_and_renumbers),
+		cmocka_unit_test(test_apptainer_arguments),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

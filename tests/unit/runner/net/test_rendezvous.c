@@ -1,0 +1,296 @@
+/* Unit tests with real sockets on 127.0.0.1 and real processes: the
+ * rendezvous and its diagnoses (port in use, nothing listening, world
+ * size mismatch, missing and duplicate ranks, a foreign service or job on
+ * the port) and the socket collectives, checked with bench's data. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coll_data.h"
+#include "coll_socket.h"
+#include "netinfo.h"
+#include "rendezvous.h"
+
+static long free_port(void)
+{
+	struct err e = { 0 };
+	long port = 0;
+
+	assert_int_equal(net_free_port(&port, &e), 0);
+	return port;
+}
+
+static struct rdzv_opts opts(long port, long rank, long world, const char *job, int ms)
+{
+	return (struct rdzv_opts){ .addr = "127.0.0.1", .port = port, .rank = rank, .world = world,
+				   .job = job, .host = "testhost", .timeout_ms = ms };
+}
+
+/* A child that joins as (rank, world, job) after delay_ms and exits with
+ * its rdzv fail kind. */
+static pid_t join_after(int delay_ms, long port, long rank, long world, const char *job, int ms)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rdzv r;
+		struct err e = { 0 };
+		struct rdzv_opts o = opts(port, rank, world, job, ms);
+
+		usleep((useconds_t)delay_ms * 1000);
+		rdzv_open(&r, &o, &e);
+		rdzv_close(&r);
+		_exit((int)r.fail);
+	}
+	return pid;
+}
+
+static pid_t join(long port, long rank, long world, const char *job, int ms)
+{
+	return join_after(0, port, rank, world, job, ms);
+}
+
+static int reap(pid_t pid)
+{
+	int st = 0;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_port_in_use(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long port = free_port();
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 0, 2, "j", 1000);
+
+	(void)state;
+	sa.sin_port = htons((uint16_t)port);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_PORT_IN_USE);
+	assert_non_null(strstr(e.msg, "port in use: MASTER_PORT"));
+	rdzv_close(&r);
+	close(fd);
+}
+
+static void test_nobody_listening(void **state)
+{
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(free_port(), 1, 2, "j", 400);
+
+	(void)state;
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_PORT_BLOCKED);
+	assert_non_null(strstr(e.msg, "refused connections"));
+	rdzv_close(&r);
+}
+
+static void test_world_size_mismatch(void **state)
+{
+	long port = free_port();
+	pid_t peer = join(port, 1, 3, "j", 3000);
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 0, 2, "j", 3000);
+
+	(void)state;
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_WORLD);
+	assert_non_null(strstr(e.msg, "world size mismatch: rank 1 on testhost has WORLD_SIZE=3, "
+				      "rank 0 on testhost has WORLD_SIZE=2"));
+	rdzv_close(&r);
+	assert_int_equal(reap(peer), RDZV_PEER); /* told by rank 0, stays quiet */
+}
+
+static void test_missing_ranks(void **state)
+{
+	long port = free_port();
+	pid_t peer = join(port, 2, 4, "j", 3000);
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 0, 4, "j", 600);
+
+	(void)state;
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_WORLD);
+	assert_non_null(strstr(e.msg, "2 of WORLD_SIZE=4 ranks"));
+	assert_non_null(strstr(e.msg, "missing ranks 1,3"));
+	rdzv_close(&r);
+	assert_int_equal(reap(peer), RDZV_PEER);
+}
+
+static void test_duplicate_rank(void **state)
+{
+	long port = free_port();
+	pid_t a = join(port, 1, 3, "j", 3000), b = join(port, 1, 3, "j", 3000);
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 0, 3, "j", 3000);
+
+	(void)state;
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_DUP_RANK);
+	assert_non_null(strstr(e.msg, "duplicate RANK 1"));
+	rdzv_close(&r);
+	reap(a);
+	reap(b);
+}
+
+static void test_another_job_on_the_port(void **state)
+{
+	long port = free_port();
+	pid_t stranger = join(port, 1, 2, "other-job", 2000), ours;
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 0, 2, "j", 3000);
+
+	(void)state;
+	/* Rank 0 turns the stranger away and still meets its own rank 1
+	 * (which comes later: rank 0 stops listening once all are there). */
+	ours = join_after(800, port, 1, 2, "j", 3000);
+	assert_int_equal(rdzv_open(&r, &o, &e), 0);
+	rdzv_close(&r);
+	assert_int_equal(reap(stranger), RDZV_FOREIGN);
+	assert_int_equal(reap(ours), RDZV_OK);
+}
+
+static void test_foreign_service_on_the_port(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long port = free_port();
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	pid_t svc;
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, 1, 2, "j", 1000);
+
+	(void)state;
+	sa.sin_port = htons((uint16_t)port);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	svc = fork();
+	if (svc == 0) { /* an HTTP server, say */
+		char junk[1024];
+		int c = accept(fd, NULL, NULL);
+
+		memset(junk, 'x', sizeof(junk));
+		memcpy(junk, "HTTP/1.0 400 Bad Request\r\n", 26);
+		if (c >= 0 && write(c, junk, sizeof(junk)) < 0)
+			_exit(1);
+		sleep(2);
+		_exit(0);
+	}
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_FOREIGN);
+	assert_non_null(strstr(e.msg, "not as ctrun's rank 0"));
+	rdzv_close(&r);
+	close(fd);
+	kill(svc, SIGKILL);
+	reap(svc);
+}
+
+/* Rank `rank` of `world`: every collective, out of place and in place,
+ * checked; exits with the number of wrong elements (100: an error). */
+static void collectives_rank(long port, long rank, long world, size_t count)
+{
+	struct rdzv r;
+	struct sock_comm c;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(port, rank, world, "j", 5000);
+	size_t es = sizeof(float);
+	char *send = calloc(count + 1, es), *recv = calloc(count + 1, es);
+	long long wrong = 0;
+
+	if (rdzv_open(&r, &o, &e) < 0 || sock_comm_open(&c, &r, &e) < 0)
+		_exit(100);
+	for (int k = 0; k < COLL_COUNT; k++)
+		for (int inplace = 0; inplace < 2; inplace++) {
+			enum coll coll = (enum coll)k;
+			struct coll_counts cc;
+			char *sp, *rp;
+			int ret = -1;
+
+			coll_counts(coll, count, (size_t)world, &cc);
+			sp = inplace ? recv + cc.send_inplace_off * (size_t)rank * es : send;
+			rp = inplace ? recv + cc.recv_inplace_off * (size_t)rank * es : recv;
+			memset(recv, 0, count * es);
+			bench_fill(sp, 0, cc.send, coll, DT_FLOAT, rank, world, k);
+			switch (coll) {
+			case COLL_ALL_REDUCE: ret = sock_all_reduce(&c, sp, rp, cc.param, DT_FLOAT, &e); break;
+			case COLL_ALL_GATHER: ret = sock_all_gather(&c, sp, rp, cc.param, DT_FLOAT, &e); break;
+			case COLL_REDUCE_SCATTER:
+				ret = sock_reduce_scatter(&c, sp, rp, cc.param, DT_FLOAT, &e);
+				break;
+			case COLL_BROADCAST: ret = sock_broadcast(&c, sp, rp, cc.param, DT_FLOAT, 1, &e); break;
+			case COLL_ALLTOALL: ret = sock_alltoall(&c, sp, rp, cc.param, DT_FLOAT, &e); break;
+			case COLL_COUNT: break;
+			}
+			if (ret < 0)
+				_exit(100);
+			wrong += bench_verify(rp, 0, cc.recv, coll, DT_FLOAT, rank, world, cc.param, k, 1);
+		}
+	sock_comm_close(&c);
+	rdzv_close(&r);
+	_exit(wrong > 99 ? 99 : (int)wrong);
+}
+
+static void run_collectives(long world, size_t count)
+{
+	long port = free_port();
+	pid_t pids[8];
+
+	for (long i = 0; i < world; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0)
+			collectives_rank(port, i, world, count);
+	}
+	for (long i = 0; i < world; i++)
+		assert_int_equal(reap(pids[i]), 0);
+}
+
+static void test_socket_collectives_two_ranks(void **state)
+{
+	(void)state;
+	run_collectives(2, 1000);
+}
+
+static void test_socket_collectives_odd_ranks_and_sizes(void **state)
+{
+	(void)state;
+	/* 5 ranks: chunks of unequal size; 3 MiB: several reduce slices. */
+	run_collectives(5, 786433);
+	run_collectives(3, 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_port_in_use),
+		cmocka_unit_test(test_nobody_listening),
+		cmocka_unit_test(test_world_size_mismatch),
+		cmocka_unit_test(test_missing_ranks),
+		cmocka_unit_test(test_duplicate_rank),
+		cmocka_unit_test(test_another_job_on_the_port),
+		cmocka_unit_test(test_foreign_service_on_the_port),
+		cmocka_unit_test(test_socket_collectives_two_ranks),
+		cmocka_unit_test(test_socket_collectives_odd_ranks_and_sizes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,283 @@
+/* Unit tests: launch mode, node rank, ranks and rendezvous from the Slurm
+ * variables a real step sets (each test shows the ones it uses). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topology.h"
+
+static struct options opts(void)
+{
+	struct options o;
+
+	options_init(&o);
+	return o;
+}
+
+static void test_node_mode_rank_from_position_in_padded_hostlist(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=3", "SLURM_STEP_NODELIST=node[01-03]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x3)", "SLURM_STEP_NUM_TASKS=3", "SLURM_PROCID=1",
+			"SLURM_LOCALID=0", "SLURM_NODEID=1", "SLURMD_NODENAME=node02",
+			"CUDA_VISIBLE_DEVICES=0,1,2,3", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "ignored", 0, &t, &e), 0);
+	assert_int_equal(t.mode, MODE_NODE);
+	assert_int_equal(t.node_rank, 1);
+	assert_int_equal(t.nnodes, 3);
+	assert_int_equal(t.nproc, 4);
+	assert_int_equal(t.rank_base, 4);
+	assert_int_equal(t.local_rank_base, 0);
+	assert_int_equal(t.world_size, 12);
+	assert_string_equal(t.master_addr, "node01");
+	assert_int_equal(t.master_port, topo_derive_port(42, 3));
+	assert_string_equal(t.job_id, "42");
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_task_mode_heterogeneous_tasks_per_node(void **state)
+{
+	/* 2(x3),1: nodes n1..n3 run 2 tasks, n4 runs 1; n4's task is rank 6. */
+	char *env[] = { "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-4]",
+			"SLURM_STEP_TASKS_PER_NODE=2(x3),1", "SLURM_STEP_NUM_TASKS=7", "SLURM_PROCID=6",
+			"SLURM_LOCALID=0", "SLURM_NODEID=3", "SLURMD_NODENAME=n4", NULL };
+	char *env2[] = { "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-4]",
+			 "SLURM_STEP_TASKS_PER_NODE=2(x3),1", "SLURM_PROCID=3", "SLURM_LOCALID=1",
+			 "SLURMD_NODENAME=n2", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "x", 0, &t, &e), 0);
+	assert_int_equal(t.mode, MODE_TASK);
+	assert_int_equal(t.node_rank, 3);
+	assert_int_equal(t.nproc, 1);
+	assert_int_equal(t.rank_base, 6);
+	assert_int_equal(t.local_world_size, 1);
+	assert_int_equal(t.world_size, 7);
+	topo_free(&t);
+	assert_int_equal(topo_detect(&o, env2, "x", 0, &t, &e), 0);
+	assert_int_equal(t.node_rank, 1);
+	assert_int_equal(t.rank_base, 3);
+	assert_int_equal(t.local_rank_base, 1);
+	assert_int_equal(t.local_world_size, 2);
+	assert_int_equal(t.world_size, 7); /* summed from the counts */
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_task_mode_without_procid_uses_rank_base(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-4]",
+			"SLURM_STEP_TASKS_PER_NODE=2(x3),1", "SLURM_LOCALID=1", "SLURMD_NODENAME=n3", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "x", 0, &t, &e), 0);
+	assert_int_equal(t.rank_base, 5);
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_unknown_hostname_falls_back_to_nodeid(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=a,b",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURM_NODEID=1", NULL };
+	char *env2[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=a,b",
+			 "SLURM_STEP_TASKS_PER_NODE=1(x2)", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "c.example", 0, &t, &e), 0);
+	assert_int_equal(t.node_rank, 1);
+	topo_free(&t);
+	assert_int_equal(topo_detect(&o, env2, "c", 0, &t, &e), -1);
+	assert_int_equal(e.code, EXIT_CTRUN);
+	assert_non_null(strstr(e.msg, "'c'"));
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_malformed_nodelist_is_a_ctrun_error(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-",
+			"SLURM_STEP_TASKS_PER_NODE=1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "n1", 0, &t, &e), -1);
+	assert_int_equal(e.code, EXIT_CTRUN);
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_tasks_per_node_must_match_nodelist(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-3]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "n1", 0, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "1(x2)"));
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_node_mode_refuses_several_tasks_on_a_node(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-2]",
+			"SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURMD_NODENAME=n1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	o.mode = MODE_NODE;
+	assert_int_equal(topo_detect(&o, env, "n1", 0, &t, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--mode task"));
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_batch_mode_when_job_but_no_step(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=9", "SLURM_JOB_NODELIST=gpu[1-4]", "SLURM_TASKS_PER_NODE=8(x4)",
+			NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "gpu1", 0, &t, &e), 0);
+	assert_int_equal(t.mode, MODE_BATCH);
+	assert_int_equal(t.nnodes, 4);
+	assert_string_equal(t.master_addr, "gpu1");
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_standalone_counts_gpu_device_files(void **state)
+{
+	char *env[] = { "PATH=/bin", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "laptop", 2, &t, &e), 0);
+	assert_int_equal(t.mode, MODE_STANDALONE);
+	assert_int_equal(t.nproc, 2);
+	assert_int_equal(t.world_size, 2);
+	assert_string_equal(t.master_addr, "127.0.0.1");
+	assert_int_equal(t.master_port, 0); /* picked free at launch */
+	assert_string_equal(t.job_id, "none");
+	topo_free(&t);
+	assert_int_equal(topo_detect(&o, env, "laptop", 0, &t, &e), 0);
+	assert_int_equal(t.nproc, 1);
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_device_files_do_not_count_inside_a_job(void **state)
+{
+	/* A GPU node's /dev/nvidiaN exist even when the job got no GPUs. */
+	char *env[] = { "SLURM_JOB_ID=5", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=g1",
+			"SLURM_STEP_TASKS_PER_NODE=1", "SLURMD_NODENAME=g1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "g1", 4, &t, &e), 0);
+	assert_int_equal(t.gpus.n, 0);
+	assert_int_equal(t.nproc, 1);
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_overrides_win_over_slurm(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=n[1-2]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	o.nproc_per_node = strdup("3");
+	o.master_port = 31000;
+	o.master_addr = strdup("10.1.2.3");
+	assert_int_equal(topo_detect(&o, env, "n1", 0, &t, &e), 0);
+	assert_int_equal(t.nproc, 3);
+	assert_int_equal(t.world_size, 6);
+	assert_int_equal(t.master_port, 31000);
+	assert_string_equal(t.master_addr, "10.1.2.3");
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_nproc_gpu_without_gpus_is_an_error(void **state)
+{
+	char *env[] = { NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	o.nproc_per_node = strdup("gpu");
+	assert_int_equal(topo_detect(&o, env, "h", 0, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "no GPU"));
+	topo_free(&t);
+	options_free(&o);
+}
+
+static void test_derived_ports_differ_between_neighbouring_jobs_and_steps(void **state)
+{
+	(void)state;
+	for (unsigned long j = 1000; j < 2000; j++) {
+		long p = topo_derive_port(j, 0);
+
+		assert_true(p >= 10000 && p < 32000);
+		assert_int_not_equal(p, topo_derive_port(j + 1, 0));
+		assert_int_not_equal(p, topo_derive_port(j, 1));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_node_mode_rank_from_position_in_padded_hostlist),
+		cmocka_unit_test(test_task_mode_heterogeneous_tasks_per_node),
+		cmocka_unit_test(test_task_mode_without_procid_uses_rank_base),
+		cmocka_unit_test(test_unknown_hostname_falls_back_to_nodeid),
+		cmocka_unit_test(test_malformed_nodelist_is_a_ctrun_error),
+		cmocka_unit_test(test_tasks_per_node_must_match_nodelist),
+		cmocka_unit_test(test_node_mode_refuses_several_tasks_on_a_node),
+		cmocka_unit_test(test_batch_mode_when_job_but_no_step),
+		cmocka_unit_test(test_standalone_counts_gpu_device_files),
+		cmocka_unit_test(test_device_files_do_not_count_inside_a_job),
+		cmocka_unit_test(test_overrides_win_over_slurm),
+		cmocka_unit_test(test_nproc_gpu_without_gpus_is_an_error),
+		cmocka_unit_test(test_derived_ports_differ_between_neighbouring_jobs_and_steps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
