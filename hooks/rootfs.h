@@ -1,17 +1,15 @@
-/* rootfs.h - resolving paths inside a container's root without ever
- * leaving it.
+/* rootfs.h - the container root the hook works in, and paths in it.
  *
  * The hook runs before pivot_root, as root (or as root of the container's
  * user namespace), looking at an image it must not trust: a naive
  * mount("/dev/nvidia0", ROOTFS "/dev/nvidia0") follows an image symlink
- * /dev -> /etc straight onto the host.  So every destination is walked one
- * component at a time from an fd of the root, with O_NOFOLLOW: a relative
- * symlink that stays inside the root is followed by hand, an absolute one
- * or a ".." above the root is refused, and the caller gets an fd of the
- * parent directory plus the last name.  Mounts then target
- * /proc/self/fd/N, never a path string, so nothing can be swapped in
- * between the check and the mount.  (openat2's RESOLVE_BENEATH does the
- * same, but needs Linux 5.6; GPU nodes run RHEL 8's 4.18.) */
+ * /dev -> /etc straight onto the host.  So every destination is resolved
+ * by core's in-root resolver (inroot.h) with its strict policy: a relative
+ * symlink that stays inside the root is followed, an absolute one or a ".."
+ * above the root is refused, and the caller gets an fd of the parent
+ * directory plus the last name.  Mounts then target /proc/self/fd/N, never
+ * a path string, so nothing can be swapped in between the check and the
+ * mount. */
 #ifndef CTRUN_HOOK_ROOTFS_H
 #define CTRUN_HOOK_ROOTFS_H
 
@@ -29,7 +27,7 @@ int hook_root_open(const char *path, struct hook_root *r, struct err *e);
 void hook_root_close(struct hook_root *r);
 
 /* Resolves the directories of `dst` (absolute, as seen inside the
- * container).  Returns 0 with *dirfd (O_PATH, caller closes) and leaf set;
+ * container; inroot_parent with INROOT_BENEATH).  Returns 0 with *dirfd (O_PATH, caller closes) and leaf set;
  * 1 when a directory is missing and !create (*dirfd = -1: nothing to check
  * further); -1 with e when the path would leave the root or goes through a
  * non-directory.  create: missing directories are made (mode 0755). */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inroot.h"
 #include "rootpath.h"
 #include "util.h"
 
@@ -114,35 +115,6 @@ int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, s
 	return 0;
 }
 
-/* Creates the directories of `rel` (inside rootfd, as if it were /) one
- * component at a time: resolved first with chroot semantics, then walked with
- * O_NOFOLLOW, so no symlink, old or raced, leads outside.  Returns an fd. */
-static int mkdir_in_root(int rootfd, const char *rel)
-{
-	char res[PATH_MAX], *p, *save = NULL;
-	int fd;
-
-	if (rootpath_resolve(rootfd, rel, true, res, sizeof(res)) < 0)
-		return -1;
-	fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0 || strcmp(res, ".") == 0)
-		return fd;
-	for (p = strtok_r(res, "/", &save); p != NULL; p = strtok_r(NULL, "/", &save)) {
-		int next;
-
-		if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
-			close(fd);
-			return -1;
-		}
-		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		if (next < 0)
-			return -1;
-		fd = next;
-	}
-	return fd;
-}
-
 /* Writes text into <etc>/environment by a temporary file and rename(2):
  * rename replaces a symlink or file named environment, never follows it. */
 static int write_environment(int etcfd, const char *text, size_t len, struct err *e)
@@ -182,7 +154,7 @@ int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "%s", root);
 	if (imgconfig_environment(c, &text, &len, e) < 0)
 		goto out;
-	etcfd = mkdir_in_root(rootfd, "etc");
+	etcfd = inroot_mkdirs(rootfd, "etc", 0755, INROOT_CHROOT, NULL);
 	if (etcfd < 0) {
 		err_sys(e, EXIT_CTRUN, "creating /etc in the image");
 		goto out;
@@ -191,7 +163,7 @@ int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e)
 		goto out;
 	/* As docker and enroot do: the working directory exists in the image. */
 	if (c->workdir != NULL) {
-		wdfd = mkdir_in_root(rootfd, c->workdir);
+		wdfd = inroot_mkdirs(rootfd, c->workdir, 0755, INROOT_CHROOT, NULL);
 		if (wdfd < 0) {
 			err_sys(e, EXIT_CTRUN, "config.WorkingDir %s: cannot create it in the image",
 				c->workdir);
@@ -220,17 +192,17 @@ void imgconfig_free(struct imgconfig *c)
  * only a plain file.  NULL with errno ENOENT when there is none. */
 static char *read_image_environment(const char *rootfs)
 {
-	char rel[PATH_MAX], *text = NULL;
+	char *text = NULL;
 	size_t len = 0, cap = 0;
 	struct stat st;
-	int rootfd = open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, saved;
+	int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1, saved;
 	ssize_t n = 0;
 
 	if (rootfd < 0)
 		return NULL;
-	/* A link loop or a file in the way: the container has no such file either. */
-	if (rootpath_resolve(rootfd, "etc/environment", true, rel, sizeof(rel)) < 0 ||
-	    (fd = openat(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
+	fd = inroot_open(rootfd, "/etc/environment", O_RDONLY | O_NONBLOCK, 0, INROOT_CHROOT, NULL);
+	if (fd < 0) {
+		/* A link loop or a file in the way: the container has no such file either. */
 		if (errno == ELOOP || errno == ENOTDIR)
 			errno = ENOENT;
 		goto fail;

@@ -35,7 +35,7 @@ int imgconfig_parse(json_object *cfg, const char *what, struct imgconfig *c, str
 int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, struct err *e);
 
 /* Writes <root>/etc/environment (replacing the layers' one) and creates the
- * working directory, every path resolved inside root (rootpath.h): a hostile
+ * working directory, every path resolved inside root (inroot.h): a hostile
  * /etc symlink lands inside the root, never outside. */
 int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive_dl.h"
+#include "inroot.h"
 #include "rootpath.h"
 
 #define WH_PREFIX ".wh."
@@ -138,7 +139,7 @@ static int resolve_parent(int rootfd, const char *clean, char *parent, size_t si
 	memcpy(dir, clean, (size_t)(slash - clean));
 	dir[slash - clean] = '\0';
 	*base = slash + 1;
-	return rootpath_resolve(rootfd, dir, true, parent, size);
+	return inroot_resolve(rootfd, dir, INROOT_CHROOT, true, parent, size, NULL);
 }
 
 static bool is_root(void)

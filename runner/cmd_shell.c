@@ -19,8 +19,8 @@
 #include "agentspec.h"
 #include "commands.h"
 #include "container.h"
+#include "inroot.h"
 #include "quote.h"
-#include "rootpath.h"
 #include "topology.h"
 #include "util.h"
 
@@ -78,22 +78,21 @@ static int via_srun(const struct options *o, const struct topo *t, struct err *e
 /* bash when the image has it, else sh. */
 static const char *default_shell(const struct ctr_setup *c)
 {
-	char rel[PATH_MAX];
 	struct stat st;
-	int fd;
+	int rootfd, fd;
+	bool bash;
 
 	if (!c->rootfs_real)
 		return "/bin/sh";
-	fd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
 		return "/bin/sh";
-	if (rootpath_resolve(fd, "bin/bash", true, rel, sizeof(rel)) == 0 &&
-	    fstatat(fd, rel, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+	fd = inroot_open(rootfd, "/bin/bash", O_PATH, 0, INROOT_CHROOT, NULL);
+	bash = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (fd >= 0)
 		close(fd);
-		return "/bin/bash";
-	}
-	close(fd);
-	return "/bin/sh";
+	close(rootfd);
+	return bash ? "/bin/bash" : "/bin/sh";
 }
 
 /* OCI starts from nothing: the host's variables (as workers get them),

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rootpath.h"
+#include "inroot.h"
 
 /* The program interpreter (PT_INTERP) of a 64-bit ELF file, "" for none. */
 static void elf_interp(const char *path, char *out, size_t size)
@@ -43,21 +43,23 @@ static void elf_interp(const char *path, char *out, size_t size)
 
 int ctr_worker_check(const char *rootfs, const char *image, const char *worker, struct err *e)
 {
-	char interp[PATH_MAX], rel[PATH_MAX];
-	int fd, rv = 0;
+	char interp[PATH_MAX];
+	int rootfd, fd, rv = 0;
 
 	elf_interp(worker, interp, sizeof(interp));
 	if (rootfs == NULL || interp[0] != '/')
 		return 0;
-	fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
 		return err_sys(e, EXIT_CTRUN, "image root %s", rootfs);
 	/* Inside the image: its symlinks (lib64 -> usr/lib64) followed there. */
-	if (rootpath_resolve(fd, interp + 1, true, rel, sizeof(rel)) < 0 ||
-	    faccessat(fd, rel, F_OK, 0) < 0)
+	fd = inroot_open(rootfd, interp, O_PATH, 0, INROOT_CHROOT, NULL);
+	if (fd < 0)
 		rv = err_set(e, EXIT_CTRUN, "image %s has no C library (no %s): check and bench "
 			     "need glibc in the image, their workers (ctrun-worker) are linked "
 			     "against it", image, interp);
-	close(fd);
+	else
+		close(fd);
+	close(rootfd);
 	return rv;
 }

@@ -5,7 +5,7 @@
 #                                   busybox-oci.tar, busybox-rootfs/
 #   tests/images/build.sh torch     minutes: debootstrap minbase bookworm + python3-torch
 #                                   -> torch.sqsh, torch.sif, torch-docker.tar
-#   tests/images/build.sh all       both
+#   tests/images/build.sh all       both (so does `build.sh busybox torch`)
 #   tests/images/build.sh path NAME prints the path of one image (no build)
 #
 # Images live in $CTRUN_TEST_IMAGES (default /var/cache/ctrun-tests/images) and
@@ -179,8 +179,15 @@ locked() {
 }
 
 case ${1:-busybox} in
-busybox|torch) locked "$1" ;;
-all) locked busybox; locked torch ;;
+busybox|torch|all)
+	# Every set named, in order: `build.sh busybox torch` builds both.
+	for set in "${@:-busybox}"; do
+		case $set in
+		busybox|torch) locked "$set" ;;
+		all) locked busybox; locked torch ;;
+		*) die "unknown image set '$set' (busybox, torch or all)" ;;
+		esac
+	done ;;
 path)
 	case ${2:-} in
 	busybox.sqsh|busybox.sif|busybox-docker.tar|busybox-oci.tar|busybox-rootfs|\

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inroot.h"
 #include "rootpath.h"
 #include "util.h"
 
@@ -145,21 +146,16 @@ void mounts_free(struct ctr_mounts *ms)
 int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e)
 {
 	char rel[PATH_MAX], *abs;
-	int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC), rv;
 
 	if (fd < 0)
 		return err_sys(e, EXIT_CTRUN, "image root %s", rootfs);
 	/* The mount point itself is followed too: a runtime mounts onto what a
 	 * final symlink names, so resolve it here, inside the image. */
-	if (rootpath_resolve(fd, m->dst + 1, true, rel, sizeof(rel)) < 0) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
-		return err_sys(e, EXIT_CTRUN, "mount %s: destination %s in the image", m->src,
-			       m->dst);
-	}
+	rv = inroot_resolve(fd, m->dst, INROOT_CHROOT, true, rel, sizeof(rel), e);
 	close(fd);
+	if (rv < 0)
+		return err_wrap(e, "mount %s: destination %s", m->src, m->dst);
 	if (strcmp(rel, ".") == 0)
 		return err_set(e, EXIT_CTRUN, "mount %s: destination %s is the image's root "
 			       "(through a symlink)", m->src, m->dst);
@@ -172,62 +168,35 @@ int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e)
 
 int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e)
 {
-	char path[PATH_MAX];
-	char *p, *next;
-	int dfd, rv = -1;
+	char leaf[NAME_MAX + 1];
+	struct stat st;
+	int dfd, fd, rv = -1;
 
-	if (m->dst[0] != '/' || xsnprintf(path, sizeof(path), "%s", m->dst + 1) < 0)
-		return err_set(e, EXIT_CTRUN, "mount point %s: bad path", m->dst);
-	dfd = dup(rootfd);
+	/* The destination was resolved (mount_resolve_dest): a symlink on the
+	 * way now can only have been put there since, so every one is refused. */
+	dfd = inroot_parent(rootfd, m->dst, INROOT_NO_LINKS, true, leaf, sizeof(leaf), e);
 	if (dfd < 0)
-		return err_sys(e, EXIT_CTRUN, "mount point %s", m->dst);
-	for (p = path; p != NULL && *p != '\0'; p = next) {
-		bool last;
-		int fd;
-
-		next = strchr(p, '/');
-		if (next != NULL)
-			*next++ = '\0';
-		last = next == NULL || *next == '\0';
-		if (*p == '\0' || strcmp(p, ".") == 0 || strcmp(p, "..") == 0) {
-			err_set(e, EXIT_CTRUN, "mount point %s: not a resolved path", m->dst);
-			goto out;
-		}
-		if (last && m->file) {
-			fd = openat(dfd, p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
-			if (fd < 0 && (errno == EISDIR || errno == EEXIST || errno == ENXIO ||
-				       errno == EACCES || errno == EROFS || errno == ETXTBSY)) {
-				struct stat st;
-
-				/* Something is there already: fine unless it is a symlink. */
-				if (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
-					break;
-			}
-			if (fd < 0) {
-				err_sys(e, EXIT_CTRUN, "mount %s: creating mount point %s in the image",
-					m->src, m->dst);
-				goto out;
-			}
+		return err_wrap(e, "mount %s: creating mount point %s", m->src, m->dst);
+	if (m->file) {
+		fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+		if (fd >= 0) {
 			close(fd);
-			break;
+			rv = 0;
+		} else if ((errno == EISDIR || errno == EEXIST || errno == ENXIO || errno == EACCES ||
+			    errno == EROFS || errno == ETXTBSY) &&
+			   fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
+			rv = 0; /* something is there already: fine unless it is a symlink */
 		}
-		if (mkdirat(dfd, p, 0755) < 0 && errno != EEXIST) {
-			err_sys(e, EXIT_CTRUN, "mount %s: creating mount point %s in the image",
-				m->src, m->dst);
-			goto out;
-		}
-		/* O_NOFOLLOW | O_DIRECTORY: a symlink here (put there after the
-		 * destination was resolved) fails instead of leading out. */
-		fd = openat(dfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			err_sys(e, EXIT_CTRUN, "mount %s: mount point %s in the image", m->src, m->dst);
-			goto out;
-		}
-		close(dfd);
-		dfd = fd;
+	} else if (mkdirat(dfd, leaf, 0755) == 0 ||
+		   (errno == EEXIST && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))) {
+		rv = 0;
+	} else if (errno == EEXIST) {
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
 	}
-	rv = 0;
-out:
+	if (rv < 0)
+		err_sys(e, EXIT_CTRUN, "mount %s: creating mount point %s in the image", m->src,
+			m->dst);
 	close(dfd);
 	return rv;
 }

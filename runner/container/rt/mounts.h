@@ -49,7 +49,8 @@ int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e);
 
 /* Creates the mount point of a resolved destination under the directory
  * open as `rootfd` (directories, and an empty file when m->file), refusing
- * to pass through any symlink, so nothing outside rootfd is ever created. */
+ * to pass through any symlink (inroot.h, INROOT_NO_LINKS), so nothing
+ * outside rootfd is ever created. */
 int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e);
 
 #endif

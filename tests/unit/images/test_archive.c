@@ -16,6 +16,7 @@
 #include "imgconfig.h"
 #include "image.h"
 #include "imgtest.h"
+#include "inroot.h"
 #include "rootpath.h"
 #include "strv.h"
 #include "util.h"
@@ -307,7 +308,7 @@ static void test_layer_path_escaping_the_archive_is_refused(void **state)
 	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), -1);
 }
 
-static void test_rootpath_resolve_confines_links(void **state)
+static void test_paths_in_the_image_are_confined(void **state)
 {
 	struct fx *f = *state;
 	char out[256];
@@ -319,13 +320,13 @@ static void test_rootpath_resolve_confines_links(void **state)
 	assert_int_equal(symlink("loop", in(f, "loop")), 0);
 	fd = open(f->dest, O_RDONLY | O_DIRECTORY);
 	assert_true(fd >= 0);
-	assert_int_equal(rootpath_resolve(fd, "abs/bin", true, out, sizeof(out)), 0);
+	assert_int_equal(inroot_resolve(fd, "abs/bin", INROOT_CHROOT, true, out, sizeof(out), NULL), 0);
 	assert_string_equal(out, "usr/bin");
-	assert_int_equal(rootpath_resolve(fd, "up/etc/passwd", true, out, sizeof(out)), 0);
+	assert_int_equal(inroot_resolve(fd, "up/etc/passwd", INROOT_CHROOT, true, out, sizeof(out), NULL), 0);
 	assert_string_equal(out, "etc/passwd");
-	assert_int_equal(rootpath_resolve(fd, "abs", false, out, sizeof(out)), 0);
+	assert_int_equal(inroot_resolve(fd, "abs", INROOT_CHROOT, false, out, sizeof(out), NULL), 0);
 	assert_string_equal(out, "abs");
-	assert_int_equal(rootpath_resolve(fd, "loop/x", true, out, sizeof(out)), -1);
+	assert_int_equal(inroot_resolve(fd, "loop/x", INROOT_CHROOT, true, out, sizeof(out), NULL), -1);
 	assert_int_equal(errno, ELOOP);
 	close(fd);
 	assert_int_equal(rootpath_clean("./a//b/./c/", out, sizeof(out)), 0);
@@ -596,7 +597,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hardlink_out_of_the_image_is_refused_or_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_layer_member_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layer_path_escaping_the_archive_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rootpath_resolve_confines_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paths_in_the_image_are_confined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_env_becomes_etc_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_env_replaces_the_layers_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oci_config_env_is_written, setup, teardown),

@@ -1,10 +1,11 @@
-/* rootpath.h - path resolution confined to a root directory, and removal that never follows links.
+/* rootpath.h - the lexical forms of paths inside a root, and removal that
+ * never follows links.
  *
  * Unpacking image layers writes into a directory that the image itself
  * fills with symlinks (lib -> usr/lib, and hostile ones: evil -> /etc,
- * x -> ../../..).  Every path an archive names is resolved here as if the
- * directory were `/` (chroot semantics: absolute links restart at the root,
- * `..` stops at it), so nothing is ever read, written or removed outside it. */
+ * x -> ../../..).  Paths are cleaned here, resolved by inroot.h, and
+ * removed here without ever following a link, so nothing is read, written
+ * or removed outside the root. */
 #ifndef CTRUN_ROOTPATH_H
 #define CTRUN_ROOTPATH_H
 
@@ -21,15 +22,7 @@ int rootpath_clean(const char *name, char *out, size_t size);
  * stops at "/".  A relative path fails (-1, errno EINVAL). */
 int rootpath_normalize(const char *path, char *out, size_t size);
 
-/* Resolves relative path `rel` inside the directory open as `rootfd`, following
- * symlinks (at most 40) with chroot semantics; components that do not exist
- * are appended literally.  The final component is followed only if
- * `follow_last`.  `out` receives a relative path free of symlinks (except
- * possibly the last when !follow_last), "." for the root. -1 with errno on
- * ELOOP, ENAMETOOLONG, or an I/O error. */
-int rootpath_resolve(int rootfd, const char *rel, bool follow_last, char *out, size_t size);
-
-/* Removes `rel` (a resolved path, see above) under rootfd recursively,
+/* Removes `rel` (a resolved path: inroot_resolve) under rootfd recursively,
  * never following a symlink.  A missing path is not an error. */
 int rootpath_remove(int rootfd, const char *rel);
 

@@ -1,4 +1,4 @@
-/* rootpath.c - chroot-style resolution and link-safe removal (see rootpath.h). */
+/* rootpath.c - lexical path forms and link-safe removal (see rootpath.h). */
 #include "rootpath.h"
 
 #include <dirent.h>
@@ -10,8 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_LINKS 40
 
 /* One walk for both normal forms: components joined by '/', "." and empty
  * ones dropped; ".." pops the previous component (stopping at the root) or
@@ -80,115 +78,6 @@ int rootpath_normalize(const char *path, char *out, size_t size)
 		return -1;
 	}
 	return clean_components(path, true, "/", out, size);
-}
-
-/* Drops the last component of the resolved prefix `out` (len *o); stops at the root. */
-static void pop(char *out, size_t *o)
-{
-	char *slash;
-
-	out[*o] = '\0';
-	slash = strrchr(out, '/');
-	*o = slash != NULL ? (size_t)(slash - out) : 0;
-	out[*o] = '\0';
-}
-
-int rootpath_resolve(int rootfd, const char *rel, bool follow_last, char *out, size_t size)
-{
-	/* `todo` holds what is left to walk; a symlink's target is put in front of it. */
-	char *todo = NULL, *tmp = NULL;
-	size_t o = 0, cap = PATH_MAX * 2;
-	int links = 0, rv = -1;
-	char *p;
-
-	if (size < 2) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	todo = malloc(cap);
-	tmp = malloc(cap);
-	if (todo == NULL || tmp == NULL)
-		goto out;
-	if (strlen(rel) >= cap) {
-		errno = ENAMETOOLONG;
-		goto out;
-	}
-	strcpy(todo, rel);
-	out[0] = '\0';
-	p = todo;
-	for (;;) {
-		char comp[NAME_MAX + 1], link[PATH_MAX];
-		const char *end;
-		size_t len;
-		struct stat st;
-		ssize_t n;
-		bool last;
-
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		end = strchrnul(p, '/');
-		len = (size_t)(end - p);
-		if (len > NAME_MAX) {
-			errno = ENAMETOOLONG;
-			goto out;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		last = strspn(p, "/") == strlen(p);
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			pop(out, &o);
-			continue;
-		}
-		if (o + (o > 0) + len + 1 > size) {
-			errno = ENAMETOOLONG;
-			goto out;
-		}
-		if (o > 0)
-			out[o++] = '/';
-		memcpy(out + o, comp, len + 1);
-		o += len;
-		if (last && !follow_last)
-			continue;
-		if (fstatat(rootfd, out, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				continue; /* not there yet: the rest is literal */
-			goto out;
-		}
-		if (!S_ISLNK(st.st_mode))
-			continue;
-		if (++links > MAX_LINKS) {
-			errno = ELOOP;
-			goto out;
-		}
-		n = readlinkat(rootfd, out, link, sizeof(link) - 1);
-		if (n < 0)
-			goto out;
-		link[n] = '\0';
-		pop(out, &o); /* the link's own name is replaced by its target */
-		if (link[0] == '/') {
-			o = 0;
-			out[0] = '\0';
-		}
-		if ((size_t)n + 1 + strlen(p) + 1 > cap) {
-			errno = ENAMETOOLONG;
-			goto out;
-		}
-		snprintf(tmp, cap, "%s/%s", link, p);
-		strcpy(todo, tmp);
-		p = todo;
-	}
-	if (o == 0)
-		strcpy(out, ".");
-	rv = 0;
-out:
-	free(todo);
-	free(tmp);
-	return rv;
 }
 
 static int remove_at(int dirfd, const char *name);
