@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
+#include "privdir.h"
 #include "rootpath.h"
 #include "util.h"
 
@@ -104,21 +105,11 @@ int cache_root_check(const char *dir, struct err *e)
 {
 	static const char *const subs[] = { "entries", "locks", "trash" };
 	char path[PATH_MAX];
-	struct stat st;
 
-	/* 0700: a cache under /tmp must not be readable into or writable by others. */
-	if (mkdir_p(dir, 0700) < 0)
-		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
-	if (lstat(dir, &st) < 0)
-		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
-	if (S_ISLNK(st.st_mode) && stat(dir, &st) < 0)
-		return err_sys(e, EXIT_CTRUN, "cache dir %s", dir);
-	/* Someone else's directory at our default path (/tmp/ctrun-cache-$UID made
-	 * by another user) could hand us a prepared rootfs: refuse it. */
-	if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (st.st_mode & 0022) != 0)
-		return err_set(e, EXIT_CTRUN, "cache dir %s must be a directory owned by you (or "
-			       "root) and writable by no one else", dir);
+	/* Someone else's directory at our default path (/tmp/ctrun-cache-$UID
+	 * made by another user) could hand us a prepared rootfs: refused. */
+	if (privdir_make(dir, PRIVDIR_PARENTS, e) < 0)
+		return err_wrap(e, "cache dir");
 	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
 		if (xsnprintf(path, sizeof(path), "%s/%s", dir, subs[i]) < 0)
 			return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", dir);

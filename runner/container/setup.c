@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "gpu_pin.h"
 #include "imgconfig.h"
+#include "privdir.h"
 #include "rootpath.h"
 #include "strv.h"
 #include "util.h"
@@ -38,13 +39,9 @@ static int base_dir(char *const *envp, char *out, size_t size, struct err *e)
 		tmp = "/tmp";
 	if (xsnprintf(out, size, "%s/ctrun-%u", tmp, (unsigned)geteuid()) < 0)
 		return err_set(e, EXIT_CTRUN, "TMPDIR too long");
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return err_sys(e, EXIT_CTRUN, "run directory %s", out);
-	if (lstat(out, &st) < 0)
-		return err_sys(e, EXIT_CTRUN, "run directory %s", out);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077) != 0)
-		return err_set(e, EXIT_CTRUN, "%s must be a directory of yours that no one else "
-			       "can read or write", out);
+	/* It holds the workers' environment (the agent's spec): no one else may read it. */
+	if (privdir_make(out, PRIVDIR_UNREADABLE, e) < 0)
+		return err_wrap(e, "run directory");
 	return 0;
 }
 

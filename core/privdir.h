@@ -1,0 +1,27 @@
+/* privdir.h - a directory of the caller's that no one else can change:
+ * the node cache's root, ctrun's run directories.
+ *
+ * Both usually sit in a shared /tmp, where another user can create the
+ * name first (a directory of theirs, or a symlink to one) and so hand
+ * ctrun a prepared image or read its workers' environment.  This is the one
+ * check for both, so the rules cannot drift apart. */
+#ifndef CTRUN_PRIVDIR_H
+#define CTRUN_PRIVDIR_H
+
+#include "err.h"
+
+enum {
+	PRIVDIR_PARENTS = 1,    /* create missing parents too (mkdir -p, mode 0700) */
+	PRIVDIR_UNREADABLE = 2, /* no one else may read or enter it either (mode & 077 == 0);
+				 * without it, only writing is refused (mode & 022 == 0) */
+};
+
+/* Creates `path` (mode 0700) if it is missing, then checks that it is a
+ * directory owned by the caller (euid) with no write (or, with
+ * PRIVDIR_UNREADABLE, no access) for group and others.  A symlink is
+ * followed only when the caller owns the link itself (a link another user
+ * put in /tmp is refused, as fs.protected_symlinks would).  -1 with e
+ * (EXIT_CTRUN) naming the path and the rule it breaks. */
+int privdir_make(const char *path, unsigned flags, struct err *e);
+
+#endif
