@@ -156,3 +156,24 @@ char **strv_argv(struct strv *s)
 
 	return s->v != NULL ? s->v : empty;
 }
+
+char *strv_lines(const struct strv *s)
+{
+	size_t len = 0, o = 0;
+	char *text;
+
+	for (size_t i = 0; i < s->n; i++)
+		len += strlen(s->v[i]) + 1;
+	text = malloc(len + 1);
+	if (text == NULL)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t n = strlen(s->v[i]);
+
+		memcpy(text + o, s->v[i], n);
+		o += n;
+		text[o++] = '\n';
+	}
+	text[o] = '\0';
+	return text;
+}

@@ -28,6 +28,9 @@ const char *envp_get(char *const *envp, const char *key);
 const char *strv_getenv(const struct strv *s, const char *key);
 int strv_setenv(struct strv *s, const char *key, const char *value, int overwrite);
 int strv_unsetenv(struct strv *s, const char *key);
+/* The elements as text, each followed by a newline ("" when empty);
+ * malloc'd, NULL when out of memory. */
+char *strv_lines(const struct strv *s);
 /* Sort elements with strcmp. */
 void strv_sort(struct strv *s);
 /* Never-NULL view for exec: returns s->v, or a static empty vector. */

@@ -25,7 +25,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@
 
 #include "devices.h"
 #include "driver.h"
+#include "fstab.h"
 #include "gpus.h"
 #include "plan.h"
 #include "rootfs.h"
@@ -91,27 +91,6 @@ static int append_file(const char *path, const char *text, struct err *e)
 out:
 	close(fd);
 	return rv;
-}
-
-static int appendf(char **buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int appendf(char **buf, const char *fmt, ...)
-{
-	char *add, *tmp;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&add, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -1;
-	r = asprintf(&tmp, "%s%s", *buf != NULL ? *buf : "", add);
-	free(add);
-	if (r < 0)
-		return -1;
-	free(*buf);
-	*buf = tmp;
-	return 0;
 }
 
 /* The container's /dev: shared with the host (enroot's default rbind) or
@@ -221,18 +200,19 @@ static bool has_libcuda(const struct hook_root *r, const char *libdir, const cha
 	return found;
 }
 
-static int fstab_lines(const struct hook_plan *p, char **out)
+static int fstab_lines(const struct hook_plan *p, struct strv *out)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct hook_item *it = &p->v[i];
 		const char *opts = it->kind == HOOK_ITEM_DEV ? "bind,ro,nosuid,noexec,private"
 				 : it->kind == HOOK_ITEM_FILE ? "bind,ro,nosuid,nodev,private"
 				 : "bind,rw,nosuid,nodev,noexec,private";
+		char all[128];
 
 		if (it->kind == HOOK_ITEM_LINK)
 			continue;
-		if (appendf(out, "%s %s none x-create=%s,%s\n", it->src, it->dst,
-			    it->isdir ? "dir" : "file", opts) < 0)
+		snprintf(all, sizeof(all), "x-create=%s,%s", it->isdir ? "dir" : "file", opts);
+		if (fstab_line(out, it->src, it->dst, all) < 0)
 			return -1;
 	}
 	return 0;
@@ -272,7 +252,7 @@ out:
 }
 
 static int configure(const struct hook_root *r, char *const *envp, const struct hook_gpu *gpus,
-		     size_t n, char **env, char **fstab, bool verbose, struct err *e)
+		     size_t n, struct strv *env, struct strv *fstab, bool verbose, struct err *e)
 {
 	struct hook_plan devs = { 0 }, files = { 0 }, links = { .verbose = verbose };
 	char ids[4096], cvd[1024];
@@ -301,8 +281,8 @@ static int configure(const struct hook_root *r, char *const *envp, const struct 
 	}
 	if (plan_driver(r, &files, &links, e) < 0 || hook_plan_apply(&links, r, e) < 0)
 		goto out;
-	if (appendf(env, "CUDA_VISIBLE_DEVICES=%s\nNVIDIA_VISIBLE_DEVICES=%s\n", cvd,
-		    n > 0 ? ids : "none") < 0 ||
+	if (strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", cvd) < 0 ||
+	    strv_pushf(env, "NVIDIA_VISIBLE_DEVICES=%s", n > 0 ? ids : "none") < 0 ||
 	    fstab_lines(&devs, fstab) < 0 || fstab_lines(&files, fstab) < 0) {
 		err_sys(e, EXIT_CTRUN, "enroot mode");
 		goto out;
@@ -324,7 +304,8 @@ int hook_enroot_run(char *const *envp, bool verbose, struct err *e)
 	struct hook_gpu_choice ch = { .pick = -1 };
 	struct hook_root root = { .fd = -1 };
 	const char *rootfs, *environ_file, *mounts;
-	char *env = NULL, *fstab = NULL;
+	struct strv env = { 0 }, fstab = { 0 };
+	char *envtext = NULL, *fstabtext = NULL;
 	size_t n = 0;
 	int rv = -1;
 
@@ -345,17 +326,24 @@ int hook_enroot_run(char *const *envp, bool verbose, struct err *e)
 	    hook_gpus_resolve(&ch, &inv, gpus, &n, e) < 0 || hook_root_open(rootfs, &root, e) < 0 ||
 	    configure(&root, envp, gpus, n, &env, &fstab, verbose, e) < 0)
 		goto out;
-	if (append_file(environ_file, env != NULL ? env : "", e) < 0 ||
-	    append_file(mounts, fstab != NULL ? fstab : "", e) < 0)
+	envtext = strv_lines(&env);
+	fstabtext = strv_lines(&fstab);
+	if (envtext == NULL || fstabtext == NULL) {
+		err_sys(e, EXIT_CTRUN, "enroot mode");
+		goto out;
+	}
+	if (append_file(environ_file, envtext, e) < 0 || append_file(mounts, fstabtext, e) < 0)
 		goto out;
 	if (verbose)
 		fprintf(stderr, "ctrun-hook: enroot: %zu GPU%s from %s\n%s%s", n, n == 1 ? "" : "s",
-			ch.source, env != NULL ? env : "", fstab != NULL ? fstab : "");
+			ch.source, envtext, fstabtext);
 	rv = 0;
 out:
 	hook_root_close(&root);
 	hook_gpu_choice_free(&ch);
-	free(env);
-	free(fstab);
+	strv_free(&env);
+	strv_free(&fstab);
+	free(envtext);
+	free(fstabtext);
 	return rv;
 }

@@ -20,6 +20,7 @@ struct ctr_setup {
 	char bin[4096];
 	char rootfs[4096];
 	char rundir[4096];
+	char cwd[4096];         /* ctrun's working directory (spec.cwd without --workdir) */
 	char oci_root[4096];
 	char id[256];
 	char enroot_name[256];

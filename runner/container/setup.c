@@ -445,7 +445,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 		 char *const *envp, bool agent, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
-	char cwd[PATH_MAX], base[PATH_MAX];
+	char base[PATH_MAX];
 	unsigned rnd;
 
 	if (realpath(o->image, c->image) == NULL)
@@ -462,12 +462,13 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->rootless = s->uid != 0;
 	s->slurm = t->step_id != NULL;
 	s->entrypoint = o->entrypoint;
-	if (getcwd(cwd, sizeof(cwd)) == NULL)
+	if (getcwd(c->cwd, sizeof(c->cwd)) == NULL)
 		return err_sys(e, EXIT_CTRUN, "current directory");
 	if (o->workdir != NULL && o->workdir[0] != '/')
 		return err_set(e, EXIT_USAGE, "--workdir %s: must be an absolute path in the "
 			       "container", o->workdir);
-	s->cwd = o->workdir != NULL ? o->workdir : cwd;
+	/* Owned by c, as every string the spec points to: it outlives this call. */
+	s->cwd = o->workdir != NULL ? o->workdir : c->cwd;
 	if (base_dir(envp, base, sizeof(base), e) < 0)
 		return -1;
 	/* Unique on a node shared by several clusters' or steps' ctruns (/tmp is). */
@@ -493,7 +494,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			       "runs the workers inside the container", c->agent);
 	if (rootfs(c, o, envp, e) < 0)
 		return -1;
-	if (add_mounts(c, o, t, cwd, agent, e) < 0)
+	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
 		return -1;
 	if (c->rootfs_real) {
 		/* Resolved inside the image: a symlink there never leads a mount out. */

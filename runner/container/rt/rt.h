@@ -98,10 +98,6 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 
-/* Octal escapes of an fstab field (space, tab, newline, backslash), as
- * getmntent(3) decodes them; enroot reads its mounts that way. */
-int fstab_escape(const char *in, char *out, size_t size);
-
 /* Picks the runtime for `want` ("auto" or a name) and the image kind, from
  * what is installed (`have` tells whether a binary is on PATH; NULL = look).
  * Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was

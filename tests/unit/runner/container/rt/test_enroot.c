@@ -184,18 +184,6 @@ static void test_newline_in_a_path_is_refused_naming_it(void **state)
 	spec_free(&s);
 }
 
-static void test_fstab_escape_table(void **state)
-{
-	char out[64];
-
-	(void)state;
-	assert_int_equal(fstab_escape("a b\tc\nd\\e", out, sizeof(out)), 0);
-	assert_string_equal(out, "a\\040b\\011c\\012d\\134e");
-	assert_int_equal(fstab_escape("plain/$x'\"", out, sizeof(out)), 0);
-	assert_string_equal(out, "plain/$x'\"");
-	assert_int_equal(fstab_escape("   ", out, 8), -1); /* 12 bytes + NUL do not fit */
-}
-
 static void test_create_argv(void **state)
 {
 	struct strv argv = { 0 };
@@ -221,7 +209,6 @@ int main(void)
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
-		cmocka_unit_test(test_fstab_escape_table),
 		cmocka_unit_test(test_create_argv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
