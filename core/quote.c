@@ -1,6 +1,7 @@
 /* quote.c - POSIX shell quoting (see quote.h). */
 #include "quote.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void shell_quote(FILE *f, const char *s)
@@ -29,4 +30,15 @@ void shell_quote_argv(FILE *f, char *const *argv)
 			fputc(' ', f);
 		shell_quote(f, argv[i]);
 	}
+}
+
+const char *char_name(char c, char *buf, size_t size)
+{
+	if (c == '\0')
+		return "end of input";
+	if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f || c == '\'')
+		snprintf(buf, size, "character 0x%02x", (unsigned char)c);
+	else
+		snprintf(buf, size, "character '%c'", c);
+	return buf;
 }

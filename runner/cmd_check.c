@@ -61,12 +61,15 @@ static int master_loopback(const struct topo *t, struct err *e)
 		       t->host, t->nnodes);
 }
 
-/* Launches `ctrun __worker WORD ARGS...` like a training job (any launch
- * mode; from a batch script through srun first), with the worker's output
- * unprefixed: rank 0 prints the report.  Returns ctrun's exit status. */
-static int launch_workers(struct options *o, const char *word, const struct strv *args,
-			 struct err *e)
+/* Launches `ctrun __worker WORD WORDS... FLAGS` like a training job (any
+ * launch mode; from a batch script through srun first), with the worker's
+ * output unprefixed: rank 0 prints the report.  WORDS are the
+ * subcommand's own (o->command); the settings of ctrun's layers travel as
+ * FLAGS (--json given before the word, CTRUN_RDZV_TIMEOUT unless the words
+ * set --rdzv-timeout: own_timeout).  Returns ctrun's exit status. */
+static int launch_workers(struct options *o, const char *word, bool own_timeout, struct err *e)
 {
+	struct strv argv = { 0 };
 	char self[PATH_MAX];
 	struct topo t;
 	int rv = -1;
@@ -91,17 +94,16 @@ static int launch_workers(struct options *o, const char *word, const struct strv
 		err_sys(e, EXIT_CTRUN, "finding ctrun's own path");
 		goto out;
 	}
-	strv_free(&o->command);
-	if (strv_push(&o->command, self) < 0 || strv_push(&o->command, "__worker") < 0 ||
-	    strv_push(&o->command, word) < 0) {
+	if (strv_push(&argv, self) < 0 || strv_push(&argv, "__worker") < 0 ||
+	    strv_push(&argv, word) < 0 || strv_extend(&argv, o->command.v) < 0 ||
+	    (o->json && strv_push(&argv, "--json") < 0) ||
+	    (!own_timeout && strv_pushf(&argv, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0)) {
 		err_sys(e, EXIT_CTRUN, "worker argv");
 		goto out;
 	}
-	for (size_t i = 0; i < args->n; i++)
-		if (strv_push(&o->command, args->v[i]) < 0) {
-			err_sys(e, EXIT_CTRUN, "worker argv");
-			goto out;
-		}
+	strv_free(&o->command);
+	o->command = argv;
+	argv = (struct strv){ 0 };
 	/* Rank 0 alone prints the report, and parsers of nccl-tests output
 	 * read it as it is: no "[rank0]: " prefix.  A check is not retried. */
 	o->prefix = false;
@@ -109,46 +111,26 @@ static int launch_workers(struct options *o, const char *word, const struct strv
 	o->max_restarts = 0;
 	rv = run_workers(o, &t, environ, e);
 out:
+	strv_free(&argv);
 	topo_free(&t);
 	return rv;
 }
 
 int cmd_check(struct options *o, struct err *e)
 {
-	struct strv args = { 0 };
-	int rv = -1;
-
 	if (o->command.n > 0)
 		return err_set(e, EXIT_USAGE, "check takes no arguments, got '%s' (options go "
 			       "before or after the word: ctrun check --json)", o->command.v[0]);
-	if ((o->json && strv_push(&args, "--json") < 0) ||
-	    strv_pushf(&args, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0) {
-		err_sys(e, EXIT_CTRUN, "worker argv");
-		goto out;
-	}
-	rv = launch_workers(o, "check", &args, e);
-out:
-	strv_free(&args);
-	return rv;
+	return launch_workers(o, "check", false, e);
 }
 
 int cmd_bench(struct options *o, struct err *e)
 {
 	struct bench_params p;
-	struct strv args = { 0 };
 	int rv = bench_parse_args(o->command.v, o->command.n, &p, e);
 
 	if (rv != 0)
 		return rv > 0 ? 0 : -1;
-	/* The workers parse the same words; settings from ctrun's own layers
-	 * (--json before the word, CTRUN_RDZV_TIMEOUT) travel as flags. */
-	if (strv_extend(&args, o->command.v) < 0 || (o->json && strv_push(&args, "--json") < 0) ||
-	    (p.timeout == 0 && strv_pushf(&args, "--rdzv-timeout=%ld", o->rdzv_timeout) < 0)) {
-		err_sys(e, EXIT_CTRUN, "worker argv");
-		goto out;
-	}
-	rv = launch_workers(o, "bench", &args, e);
-out:
-	strv_free(&args);
-	return rv;
+	/* The workers parse the same words again. */
+	return launch_workers(o, "bench", p.timeout != 0, e);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
 #include "slurmlib.h"
 
 /* Slurm's own limits (src/common/hostlist.[ch], unchanged since 2.x). */
@@ -194,17 +195,6 @@ static struct group *new_group(struct parser *p)
 	}
 	memset(&p->g[p->ng], 0, sizeof(p->g[p->ng]));
 	return &p->g[p->ng++];
-}
-
-static const char *char_name(char c, char *buf, size_t size)
-{
-	if (c == '\0')
-		return "end of input";
-	if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f || c == '\'')
-		snprintf(buf, size, "character 0x%02x", (unsigned char)c);
-	else
-		snprintf(buf, size, "character '%c'", c);
-	return buf;
 }
 
 /* The ranges of the group whose '[' is at s[*i]; leaves *i after its ']'.

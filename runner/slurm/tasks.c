@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
+
 struct parser {
 	const char *s;
 	size_t i;
@@ -40,17 +42,6 @@ static int fail(struct parser *p, const char *fmt, ...)
 	return err_set(p->e, EXIT_CTRUN, "per-node counts \"%s\": %s", q, msg);
 }
 
-static const char *what(char c, char *buf, size_t size)
-{
-	if (c == '\0')
-		return "end of input";
-	if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f || c == '\'')
-		snprintf(buf, size, "character 0x%02x", (unsigned char)c);
-	else
-		snprintf(buf, size, "'%c'", c);
-	return buf;
-}
-
 /* Digits at p->i as a value in [min, max]; name says what it is. */
 static int number(struct parser *p, long min, long max, const char *name, long *out)
 {
@@ -60,7 +51,7 @@ static int number(struct parser *p, long min, long max, const char *name, long *
 
 	if (p->s[p->i] < '0' || p->s[p->i] > '9')
 		return fail(p, "expected %s at offset %zu, found %s", name, start,
-			    what(p->s[p->i], buf, sizeof(buf)));
+			    char_name(p->s[p->i], buf, sizeof(buf)));
 	/* Stop accumulating past max: no overflow, still skip all digits. */
 	for (; p->s[p->i] >= '0' && p->s[p->i] <= '9'; p->i++)
 		if (v <= max)
@@ -92,7 +83,7 @@ int tasks_per_node_parse(const char *s, long **counts, size_t *n, struct err *e)
 		if (s[p.i] == '(') {
 			if (s[++p.i] != 'x') {
 				fail(&p, "expected 'x' at offset %zu, found %s", p.i,
-				     what(s[p.i], buf, sizeof(buf)));
+				     char_name(s[p.i], buf, sizeof(buf)));
 				goto fail;
 			}
 			p.i++;
@@ -100,7 +91,7 @@ int tasks_per_node_parse(const char *s, long **counts, size_t *n, struct err *e)
 				goto fail;
 			if (s[p.i] != ')') {
 				fail(&p, "expected ')' at offset %zu, found %s", p.i,
-				     what(s[p.i], buf, sizeof(buf)));
+				     char_name(s[p.i], buf, sizeof(buf)));
 				goto fail;
 			}
 			p.i++;
@@ -129,7 +120,7 @@ int tasks_per_node_parse(const char *s, long **counts, size_t *n, struct err *e)
 			break;
 		if (s[p.i] != ',') {
 			fail(&p, "expected ',' at offset %zu, found %s", p.i,
-			     what(s[p.i], buf, sizeof(buf)));
+			     char_name(s[p.i], buf, sizeof(buf)));
 			goto fail;
 		}
 		p.i++;

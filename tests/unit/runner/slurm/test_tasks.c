@@ -121,11 +121,11 @@ static void test_refuses_zero_repeat(void **state)
 static void test_refuses_missing_count(void **state)
 {
 	(void)state;
-	expect_refused("(x3)", "expected a count at offset 0, found '('");
+	expect_refused("(x3)", "expected a count at offset 0, found character '('");
 	expect_refused("", "expected a count at offset 0, found end of input");
 	expect_refused("1,", "expected a count at offset 2, found end of input");
-	expect_refused(",1", "expected a count at offset 0, found ','");
-	expect_refused("1,,2", "expected a count at offset 2, found ','");
+	expect_refused(",1", "expected a count at offset 0, found character ','");
+	expect_refused("1,,2", "expected a count at offset 2, found character ','");
 }
 
 static void test_refuses_unterminated_repeat(void **state)
@@ -133,16 +133,16 @@ static void test_refuses_unterminated_repeat(void **state)
 	(void)state;
 	expect_refused("2(x", "expected a repeat count at offset 3, found end of input");
 	expect_refused("2(x3", "expected ')' at offset 4, found end of input");
-	expect_refused("2(3)", "expected 'x' at offset 2, found '3'");
+	expect_refused("2(3)", "expected 'x' at offset 2, found character '3'");
 	expect_refused("2(", "expected 'x' at offset 2, found end of input");
 }
 
 static void test_refuses_negative_and_signed(void **state)
 {
 	(void)state;
-	expect_refused("-1", "expected a count at offset 0, found '-'");
-	expect_refused("+1", "expected a count at offset 0, found '+'");
-	expect_refused("2(x-1)", "expected a repeat count at offset 3, found '-'");
+	expect_refused("-1", "expected a count at offset 0, found character '-'");
+	expect_refused("+1", "expected a count at offset 0, found character '+'");
+	expect_refused("2(x-1)", "expected a repeat count at offset 3, found character '-'");
 }
 
 static void test_refuses_overflow(void **state)
@@ -157,12 +157,12 @@ static void test_refuses_overflow(void **state)
 static void test_refuses_trailing_junk(void **state)
 {
 	(void)state;
-	expect_refused("2(x3)4", "expected ',' at offset 5, found '4'");
-	expect_refused("1x", "expected ',' at offset 1, found 'x'");
-	expect_refused("1 ", "expected ',' at offset 1, found ' '");
-	expect_refused(" 1", "expected a count at offset 0, found ' '");
+	expect_refused("2(x3)4", "expected ',' at offset 5, found character '4'");
+	expect_refused("1x", "expected ',' at offset 1, found character 'x'");
+	expect_refused("1 ", "expected ',' at offset 1, found character ' '");
+	expect_refused(" 1", "expected a count at offset 0, found character ' '");
 	expect_refused("1\n", "expected ',' at offset 1, found character 0x0a");
-	expect_refused("2(x3) ", "expected ',' at offset 5, found ' '");
+	expect_refused("2(x3) ", "expected ',' at offset 5, found character ' '");
 }
 
 static void test_error_message_quotes_input(void **state)
