@@ -9,8 +9,7 @@
 #include <stdbool.h>
 
 #include "err.h"
-
-enum image_kind { IMAGE_UNKNOWN, IMAGE_SQUASHFS, IMAGE_SIF, IMAGE_DOCKER_ARCHIVE, IMAGE_OCI_ARCHIVE, IMAGE_DIR };
+#include "kind.h"
 
 /* "squashfs", "sif", "docker-archive", "oci-archive", "dir", "unknown". */
 const char *image_kind_name(enum image_kind k);

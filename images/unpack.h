@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "err.h"
-#include "image.h"
+#include "kind.h"
 
 /* squashfs.c: unsquashfs of a squashfs that starts `offset` bytes into `path`
  * (0 for a .sqsh; the partition offset for a SIF). */

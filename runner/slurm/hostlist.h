@@ -34,11 +34,6 @@
 #include "err.h"
 #include "strv.h"
 
-/* ctrun's caps on one expansion (libslurm has none): hosts, and bytes of
- * the names counting one terminator each.  Enforced on both paths. */
-#define HOSTLIST_MAX_HOSTS (1UL << 20)
-#define HOSTLIST_MAX_BYTES (64UL << 20)
-
 /* Expands s into out, which must be empty ({0}) on entry.  Returns 0, or -1
  * with err_set(e, EXIT_CTRUN, ...) naming the input and the byte offset of
  * the problem; out is then still empty. */

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hostlist.h"
 #include "util.h"
 
 #define DEFAULT_TIMEOUT_MS 5000L

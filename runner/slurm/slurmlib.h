@@ -33,6 +33,12 @@
 #include "err.h"
 #include "strv.h"
 
+/* ctrun's caps on one hostlist expansion (libslurm has none): hosts, and
+ * bytes of the names counting one terminator each.  Enforced on both paths:
+ * the builtin parser (hostlist.c) and libslurm's answer (here). */
+#define HOSTLIST_MAX_HOSTS (1UL << 20)
+#define HOSTLIST_MAX_BYTES (64UL << 20)
+
 /* Whether a libslurm with the hostlist functions can be loaded (checked in
  * a child once per value of $CTRUN_LIBSLURM, then cached). */
 bool slurmlib_available(void);

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Unit test of the tree itself: the layers the GNUmakefile declares hold.
+#   - every header name is unique (a folder's include path could otherwise
+#     pick another layer's header of the same name);
+#   - a file of each folder cannot include a header of any folder it may not
+#     use: that include fails to compile with the folder's include flags;
+#   - no two modules (a .c and its .h) include each other, directly or
+#     through others: the module graph has no cycle.
+# Prints cmocka's verdict lines, so tests/unit/run.sh counts it like the rest.
+set -u
+cd "$(dirname "$0")/../.."
+passed=0 failed=0
+ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
+bad() { echo "[  FAILED  ] $1: $2"; failed=$((failed + 1)); }
+
+layers=$(make -s --no-print-directory print-layers)
+src=$(find core images hooks runner -name '*.[ch]' | sort)
+
+# 1. Unique header names.
+dups=$(for f in $src; do [[ $f == *.h ]] && basename "$f"; done | sort | uniq -d)
+if [ -z "$dups" ]; then ok "header names are unique"; else bad "header names are unique" "$dups"; fi
+
+# 2. Each folder sees only its own and its lower layers' headers.
+for d in $layers; do
+	inc=$(make -s --no-print-directory "print-inc-${d//\//.}")
+	allowed=" $(sed 's/-I//g' <<<"$inc") "
+	sees=0 blind=0
+	for u in $layers; do
+		h=$(ls "$u"/*.h 2>/dev/null | head -1)
+		[ -n "$h" ] || continue
+		if printf '#include "%s"\n' "$(basename "$h")" |
+			gcc -std=gnu11 -D_GNU_SOURCE -fsyntax-only $inc $(pkg-config --cflags json-c) -x c - 2>/dev/null; then
+			[[ $allowed == *" $u "* ]] || { bad "layer $d" "includes $h, which it may not use"; continue 2; }
+			sees=$((sees + 1))
+		else
+			[[ $allowed == *" $u "* ]] && { bad "layer $d" "cannot include $h, which it may use"; continue 2; }
+			blind=$((blind + 1))
+		fi
+	done
+	ok "layer $d: sees $sees folders, an include of the other $blind fails"
+done
+
+# 3. No include cycle between modules (file names without .c/.h; a
+# private X_int.h belongs to module X).
+edges=$(for f in $src; do
+	m=$(basename "${f%.*}"); m=${m%_int}
+	sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" | while read -r h; do
+		h=${h%_int}
+		[ "$h" != "$m" ] && echo "$m $h"
+	done
+done | sort -u)
+if loop=$(tsort <<<"$edges" 2>&1 >/dev/null) && [ -z "$loop" ]; then
+	ok "no include cycle among $(wc -l <<<"$edges") module edges"
+else
+	bad "no include cycle" "$(tr '\n' ' ' <<<"$loop")"
+fi
+
+echo "[==========] $((passed + failed)) test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+[ "$failed" -eq 0 ] || echo "[  FAILED  ] $failed test(s)."
+[ "$failed" -eq 0 ]
