@@ -1,7 +1,14 @@
 /* err.h - error values that carry context up to main, printed once.
  *
  * A function that fails fills a struct err with what and where, plus the
- * exit code ctrun should end with, and returns -1.  Only main prints it. */
+ * exit code ctrun should end with, and returns -1.  Only main prints it.
+ *
+ * Folder core/: the bottom layer: errors, string vectors, strict parsers,
+ * quoting, CPU lists, the in-root resolver (inroot.h), lexical path forms
+ * and link-safe removal (rootpath.h), the private-directory check
+ * (privdir.h), fstab lines (fstab.h).  May use: nothing of ctrun's; the C
+ * library only (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_ERR_H
 #define CTRUN_ERR_H
 

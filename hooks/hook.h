@@ -7,7 +7,12 @@
  *   hook_enroot_run  enroot pre-start hook (enroot.c): ENROOT_ROOTFS,
  *                    ENROOT_ENVIRON and ENROOT_MOUNTS from the environment;
  *                    appends env lines and fstab lines for enroot to apply.
- * Both return 0, or -1 with e for main to print as one line. */
+ * Both return 0, or -1 with e for main to print as one line.
+ *
+ * Folder hooks/: libhook (state and config JSON, GPU choice and inventory,
+ * devices, driver libraries, the plan of binds) and ctrun-hook's main.c.
+ * May use: core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_HOOK_H
 #define CTRUN_HOOK_H
 

@@ -1,4 +1,4 @@
-/* ctrun_hook.c - ctrun-hook's entry: pick the mode, print the one error
+/* main.c - ctrun-hook's entry: pick the mode, print the one error
  * line, exit non-zero on any failure (a runtime then refuses to start the
  * container, which is the point: a GPU job must not run on the wrong GPUs).
  *

@@ -2,7 +2,12 @@
  *
  * The kinds --image accepts: an enroot squashfs, a SIF file, a `docker save`
  * tar, an OCI image-layout tar, or a rootfs directory.  The file name is never
- * trusted: a .sqsh renamed .tar is still a squashfs. */
+ * trusted: a .sqsh renamed .tar is still a squashfs.
+ *
+ * Folder images/: image formats (detection, the SIF reader, squashfs,
+ * docker/OCI archives, directories), an image's config and environment, the
+ * node cache.  May use: core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_IMAGE_H
 #define CTRUN_IMAGE_H
 

@@ -1,4 +1,4 @@
-/* cache_cmd.c - `ctrun cache list|create|remove|gc|dir|id`: the node cache by hand.
+/* cmd_cache.c - `ctrun cache list|create|remove|gc|dir|id`: the node cache by hand.
  *
  *   list                  id, size, last use and image of every entry, least recently used first
  *   create IMAGE...       make sure IMAGE is unpacked in this node's cache; prints the rootfs

@@ -1,4 +1,4 @@
-/* hooks_cmd.c - `ctrun hooks ...` (see hooks_cmd.h). */
+/* cmd_hooks.c - `ctrun hooks ...` (see hooks_install.h). */
 #include "hooks_install.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* shell.c - `ctrun shell --image IMG [COMMAND...]` (and `ctrun --image IMG`
+/* cmd_shell.c - `ctrun shell --image IMG [COMMAND...]` (and `ctrun --image IMG`
  * with no command): an interactive shell in the container, with the binds
  * and GPUs a run would get.
  *

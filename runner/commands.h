@@ -4,7 +4,12 @@
  * folders (config, slurm, launch, supervise, container, check, ...).
  * Each takes the loaded options (o->command holds the words after the
  * subcommand, for those that parse their own flags) and returns ctrun's
- * exit status (>= 0), or -1 with e filled. */
+ * exit status (>= 0), or -1 with e filled.
+ *
+ * Folder runner/: main.c and one cmd_*.c per subcommand (run and env, shell,
+ * check and bench, cache, hooks).  May use: every runner/ folder, images/,
+ * core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_COMMANDS_H
 #define CTRUN_COMMANDS_H
 

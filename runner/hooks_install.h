@@ -1,4 +1,4 @@
-/* hooks_cmd.h - installing ctrun-hook where runtimes look for hooks:
+/* hooks_install.h - installing ctrun-hook where runtimes look for hooks:
  * `ctrun hooks install|uninstall enroot|oci [--system] [--dir D] [--hook PATH]`
  * and `ctrun hooks configure BUNDLE [--gpus LIST] [--hook PATH]`.
  *

@@ -15,7 +15,12 @@
  *           I inherited variable K=V (repeatable)
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
- * Both directions are pure functions, so unit tests and fuzzers call them. */
+ * Both directions are pure functions, so unit tests and fuzzers call them.
+ *
+ * Folder runner/agent/: the in-container agent: the spec it reads (a library
+ * for ctrun) and ctrun-agent's main.c.  May use: runner/supervise/, core/
+ * (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_AGENTSPEC_H
 #define CTRUN_AGENTSPEC_H
 

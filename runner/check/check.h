@@ -1,5 +1,11 @@
 /* check.h - the worker side of `ctrun check`: the report (table or JSON)
- * and the preflight diagnoses (pure, unit tested). */
+ * and the preflight diagnoses (pure, unit tested).
+ *
+ * Folder runner/check/: the workers of `ctrun check` and `ctrun bench`:
+ * their view of the contract (rank.h), the preflight, the sweep, the tables;
+ * linked into ctrun and ctrun-worker.  May use: runner/net/, runner/node/,
+ * core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_CHECK_H
 #define CTRUN_CHECK_H
 

@@ -4,7 +4,11 @@
  * command line, so a setting has one name, one parser and one error text
  * wherever it comes from.  Later layers win:
  *   /etc/ctrun/ctrun.ini < ~/.config/ctrun/ctrun.ini < $CTRUN_CONFIG
- *   < CTRUN_* environment < command line. */
+ *   < CTRUN_* environment < command line.
+ *
+ * Folder runner/config/: the key table: ini files (inih), CTRUN_* variables,
+ * getopt.  May use: core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_OPTIONS_H
 #define CTRUN_OPTIONS_H
 

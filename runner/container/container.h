@@ -1,6 +1,14 @@
-/* container_run.h - this node's workers inside a container (--image): one
+/* container.h - this node's workers inside a container (--image): one
  * container per ctrun (per node in node mode, per task in task mode), the
- * agent inside it starting and supervising the workers. */
+ * agent inside it starting and supervising the workers.
+ *
+ * Folder runner/container/: a run in a container: set-up from the options
+ * (image, cache, runtime, mounts, GPUs, run directory), spawning the plan,
+ * watching the agent.  May use: runner/container/rt/, runner/agent/,
+ * runner/launch/, runner/slurm/, runner/config/, runner/node/,
+ * runner/supervise/, images/, core/ (the GNUmakefile's include paths enforce
+ * it).
+ */
 #ifndef CTRUN_CONTAINER_H
 #define CTRUN_CONTAINER_H
 

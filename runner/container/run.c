@@ -1,6 +1,6 @@
-/* container_run.c - one run of this node's workers inside a container: the
+/* run.c - one run of this node's workers inside a container: the
  * agent's spec, the runtime started once, signals forwarded, the agent's
- * events turned into Slurm's fail-fast (see container_run.h).
+ * events turned into Slurm's fail-fast (see container.h).
  *
  * ctrun and the agent talk through two FIFOs in the run directory (the
  * runtimes close inherited descriptors, a path works in all of them):

@@ -1,4 +1,4 @@
-/* container.c - choosing a runtime, and writing, printing and running an
+/* runtime.c - choosing a runtime, and writing, printing and running an
  * adapter's plan (see container.h). */
 #include "rt.h"
 

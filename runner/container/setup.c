@@ -1,7 +1,7 @@
-/* ctr_setup.c - everything about one container that does not depend on
+/* setup.c - everything about one container that does not depend on
  * the workers: the image and its runtime, the root file system (node cache,
  * enroot's data directory), the mounts and their destinations inside the
- * image, GPU passthrough, and ctrun's run directory (see container_run.h). */
+ * image, GPU passthrough, and ctrun's run directory (see container.h). */
 #include "container.h"
 
 #include <dirent.h>
@@ -299,7 +299,7 @@ static bool has_mount(const struct ctr_mounts *ms, const char *path)
 	return false;
 }
 
-/* `check` and `bench` in an image: their workers are ctrun-worker (check_launch.c). */
+/* `check` and `bench` in an image: their workers are ctrun-worker (cmd_check.c). */
 static bool runs_worker(const struct options *o, bool agent)
 {
 	return agent && o->command.n > 0 && strcmp(o->command.v[0], CTR_WORKER_BIN) == 0;

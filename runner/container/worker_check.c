@@ -1,4 +1,4 @@
-/* ctr_worker.c - can build/ctrun-worker (the workers of check and bench
+/* worker_check.c - can build/ctrun-worker (the workers of check and bench
  * in an image) run in this image?  It is linked against glibc (see
  * docs/bench.md), so the image needs its program interpreter; without it
  * the workers would only fail with exec's bare ENOENT. */

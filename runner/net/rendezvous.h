@@ -5,7 +5,13 @@
  *
  * It is also the diagnosis of the classic misconfigurations: each failure
  * of rdzv_open says in one line what is wrong (port in use, port blocked,
- * world size mismatch, ...) and sets r->fail to the kind. */
+ * world size mismatch, ...) and sets r->fail to the kind.
+ *
+ * Folder runner/net/: what crosses the network between ranks: the
+ * rendezvous, the socket and NCCL collectives, bus-bandwidth arithmetic, the
+ * data a collective is checked with.  May use: runner/node/, core/ (the
+ * GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_RENDEZVOUS_H
 #define CTRUN_RENDEZVOUS_H
 

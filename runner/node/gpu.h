@@ -2,7 +2,12 @@
  * (libcudart, dlopen'ed, so the same binary runs on CPU-only login nodes)
  * for the device, its PCI bus id and UUID; sysfs for its NUMA node and
  * local CPUs; the scheduler's ids (CUDA_VISIBLE_DEVICES, Slurm, /dev)
- * when there is no runtime or no driver. */
+ * when there is no runtime or no driver.
+ *
+ * Folder runner/node/: facts of this machine: GPUs (the CUDA runtime, sysfs,
+ * the scheduler's ids), NUMA, network interfaces and addresses.  May use:
+ * core/ (the GNUmakefile's include paths enforce it).
+ */
 #ifndef CTRUN_GPU_H
 #define CTRUN_GPU_H
 

@@ -3,7 +3,13 @@
  *
  * topo_detect is pure apart from hostlist expansion: the environment, the
  * host name and the number of GPU device files are passed in, so unit tests
- * set exactly the Slurm variables a real step would. */
+ * set exactly the Slurm variables a real step would.
+ *
+ * Folder runner/slurm/: where a ctrun stands in Slurm: topology, hostlists
+ * (builtin + libslurm), tasks per node, the batch re-launch, cancelling the
+ * step.  May use: runner/config/, runner/node/, core/ (the GNUmakefile's
+ * include paths enforce it).
+ */
 #ifndef CTRUN_TOPOLOGY_H
 #define CTRUN_TOPOLOGY_H
 

@@ -5,7 +5,13 @@
  * signals it handles (TERM INT HUP QUIT USR1 USR2 URG CHLD) and reads them
  * from a signalfd, ignores SIGPIPE, makes the process a child subreaper and
  * reaps with waitpid(-1), so the caller must have no other children it
- * wants to wait for.  Everything is restored on return. */
+ * wants to wait for.  Everything is restored on return.
+ *
+ * Folder runner/supervise/: starting and keeping workers: command
+ * resolution, the supervisor, the output prefixer, the guardian; linked into
+ * ctrun and the static ctrun-agent.  May use: core/ (the GNUmakefile's
+ * include paths enforce it).
+ */
 #ifndef CTRUN_SUPERVISE_H
 #define CTRUN_SUPERVISE_H
 

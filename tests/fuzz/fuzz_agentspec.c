@@ -1,10 +1,10 @@
 /* fuzz_agentspec.c - libFuzzer target for the agent's spec parser
- * (runner/agentspec.c), which reads a file inside the container.
+ * (runner/agent/agentspec.c), which reads a file inside the container.
  *
  * Build and run (about a minute):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Irunner -Irunner/core \
- *     tests/fuzz/fuzz_agentspec.c runner/agentspec.c runner/core/err.c runner/core/strv.c \
- *     runner/core/util.c -o build/fuzz_agentspec
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Irunner/agent -Icore \
+ *     tests/fuzz/fuzz_agentspec.c runner/agent/agentspec.c core/err.c core/strv.c \
+ *     core/util.c core/cpulist.c -o build/fuzz_agentspec
  *   mkdir -p build/fuzz-agentspec-corpus && build/fuzz_agentspec -max_total_time=60 \
  *     -max_len=4096 build/fuzz-agentspec-corpus
  * Also checks the round trip: whatever the parser accepts, formatting it

@@ -1,4 +1,4 @@
-/* rt_apptainer.c - the apptainer / singularity adapter: `exec` (or `run`
+/* apptainer.c - the apptainer / singularity adapter: `exec` (or `run`
  * when the image's entrypoint is wanted) with binds, --pwd and --nv.
  *
  * Binds go as `--bind SRC:DST[:ro]` when both paths are plain; a path with

@@ -1,4 +1,4 @@
-/* rt_oci.c - the OCI adapter: a bundle (config.json, written with json-c)
+/* oci.c - the OCI adapter: a bundle (config.json, written with json-c)
  * over the image's root file system, run by runc or crun.
  *
  * The bundle's rootfs is an overlay that ctrun mounts in a private mount

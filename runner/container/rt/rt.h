@@ -1,11 +1,17 @@
-/* container.h - the runtime-neutral description of one container, and the
+/* rt.h - the runtime-neutral description of one container, and the
  * adapters that turn it into the exact commands and files of a runtime.
  *
- * An adapter (rt_enroot.c, rt_apptainer.c, rt_oci.c) is a pure function from
+ * An adapter (enroot.c, apptainer.c, oci.c) is a pure function from
  * a ctr_spec to a ctr_plan: argv, environment changes and the contents of
  * the files to write.  Nothing is executed or written there, so golden tests
- * compare plans byte for byte and --dry-run prints them.  container.c picks
- * the runtime, writes the files and runs the plan. */
+ * compare plans byte for byte and --dry-run prints them.  runner/container/ picks
+ * the runtime, writes the files and runs the plan.
+ *
+ * Folder runner/container/rt/: the runtime-neutral container (spec, plan,
+ * mounts) and the pure adapters for oci, enroot and apptainer/singularity,
+ * with their GPU pinning.  May use: images/, core/ (the GNUmakefile's
+ * include paths enforce it).
+ */
 #ifndef CTRUN_RT_H
 #define CTRUN_RT_H
 
@@ -120,7 +126,7 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 /* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
 
-/* ctr_worker.c: 0 when ctrun-worker (`worker`, on the host) can run in the
+/* worker_check.c: 0 when ctrun-worker (`worker`, on the host) can run in the
  * image whose root file system is the host directory `rootfs` (NULL: not
  * known, not checked); else EXIT_CTRUN: the image has no C library. */
 int ctr_worker_check(const char *rootfs, const char *image, const char *worker, struct err *e);
