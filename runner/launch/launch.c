@@ -14,6 +14,7 @@
 
 #include "command.h"
 #include "gpu.h"
+#include "hostlist.h"
 #include "cpubind.h"
 #include "step.h"
 #include "netinfo.h"
@@ -30,7 +31,15 @@ int launch_topology(const struct options *o, struct topo *t, struct err *e)
 
 	if (gethostname(host, sizeof(host) - 1) == 0)
 		host[strcspn(host, ".")] = '\0';
-	return topo_detect(o, environ, host, gpu_count_dev_files(), t, e);
+	if (topo_detect(o, environ, host, gpu_count_dev_files(), t, e) < 0)
+		return -1;
+	if (o->verbose > 0 && strcmp(t->job_id, "none") != 0) {
+		char how[PATH_MAX + 512];
+
+		hostlist_describe(how, sizeof(how));
+		fprintf(stderr, "ctrun: hostlists on %s: %s\n", t->host, how);
+	}
+	return 0;
 }
 
 int launch_prepare(struct topo *t, struct err *e)

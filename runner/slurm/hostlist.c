@@ -43,6 +43,7 @@ struct parser {
 	size_t nr, rcap;
 	struct group *g;
 	size_t ng, gcap;
+	size_t suffix, suffix_len; /* text after the last ']' of the expression */
 	unsigned long hosts; /* expanded so far, all expressions */
 	size_t bytes;        /* name bytes so far, one terminator per name */
 	char *name;
@@ -305,6 +306,7 @@ static int expand_groups(struct parser *p)
 				w = p->r[p->g[g].first + j].width;
 		need += p->g[g].lit_len + w;
 	}
+	need += p->suffix_len;
 	if (need > p->name_cap) {
 		char *n = realloc(p->name, need);
 
@@ -337,6 +339,8 @@ static int expand_groups(struct parser *p)
 			len += gr->lit_len;
 			put_number(p, &len, v[g], p->r[gr->first + ri[g]].width);
 		}
+		memcpy(p->name + len, p->s + p->suffix, p->suffix_len);
+		len += p->suffix_len;
 		if (push_name(p, len) < 0)
 			goto out;
 
@@ -423,9 +427,10 @@ static int parse_expression(struct parser *p, size_t *i)
 		p->hosts++;
 		return expand_plain(p, start, *i);
 	}
-	if (lit != *i)
-		return fail(p, "text after ']' at offset %zu (Slurm allows nothing "
-			    "after the last bracket)", lit);
+	/* Slurm 23.11 and later: text after the last bracket ends every name
+	 * (n[1-2]-ib is n1-ib,n2-ib; src/common/hostlist.c hostlist_push_hr). */
+	p->suffix = lit;
+	p->suffix_len = *i - lit;
 	for (size_t g = 0; g + 1 < p->ng; g++)
 		if (p->g[g].count > MAX_PREFIX_CNT)
 			return fail(p, "bracket at offset %zu expands to more than "
@@ -507,6 +512,21 @@ static bool libslurm_disabled(void)
 	const char *v = getenv("CTRUN_NO_LIBSLURM");
 
 	return v != NULL && strcmp(v, "1") == 0;
+}
+
+void hostlist_describe(char *buf, size_t size)
+{
+	char lib[PATH_MAX + 256];
+
+	if (libslurm_disabled()) {
+		snprintf(buf, size, "the builtin parser (CTRUN_NO_LIBSLURM=1)");
+		return;
+	}
+	slurmlib_describe(lib, sizeof(lib));
+	if (slurmlib_available())
+		snprintf(buf, size, "libslurm %s", lib);
+	else
+		snprintf(buf, size, "the builtin parser: %s", lib);
 }
 
 int hostlist_expand_any(const char *s, struct strv *out, struct err *e)

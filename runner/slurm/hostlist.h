@@ -2,9 +2,11 @@
  *
  * hostlist_expand is the builtin expander: pure, no I/O, no globals, so unit
  * tests and the fuzzer call it directly.  On everything it accepts it gives
- * exactly what libslurm 22.05 gives (same hosts, same order, duplicates
- * kept); tests/unit/test_hostlist.c checks that against the real library.
- * It is stricter than libslurm where libslurm silently invents names:
+ * exactly what libslurm gives (same hosts, same order, duplicates kept):
+ * 22.05 for lists without a suffix, 23.11 and later for all;
+ * tests/unit/runner/slurm/test_hostlist_libslurm.c checks that against
+ * every libslurm it finds.  It is stricter than libslurm where libslurm
+ * silently invents names:
  *
  *   input             libslurm 22.05        builtin
  *   n[1-              "n]"                  missing ']'
@@ -16,12 +18,15 @@
  *   n99999999999999999999  "n18446744073709551615"   number too large
  *
  * Everything libslurm refuses, the builtin refuses too (n[], n[3-1], n[a-b],
- * n[1-2]-ib: text after the last bracket, n[[1-2]], a range of more than
- * 65536 hosts).  Limits are Slurm's: MAX_RANGE (65536
- * hosts per range), MAX_PREFIX_CNT (65536 names from the brackets before the
- * last one), MAX_RANGES (262144 ranges in one bracket); plus ctrun's own caps
- * on the whole result below.  An empty or blank string is 0 hosts, not an
- * error (as libslurm): callers that need a node must check out->n.
+ * n[[1-2]], a range of more than 65536 hosts), with one exception: text
+ * after the last bracket.  Slurm 23.11 added it (n[1-2]-ib is n1-ib,n2-ib;
+ * n[1-2]n3 is n1n3,n2n3: the text ends every name); 22.05 refuses it, and
+ * the builtin takes the newest Slurm's side.  Limits are Slurm's: MAX_RANGE
+ * (65536 hosts per range), MAX_PREFIX_CNT (65536 names from the brackets
+ * before the last one), MAX_RANGES (262144 ranges in one bracket); plus
+ * ctrun's own caps on the whole result (slurmlib.h).  An empty or blank
+ * string is 0 hosts, not an error (as libslurm): callers that need a node
+ * must check out->n.
  *
  * Several bracket groups expand as libslurm does: the last group varies
  * fastest, then the first, the second, ..., the second-to-last slowest;
@@ -30,6 +35,8 @@
  * rack1n2 rack2n1 rack2n2. */
 #ifndef CTRUN_HOSTLIST_H
 #define CTRUN_HOSTLIST_H
+
+#include <stddef.h>
 
 #include "err.h"
 #include "strv.h"
@@ -47,5 +54,8 @@ int hostlist_expand(const char *s, struct strv *out, struct err *e);
  * so does ctrun; if its helper crashes or hangs, the builtin's names are
  * used.  Same contract as hostlist_expand. */
 int hostlist_expand_any(const char *s, struct strv *out, struct err *e);
+
+/* For -v: where hostlist_expand_any takes the names from, and why. */
+void hostlist_describe(char *buf, size_t size);
 
 #endif

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "slurmfind.h"
 #include "util.h"
 
 #define DEFAULT_TIMEOUT_MS 5000L
@@ -37,6 +38,16 @@
 #define UNDER_ASAN 1
 #endif
 #endif
+
+extern char **environ;
+
+/* Whether two paths name the same file. */
+static bool realpath_eq(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+
+	return realpath(a, ra) != NULL && realpath(b, rb) != NULL && strcmp(ra, rb) == 0;
+}
 
 /* ---- child ---------------------------------------------------------- */
 
@@ -133,11 +144,11 @@ static void *load(const char *name, struct api *a)
 	return h;
 }
 
-static void child(int fd, const char *s) __attribute__((noreturn));
-static void child(int fd, const char *s)
+static void child(int fd, const char *s, const struct slurmlib_choice *c)
+	__attribute__((noreturn));
+static void child(int fd, const char *s, const struct slurmlib_choice *c)
 {
 	static struct out_buf o;
-	const char *env = getenv("CTRUN_LIBSLURM");
 	char soname[32];
 	const char *loaded = NULL;
 	struct api a = { 0 };
@@ -173,18 +184,17 @@ static void child(int fd, const char *s)
 			fclose(f);
 	}
 #endif
-	if (env != NULL && *env != '\0') {
-		if (load(env, &a) != NULL)
-			loaded = env;
-	} else if (load("libslurm.so", &a) != NULL) {
-		loaded = "libslurm.so";
-	} else {
-		for (int v = 45; v >= 30 && loaded == NULL; v--) {
-			snprintf(soname, sizeof(soname), "libslurm.so.%d", v);
-			if (load(soname, &a) != NULL)
-				loaded = soname;
-		}
+	if (c->path[0] != '\0' && load(c->path, &a) != NULL)
+		loaded = c->path;
+	/* The dynamic linker's, newest soname first: Slurm bumps it every
+	 * release (22.05 is .38, 26.05 .45), so later ones are tried too. */
+	for (int v = SLURMLIB_NEWEST_SONAME; !c->only && v >= 30 && loaded == NULL; v--) {
+		snprintf(soname, sizeof(soname), "libslurm.so.%d", v);
+		if (load(soname, &a) != NULL)
+			loaded = soname;
 	}
+	if (!c->only && loaded == NULL && load("libslurm.so", &a) != NULL)
+		loaded = "libslurm.so";
 	if (loaded == NULL)
 		out_end(&o, 'N');
 	{
@@ -195,7 +205,7 @@ static void child(int fd, const char *s)
 
 		if (dladdr(u.p, &info) != 0 && info.dli_fname != NULL)
 			real = realpath(info.dli_fname, NULL);
-		out_record(&o, 'L', real != NULL ? strrchr(real, '/') + 1 : loaded);
+		out_record(&o, 'L', real != NULL ? real : loaded);
 		out_flush(&o); /* names the library should it hang or crash */
 		free(real);
 	}
@@ -257,12 +267,14 @@ static long now_ms(void)
 /* Runs the child on s (NULL: only load) and collects all it writes. */
 static int run_child(const char *s, struct reply *r, struct err *e)
 {
+	struct slurmlib_choice c;
 	int fds[2], saved;
 	long deadline = now_ms() + timeout_ms();
 	size_t cap = 0;
 	pid_t pid, w;
 
 	memset(r, 0, sizeof(*r));
+	slurmlib_find(environ, &c);
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return err_sys(e, EXIT_CTRUN, "libslurm: pipe");
 	pid = fork();
@@ -275,7 +287,7 @@ static int run_child(const char *s, struct reply *r, struct err *e)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child(fds[1], s);
+		child(fds[1], s, &c);
 	}
 	close(fds[1]);
 
@@ -361,10 +373,21 @@ static char end_of(const struct reply *r)
 	return strchr("KRNTBO", r->buf[i]) != NULL ? r->buf[i] : 0;
 }
 
+/* The library the child loaded: its file name, or its path when full. */
+static const char *loaded_file(const struct reply *r, bool full)
+{
+	const char *p, *slash;
+
+	if (r->len <= 2 || r->buf[0] != 'L' || memchr(r->buf, '\0', r->len) == NULL)
+		return "libslurm";
+	p = r->buf + 1;
+	slash = strrchr(p, '/');
+	return full || slash == NULL ? p : slash + 1;
+}
+
 static const char *loaded_name(const struct reply *r)
 {
-	return r->len > 2 && r->buf[0] == 'L' && memchr(r->buf, '\0', r->len) != NULL ?
-		r->buf + 1 : "libslurm";
+	return loaded_file(r, false);
 }
 
 static void quote(char *buf, size_t size, const char *s)
@@ -392,12 +415,16 @@ static int child_failed(const struct reply *r, const char *s, char end, struct e
 
 	quote(q, sizeof(q), s != NULL ? s : "");
 	switch (end) {
-	case 'N':
+	case 'N': {
+		struct slurmlib_choice c;
+
+		slurmlib_find(environ, &c);
 		err = ENOENT;
-		err_set(e, EXIT_CTRUN, "libslurm: no loadable libslurm (tried %s)",
-			getenv("CTRUN_LIBSLURM") != NULL && *getenv("CTRUN_LIBSLURM") != '\0' ?
-			getenv("CTRUN_LIBSLURM") : "libslurm.so, libslurm.so.45 .. .30");
+		err_set(e, EXIT_CTRUN, "libslurm: no loadable libslurm (tried %s%s%s)", c.path,
+			c.path[0] != '\0' && !c.only ? ", then " : "",
+			c.only ? "" : "libslurm.so.N from the dynamic linker");
 		break;
+	}
 	case 'R':
 		err = EINVAL;
 		err_set(e, EXIT_CTRUN, "hostlist \"%s\": %s refused it", q, loaded_name(r));
@@ -437,26 +464,41 @@ static int child_failed(const struct reply *r, const char *s, char end, struct e
 	return -1;
 }
 
-static char *cached_env;
+/* The last answer of slurmlib_available, for the choice it was about. */
+static struct slurmlib_choice cached_choice;
 static int cached = -1;
+static char cached_file[PATH_MAX];
 
 bool slurmlib_available(void)
 {
-	const char *env = getenv("CTRUN_LIBSLURM");
+	struct slurmlib_choice c;
 	struct reply r;
 	struct err e = { 0 };
 
-	if (env == NULL)
-		env = "";
-	if (cached >= 0 && cached_env != NULL && strcmp(cached_env, env) == 0)
+	slurmlib_find(environ, &c);
+	if (cached >= 0 && strcmp(cached_choice.path, c.path) == 0 && cached_choice.only == c.only)
 		return cached == 1;
 	if (run_child(NULL, &r, &e) < 0)
 		return false; /* not cached: fork may work next time */
-	free(cached_env);
-	cached_env = strdup(env);
+	cached_choice = c;
 	cached = end_of(&r) == 'K';
+	snprintf(cached_file, sizeof(cached_file), "%s", cached ? loaded_file(&r, true) : "");
 	free(r.buf);
 	return cached == 1;
+}
+
+void slurmlib_describe(char *buf, size_t size)
+{
+	const struct slurmlib_choice *c = &cached_choice;
+
+	if (!slurmlib_available())
+		snprintf(buf, size, "no loadable libslurm (%s%s%s)", c->why,
+			 c->path[0] != '\0' ? ": " : "", c->path);
+	else if (c->path[0] == '\0' || realpath_eq(cached_file, c->path))
+		snprintf(buf, size, "%s (%s)", cached_file, c->why);
+	else
+		snprintf(buf, size, "%s (the dynamic linker's: %s, %s, did not load)", cached_file,
+			 c->path, c->why);
 }
 
 /* libslurm exit()s on more than SLURM_MAX_RANGES ranges in a bracket.  Its

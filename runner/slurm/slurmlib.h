@@ -1,9 +1,10 @@
 /* slurmlib.h - the installed libslurm, loaded at run time, never linked.
  *
  * ctrun must run where Slurm's library is absent or of another release, so
- * it is found with dlopen by soname: $CTRUN_LIBSLURM if set (a path or a
- * soname, and then only that), else libslurm.so, libslurm.so.45 down to
- * libslurm.so.30 (Slurm 16.05 .. 25.x; 22.05 is .38).  Only
+ * it is loaded with dlopen: the library of the Slurm in use (slurmfind.h:
+ * $CTRUN_LIBSLURM, the install of srun on PATH, of $SLURM_CONF), else the
+ * dynamic linker's libslurm.so.N, from SLURMLIB_NEWEST_SONAME down to .30
+ * (22.05 is .38, 26.05 .45), then libslurm.so.  Only
  * slurm_hostlist_{create,count,shift,nth,destroy} are used, with the
  * hostlist as an opaque pointer: that works whether hostlist_t is the
  * pointer typedef of Slurm <= 23.02 or the struct of later releases, where
@@ -29,6 +30,7 @@
 #define CTRUN_SLURMLIB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 #include "strv.h"
@@ -39,9 +41,18 @@
 #define HOSTLIST_MAX_HOSTS (1UL << 20)
 #define HOSTLIST_MAX_BYTES (64UL << 20)
 
+/* Sonames tried from the dynamic linker, newest first: well past 26.05's
+ * .45, so the next releases are found without a new ctrun. */
+#define SLURMLIB_NEWEST_SONAME 60
+
 /* Whether a libslurm with the hostlist functions can be loaded (checked in
- * a child once per value of $CTRUN_LIBSLURM, then cached). */
+ * a child once per choice of library, then cached). */
 bool slurmlib_available(void);
+
+/* One line for -v: the library loaded and why that one
+ * ("/opt/slurm-new/lib/libslurm.so.45.0.0 (the Slurm of srun on PATH
+ * (/opt/slurm-new/bin/srun))"), or why there is none. */
+void slurmlib_describe(char *buf, size_t size);
 
 /* libslurm's expansion of s, as it is (see hostlist.h for where it is
  * lenient), with ctrun's caps HOSTLIST_MAX_HOSTS and HOSTLIST_MAX_BYTES.

@@ -1,6 +1,7 @@
 /* topology.c - launch mode and rank arithmetic from Slurm's variables. */
 #include "topology.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,19 @@ static int env_long(char *const *envp, const char *key, long min, long *out, str
 	if (parse_long(v, min, 1L << 40, out) < 0)
 		return err_set(e, EXIT_CTRUN, "%s='%s' is not a number >= %ld", key, v, min);
 	return 1;
+}
+
+bool topo_special_step(const char *id)
+{
+	long v;
+
+	/* slurm.h: SLURM_PENDING_STEP 0xfffffffd, SLURM_EXTERN_CONT 0xfffffffc,
+	 * SLURM_BATCH_SCRIPT 0xfffffffb, SLURM_INTERACTIVE_STEP 0xfffffffa, ...;
+	 * printed with %d (-3 .. -6) in the task's environment, with %u
+	 * (4294967293 ..) elsewhere.  Everything from 0xfffffff0 up is reserved. */
+	if (parse_long(id, LONG_MIN, LONG_MAX, &v) < 0)
+		return false;
+	return v < 0 ? v >= -16 : v >= 0xfffffff0L && v <= 0xffffffffL;
 }
 
 long topo_derive_port(unsigned long job_id, unsigned long step_id)
@@ -111,9 +125,12 @@ static int detect_step(const struct options *o, char *const *envp, struct topo *
 	}
 	if (env_long(envp, "SLURM_PROCID", 0, &procid, e) < 0 ||
 	    env_long(envp, "SLURM_LOCALID", 0, &localid, e) < 0 ||
-	    env_long(envp, "SLURM_NODEID", 0, &nodeid, e) < 0 ||
-	    env_long(envp, "SLURM_STEP_ID", 0, &step, e) < 0)
+	    env_long(envp, "SLURM_NODEID", 0, &nodeid, e) < 0)
 		goto out;
+	if (parse_long(t->step_id, 0, 1L << 40, &step) < 0) {
+		err_set(e, EXIT_CTRUN, "SLURM_STEP_ID='%s' is not a step number", t->step_id);
+		goto out;
+	}
 	if (env_long(envp, "SLURM_STEP_NUM_TASKS", 1, &ntasks, e) == 0 &&
 	    env_long(envp, "SLURM_NTASKS", 1, &ntasks, e) == 0)
 		for (size_t i = 0; i < ncounts; i++)
@@ -218,9 +235,15 @@ int topo_detect(const struct options *o, char *const *envp, const char *hostname
 		job = envp_get(envp, "SLURM_JOBID");
 	t->host = strdup(node != NULL && *node != '\0' ? node : hostname);
 	t->job_id = strdup(job != NULL && *job != '\0' ? job : "none");
-	if (step != NULL && *step != '\0')
+	if (step == NULL || *step == '\0')
+		step = envp_get(envp, "SLURM_STEPID");
+	/* Slurm's special steps (the batch script's since 26.05, salloc's
+	 * interactive step, the extern step) are no step to run workers in:
+	 * from there ctrun launches its own, as from an sbatch script. */
+	if (step != NULL && *step != '\0' && !topo_special_step(step))
 		t->step_id = strdup(step);
-	if (t->host == NULL || t->job_id == NULL || (step != NULL && *step && !t->step_id))
+	if (t->host == NULL || t->job_id == NULL || (t->step_id == NULL && step != NULL && *step &&
+						     !topo_special_step(step)))
 		return err_sys(e, EXIT_CTRUN, "topology");
 	/* Inside a job, the GPUs are what Slurm allocated: a node's device
 	 * files exist whether or not this job may use them. */

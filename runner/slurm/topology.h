@@ -13,6 +13,8 @@
 #ifndef CTRUN_TOPOLOGY_H
 #define CTRUN_TOPOLOGY_H
 
+#include <stdbool.h>
+
 #include "err.h"
 #include "options.h"
 #include "strv.h"
@@ -41,6 +43,11 @@ struct topo {
 int topo_detect(const struct options *o, char *const *envp, const char *hostname,
 		long ndevfiles, struct topo *t, struct err *e);
 void topo_free(struct topo *t);
+
+/* Whether a SLURM_STEP_ID names one of Slurm's special steps (batch script,
+ * interactive, extern, pending: -6 .. -3, or the same as unsigned), where
+ * ctrun is in batch mode rather than inside a step of its own. */
+bool topo_special_step(const char *id);
 
 /* MASTER_PORT for a job and step: stable on every node of the step,
  * distinct for neighbouring jobs, below the kernel's ephemeral range. */

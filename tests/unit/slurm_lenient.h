@@ -1,5 +1,6 @@
 /* slurm_lenient.h - the inputs libslurm 22.05 accepts (or mangles) that
- * the builtin hostlist parser refuses on purpose (see hostlist.h).  Shared
+ * the builtin hostlist parser refuses on purpose, and the suffixes it
+ * refuses that the builtin takes as newer releases do (see hostlist.h).  Shared
  * by the differential unit test and the fuzz target, so both judge a
  * disagreement by the same rules. */
 #ifndef CTRUN_SLURM_LENIENT_H
@@ -73,6 +74,25 @@ static inline bool libslurm_lenient(const char *s)
 		}
 	}
 	return inside;
+}
+
+/* Whether some expression of s has text after its last ']' (Slurm 23.11
+ * and later take it as a suffix of every name; earlier releases refuse). */
+static inline bool hostlist_has_suffix(const char *s)
+{
+	bool after = false;
+
+	for (size_t i = 0; s[i] != '\0'; i++) {
+		char c = s[i];
+
+		if (c == ']')
+			after = true;
+		else if (c == '[' || c == ',' || c == ' ' || c == '\t' || c == '\n')
+			after = false;
+		else if (after)
+			return true;
+	}
+	return false;
 }
 
 #endif

@@ -13,6 +13,8 @@ passed=0 failed=0
 ok() { echo "[       OK ] $1"; passed=$((passed + 1)); }
 bad() { echo "[  FAILED  ] $1: $2"; failed=$((failed + 1)); }
 
+# Asked of make alone: not part of the caller's job server.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 layers=$(make -s --no-print-directory print-layers)
 src=$(find core images hooks runner -name '*.[ch]' | sort)
 

@@ -2,10 +2,15 @@
  *
  * The differential test runs hand-picked edge cases and a few thousand
  * generated ones (CTRUN_TEST_SEED picks another seed) through both the
- * builtin and the installed libslurm: when the builtin accepts, libslurm
- * must give the same names; when libslurm refuses, the builtin must too;
- * the builtin may refuse what libslurm takes only in the cases hostlist.h
- * lists.  It is skipped, not passed, where libslurm cannot be loaded. */
+ * builtin and every libslurm on the machine (Debian's, any Slurm under
+ * /opt or /usr/local, $CTRUN_TEST_LIBSLURMS): when the builtin accepts,
+ * libslurm must give the same names; when libslurm refuses, the builtin
+ * must too, but for text after the last bracket, which releases before
+ * 23.11 refuse; the builtin may refuse what libslurm takes only in the
+ * cases hostlist.h lists.  It is skipped, not passed, where no libslurm
+ * can be loaded. */
+#include <glob.h>
+
 #include "hosttest.h"
 #include "slurm_lenient.h"
 
@@ -13,6 +18,8 @@
 
 struct diff_stats {
 	unsigned both_ok, both_refused, builtin_stricter, libslurm_hung, libslurm_slow;
+	unsigned builtin_newer;  /* a suffix this (pre-23.11) libslurm refuses */
+	bool suffixes;           /* this libslurm takes text after the last bracket */
 };
 
 static void compare_with_libslurm(const char *in, struct diff_stats *st)
@@ -24,7 +31,9 @@ static void compare_with_libslurm(const char *in, struct diff_stats *st)
 	rb = hostlist_expand(in, &b, &eb);
 	rl = slurmlib_hostlist_expand(in, &l, &el);
 	lerr = errno;
-	if (rb == 0 && rl != 0) {
+	if (rb == 0 && rl != 0 && lerr == EINVAL && !st->suffixes && hostlist_has_suffix(in)) {
+		st->builtin_newer++;
+	} else if (rb == 0 && rl != 0) {
 		/* libslurm is quadratic in the names of several brackets
 		 * (a[0-65535]b[1] takes 0.4 s, more on a loaded machine). */
 		if (lerr != ETIMEDOUT || b.n <= 1000)
@@ -187,20 +196,57 @@ static void random_hostlist(char *s, size_t cap)
 	}
 }
 
-static void test_differential_against_libslurm(void **state)
+/* Every libslurm on this machine, each once (by real path). */
+static size_t find_libslurms(char paths[][PATH_MAX], size_t max)
+{
+	static const char *const patterns[] = {
+		"/usr/lib/*-linux-*/libslurm.so.[0-9]*", "/usr/lib64/libslurm.so.[0-9]*",
+		"/usr/local/lib*/libslurm.so.[0-9]*", "/opt/*/lib*/libslurm.so.[0-9]*",
+	};
+	const char *extra = getenv("CTRUN_TEST_LIBSLURMS"); /* colon-separated paths */
+	size_t n = 0;
+	char real[PATH_MAX];
+	glob_t g;
+
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(*patterns); i++) {
+		if (glob(patterns[i], 0, NULL, &g) != 0)
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++) {
+			bool seen = false;
+
+			if (realpath(g.gl_pathv[k], real) == NULL)
+				continue;
+			for (size_t j = 0; j < n; j++)
+				seen = seen || strcmp(paths[j], real) == 0;
+			if (!seen && n < max)
+				snprintf(paths[n++], PATH_MAX, "%s", real);
+		}
+		globfree(&g);
+	}
+	for (const char *p = extra; p != NULL && *p != '\0' && n < max;) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(paths[n++], PATH_MAX, "%.*s", (int)len, p);
+		p += len + (p[len] == ':');
+	}
+	return n;
+}
+
+static void differential(const char *lib)
 {
 	struct diff_stats st = { 0 };
 	const char *seed_env = getenv("CTRUN_TEST_SEED");
 	unsigned long seed = seed_env != NULL ? strtoul(seed_env, NULL, 10) : 20240611UL;
 	unsigned generated = 3000;
+	struct strv probe = { 0 };
+	struct err e = { 0 };
 	char s[512];
 
-	(void)state;
-	if (!slurmlib_available()) {
-		print_message("differential: no loadable libslurm, skipped\n");
-		skip();
-	}
-	setenv("CTRUN_LIBSLURM_TIMEOUT_MS", "10000", 0);
+	setenv("CTRUN_LIBSLURM", lib, 1);
+	if (!slurmlib_available())
+		fail_msg("differential: %s was found but does not load", lib);
+	st.suffixes = slurmlib_hostlist_expand("n[1-2]-ib", &probe, &e) == 0;
+	strv_free(&probe);
 	for (size_t i = 0; i < sizeof(edge_cases) / sizeof(edge_cases[0]); i++)
 		compare_with_libslurm(edge_cases[i], &st);
 	rnd_state = seed * 2654435761UL + 1;
@@ -208,13 +254,39 @@ static void test_differential_against_libslurm(void **state)
 		random_hostlist(s, sizeof(s));
 		compare_with_libslurm(s, &st);
 	}
-	print_message("differential: %zu edge cases + %u generated (seed %lu): "
-		      "%u same names, %u both refused (libslurm hung on %u), "
-		      "%u refused by the builtin only, %u too slow in libslurm\n",
+	print_message("differential against %s (%s suffixes): %zu edge cases + %u generated "
+		      "(seed %lu): %u same names, %u both refused (libslurm hung on %u), %u refused "
+		      "by the builtin only, %u suffixes only the builtin takes, %u too slow in "
+		      "libslurm\n", lib, st.suffixes ? "with" : "without",
 		      sizeof(edge_cases) / sizeof(edge_cases[0]), generated, seed, st.both_ok,
-		      st.both_refused, st.libslurm_hung, st.builtin_stricter, st.libslurm_slow);
+		      st.both_refused, st.libslurm_hung, st.builtin_stricter, st.builtin_newer,
+		      st.libslurm_slow);
 	/* The generator must exercise all three outcomes. */
 	assert_true(st.both_ok > 500 && st.both_refused > 100 && st.builtin_stricter > 100);
+	/* A release without suffixes must have been shown some. */
+	assert_true(st.suffixes || st.builtin_newer > 10);
+}
+
+static void test_differential_against_every_libslurm(void **state)
+{
+	char libs[8][PATH_MAX];
+	size_t n = find_libslurms(libs, 8);
+	const char *old = getenv("CTRUN_LIBSLURM");
+	char *saved = old != NULL ? strdup(old) : NULL;
+
+	(void)state;
+	if (n == 0) {
+		print_message("differential: no libslurm on this machine, skipped\n");
+		skip();
+	}
+	setenv("CTRUN_LIBSLURM_TIMEOUT_MS", "10000", 0);
+	for (size_t i = 0; i < n; i++)
+		differential(libs[i]);
+	if (saved != NULL)
+		setenv("CTRUN_LIBSLURM", saved, 1);
+	else
+		unsetenv("CTRUN_LIBSLURM");
+	free(saved);
 }
 
 static void test_libslurm_expands_65536_hosts(void **state)
@@ -345,7 +417,7 @@ static void test_any_gives_slurm_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_differential_against_libslurm),
+		cmocka_unit_test(test_differential_against_every_libslurm),
 		cmocka_unit_test(test_libslurm_expands_65536_hosts),
 		cmocka_unit_test(test_libslurm_crash_is_an_error_not_ours),
 		cmocka_unit_test(test_libslurm_absent_is_reported),

@@ -175,6 +175,58 @@ static void test_batch_mode_when_job_but_no_step(void **state)
 	options_free(&o);
 }
 
+/* Slurm 26.05's batch script: SLURM_STEP_ID=-5 (SLURM_BATCH_SCRIPT printed
+ * with %d), the same in SLURM_STEPID; salloc's interactive step is -6. */
+static void test_batch_mode_in_slurms_special_steps(void **state)
+{
+	char *batch[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=-5", "SLURM_STEPID=-5",
+			  "SLURM_JOB_NODELIST=gpu[1-2]", "SLURM_TASKS_PER_NODE=8(x2)", NULL };
+	char *interactive[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=-6", "SLURM_JOB_NODELIST=gpu[1-2]",
+				NULL };
+	char *unsigned_batch[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=4294967291",
+				   "SLURM_JOB_NODELIST=gpu[1-2]", NULL };
+	char *only_stepid[] = { "SLURM_JOB_ID=9", "SLURM_STEPID=-4", "SLURM_JOB_NODELIST=gpu[1-2]",
+				NULL };
+	char **envs[] = { batch, interactive, unsigned_batch, only_stepid };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(envs) / sizeof(*envs); i++) {
+		assert_int_equal(topo_detect(&o, envs[i], "gpu1", 0, &t, &e), 0);
+		assert_int_equal(t.mode, MODE_BATCH);
+		assert_null(t.step_id);
+		assert_int_equal(t.nnodes, 2);
+		topo_free(&t);
+	}
+	assert_true(topo_special_step("-5"));
+	assert_true(topo_special_step("4294967290"));
+	assert_false(topo_special_step("0"));
+	assert_false(topo_special_step("12"));
+	assert_false(topo_special_step("-17"));
+	assert_false(topo_special_step("x"));
+	options_free(&o);
+}
+
+/* A real step given only as SLURM_STEPID (the old name) is still a step. */
+static void test_step_from_the_old_variable_name(void **state)
+{
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEPID=3", "SLURM_STEP_NODELIST=n[1-2]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURM_PROCID=1", "SLURM_NODEID=1", NULL };
+	struct options o = opts();
+	struct err e = { 0 };
+	struct topo t;
+
+	(void)state;
+	assert_int_equal(topo_detect(&o, env, "n2", 0, &t, &e), 0);
+	assert_int_equal(t.mode, MODE_NODE);
+	assert_string_equal(t.step_id, "3");
+	assert_int_equal(t.master_port, topo_derive_port(42, 3));
+	topo_free(&t);
+	options_free(&o);
+}
+
 static void test_standalone_counts_gpu_device_files(void **state)
 {
 	char *env[] = { "PATH=/bin", NULL };
@@ -273,6 +325,8 @@ int main(void)
 		cmocka_unit_test(test_tasks_per_node_must_match_nodelist),
 		cmocka_unit_test(test_node_mode_refuses_several_tasks_on_a_node),
 		cmocka_unit_test(test_batch_mode_when_job_but_no_step),
+		cmocka_unit_test(test_batch_mode_in_slurms_special_steps),
+		cmocka_unit_test(test_step_from_the_old_variable_name),
 		cmocka_unit_test(test_standalone_counts_gpu_device_files),
 		cmocka_unit_test(test_device_files_do_not_count_inside_a_job),
 		cmocka_unit_test(test_overrides_win_over_slurm),
