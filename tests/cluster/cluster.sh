@@ -1,6 +1,6 @@
 #!/bin/bash
-# cluster.sh — a real multi-node Slurm 22.05 cluster on this one machine, for ctrun's
-# integration tests.
+# cluster.sh — a real multi-node Slurm cluster on this one machine, for ctrun's integration
+# tests: Debian's Slurm 22.05 by default, or any other install (CTRUN_SLURM_PREFIX).
 #
 #   cluster.sh up            start slurmctld + N slurmd nodes, wait until all are idle
 #   cluster.sh down          remove everything `up` made (safe after a failed up, safe twice)
@@ -25,6 +25,9 @@
 #   CTRUN_CLUSTER_GPUS       4            fake GPUs per node (/dev/nvidia0..)
 #   CTRUN_CLUSTER_CPUS       8            CPUs Slurm believes each node has
 #   CTRUN_CLUSTER_TIMEOUT    60           seconds `up` waits for the nodes to become idle
+#   CTRUN_SLURM_PREFIX       (PATH's)     a Slurm install (PREFIX/sbin/slurmctld, PREFIX/bin/srun):
+#                                         its daemons run the cluster, `env` puts its commands
+#                                         first on PATH (e.g. /opt/slurm-new, a 26.05 build)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,6 +39,7 @@ dir=${CTRUN_CLUSTER_DIR:-/tmp/ctrun-cluster-$name}
 ngpus=${CTRUN_CLUSTER_GPUS:-4}
 ncpus=${CTRUN_CLUSTER_CPUS:-8}
 timeout=${CTRUN_CLUSTER_TIMEOUT:-60}
+prefix=${CTRUN_SLURM_PREFIX:-}
 
 ctl=${name}ctl                 # controller hostname (SlurmctldHost)
 bridge=${name}br               # host bridge
@@ -56,6 +60,12 @@ log() { echo "cluster.sh: $*" >&2; }
 [[ $ncpus =~ ^[1-9][0-9]*$ ]] || die "CTRUN_CLUSTER_CPUS '$ncpus': a positive number"
 [[ $timeout =~ ^[0-9]+$ ]] || die "CTRUN_CLUSTER_TIMEOUT '$timeout': seconds"
 [[ $dir == /* && $dir != / ]] || die "CTRUN_CLUSTER_DIR '$dir' must be an absolute path"
+if [[ -n $prefix ]]; then
+    [[ -x $prefix/sbin/slurmctld && -x $prefix/sbin/slurmd && -x $prefix/bin/srun ]] ||
+        die "CTRUN_SLURM_PREFIX '$prefix' has no sbin/slurmctld, sbin/slurmd and bin/srun"
+    # Daemons and clients of that install, for everything this script starts.
+    export PATH=$prefix/sbin:$prefix/bin:$PATH
+fi
 
 node_name() { echo "${name}n$1"; }
 node_ip() { echo "$subnet.$((10 + $1))"; }
@@ -299,7 +309,12 @@ export CTRUN_CLUSTER_SUBNET=$subnet
 export CTRUN_CLUSTER_PORT_BASE=$port
 export CTRUN_CLUSTER_SCRATCH=$scratch
 export CTRUN_CLUSTER_GPUS=$ngpus
+export CTRUN_CLUSTER_SLURM='$(slurmctld -V 2>/dev/null || echo unknown)'
 EOF
+    if [[ -n $prefix ]]; then
+        echo "export CTRUN_SLURM_PREFIX=$prefix"
+        echo "export PATH=$prefix/bin:\$PATH"
+    fi
 }
 
 cmd_exec() {

@@ -2,19 +2,29 @@
 # Integration tests on a real Slurm cluster on this machine: brings the
 # cluster up once, runs every tests/integration/t_*.sh (or those named in
 # $CTRUN_TESTS), tears the cluster down even when a test fails or the run
-# is interrupted, and ends with "integration: N passed, N failed, N skipped".
-# A test exits 0 (pass), 77 (skip: says why) or anything else (fail).
+# is interrupted.  Then, for every other Slurm install on the machine
+# (/opt/*/sbin/slurmctld, or those in $CTRUN_SLURM_PREFIXES), a second
+# cluster of that Slurm runs the tests tagged `# tag: every-slurm`, named
+# t_x@slurm-26.05.3.  Ends with "integration: N passed, N failed, N
+# skipped".  A test exits 0 (pass), 77 (skip: says why) or anything else
+# (fail); a skip whose name tests/integration/skips.allowed does not list
+# is a failure.
 set -u
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
-export CTRUN_CLUSTER_NAME=${CTRUN_CLUSTER_NAME:-ctit}
-export CTRUN_CLUSTER_SUBNET=${CTRUN_CLUSTER_SUBNET:-10.232.0}
-export CTRUN_CLUSTER_PORT_BASE=${CTRUN_CLUSTER_PORT_BASE:-17817}
 cluster=$repo/tests/cluster/cluster.sh
 logs=$repo/build/tests/integration
 mkdir -p "$logs"
 
-"$cluster" down >/dev/null 2>&1 || true # what a killed earlier run left
+name0=${CTRUN_CLUSTER_NAME:-ctit} subnet0=${CTRUN_CLUSTER_SUBNET:-10.232.0}
+port0=${CTRUN_CLUSTER_PORT_BASE:-17817}
+# The second Slurm's cluster, beside the first (a killed run may leave either).
+name1=${name0}s subnet1=${subnet0%.*}.$((${subnet0##*.} + 1)) port1=$((port0 + 500))
+down_all() {
+	CTRUN_CLUSTER_NAME=$name0 "$cluster" down
+	CTRUN_CLUSTER_NAME=$name1 "$cluster" down
+}
+down_all >/dev/null 2>&1 || true # what a killed earlier run left
 # ctrun keeps per-user run directories under $TMPDIR; tests get a private
 # one (every node and test user can reach it: /tmp is shared) that goes away.
 TMPDIR=$(mktemp -d /tmp/ctrun-it-tmp.XXXXXX)
@@ -25,7 +35,7 @@ export TMPDIR
 # were there before stay.
 caches_before=$(ls -d /tmp/ctrun-cache-* 2>/dev/null || true)
 cleanup() {
-	"$cluster" down
+	down_all
 	rm -rf "$TMPDIR"
 	for d in /tmp/ctrun-cache-*; do
 		[ -d "$d" ] && ! grep -qxF "$d" <<<"$caches_before" && rm -rf "$d"
@@ -35,37 +45,86 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 # The test images (busybox: seconds; torch: debootstrap + python3-torch,
-# minutes the first time, then cached in /var/cache/ctrun-tests).  A
-# container test whose image could not be built says so and skips.
+# minutes the first time, then cached in /var/cache/ctrun-tests).
 echo "building test images (log: $logs/images.log)"
 tests/images/build.sh busybox torch > "$logs/images.log" 2>&1 ||
 	echo "test images: build failed, container tests will skip: $(tail -1 "$logs/images.log")"
-if ! "$cluster" up > "$logs/cluster-up.log" 2>&1; then
-	cat "$logs/cluster-up.log"
-	echo "integration: 0 passed, 1 failed, 0 skipped (cluster did not come up)"
-	echo "0 1 0" > "$repo/build/tests/integration.counts"
-	exit 1
-fi
-eval "$("$cluster" env)"
-export CTRUN_REPO=$repo CTRUN=$repo/build/ctrun CLUSTER=$cluster
+
+passed=0 failed=0 skipped=0
+allowed() { grep -qE "^$1([[:space:]]|$)" tests/integration/skips.allowed; }
+skip_line() { # NAME REASON: a skip, or a failure when NAME is not allowed to skip
+	if allowed "$1"; then
+		skipped=$((skipped + 1)); echo "SKIP $1: $2"
+	else
+		failed=$((failed + 1)); echo "FAIL $1: skipped ($2), and skips.allowed does not list it"
+	fi
+}
+
+# up LABEL: the cluster of the settings in the environment; on failure one failed test.
+up() {
+	if ! "$cluster" up > "$logs/cluster-up$1.log" 2>&1; then
+		cat "$logs/cluster-up$1.log"
+		failed=$((failed + 1)); echo "FAIL cluster$1: the cluster did not come up"
+		return 1
+	fi
+	eval "$("$cluster" env)"
+	export CTRUN_REPO=$repo CTRUN=$repo/build/ctrun CLUSTER=$cluster
+}
+
+# run_tests SUFFIX TEST...: each test, its log in $logs/TEST SUFFIX.log.
+run_tests() {
+	local suffix=$1 t rc start ms secs
+	shift
+	for t in "$@"; do
+		t=${t%.sh}
+		start=$(date +%s%N)
+		timeout -k 10 600 bash "tests/integration/$t.sh" > "$logs/$t$suffix.log" 2>&1
+		rc=$?
+		ms=$((($(date +%s%N) - start) / 1000000)); secs=$((ms / 1000)).$((ms % 1000 / 100))
+		# No test may leave jobs behind for the next one.
+		scancel --quiet --full "--user=root" 2>/dev/null; scancel --quiet --full --user=ctrunuser 2>/dev/null
+		case $rc in
+		0) passed=$((passed + 1)); echo "PASS $t$suffix (${secs}s)" ;;
+		77) skip_line "$t$suffix" "$(tail -1 "$logs/$t$suffix.log")" ;;
+		*) failed=$((failed + 1)); echo "FAIL $t$suffix (exit $rc, ${secs}s); last lines of $logs/$t$suffix.log:"
+		   tail -25 "$logs/$t$suffix.log" | sed 's/^/    /' ;;
+		esac
+	done
+}
 
 tests=${CTRUN_TESTS:-$(cd tests/integration && ls t_*.sh)}
-passed=0 failed=0 skipped=0
-for t in $tests; do
-	t=${t%.sh}
-	start=$(date +%s%N)
-	timeout -k 10 600 bash "tests/integration/$t.sh" > "$logs/$t.log" 2>&1
-	rc=$?
-	ms=$((($(date +%s%N) - start) / 1000000)); secs=$((ms / 1000)).$((ms % 1000 / 100))
-	# No test may leave jobs behind for the next one.
-	scancel --quiet --full "--user=root" 2>/dev/null; scancel --quiet --full --user=ctrunuser 2>/dev/null
-	case $rc in
-	0) passed=$((passed + 1)); echo "PASS $t (${secs}s)" ;;
-	77) skipped=$((skipped + 1)); echo "SKIP $t: $(tail -1 "$logs/$t.log")" ;;
-	*) failed=$((failed + 1)); echo "FAIL $t (exit $rc, ${secs}s); last lines of $logs/$t.log:"
-	   tail -25 "$logs/$t.log" | sed 's/^/    /' ;;
-	esac
+if CTRUN_CLUSTER_NAME=$name0 CTRUN_CLUSTER_SUBNET=$subnet0 CTRUN_CLUSTER_PORT_BASE=$port0 \
+	up ""; then
+	echo "cluster: $CTRUN_CLUSTER_SLURM ($(command -v slurmctld))"
+	# shellcheck disable=SC2086
+	run_tests "" $tests
+	CTRUN_CLUSTER_NAME=$name0 "$cluster" down > /dev/null 2>&1
+fi
+
+# Every other Slurm install: the tests that talk to Slurm, on its own cluster.
+first=$(readlink -f "$(command -v slurmctld)")
+prefixes=${CTRUN_SLURM_PREFIXES:-$(for c in /opt/*/sbin/slurmctld /usr/local/sbin/slurmctld; do
+	[ -x "$c" ] && [ "$(readlink -f "$c")" != "$first" ] && dirname "$(dirname "$c")"; done)}
+every=$(cd tests/integration && grep -lx '# tag: every-slurm' $tests 2>/dev/null)
+[ -n "$prefixes" ] || skip_line second-slurm "no second Slurm install on this machine (build one with ../shared/tools/build-slurm.sh into /opt/slurm-new)"
+for p in $prefixes; do
+	v=$("$p/sbin/slurmctld" -V 2>/dev/null | tr ' ' '-')
+	# A subshell: that Slurm's PATH and cluster variables stay in it.
+	(
+		export CTRUN_SLURM_PREFIX=$p CTRUN_CLUSTER_NAME=$name1 CTRUN_CLUSTER_SUBNET=$subnet1 \
+			CTRUN_CLUSTER_PORT_BASE=$port1
+		if up "@$v"; then
+			echo "cluster: $CTRUN_CLUSTER_SLURM ($p)"
+			# shellcheck disable=SC2086
+			run_tests "@$v" $every
+			"$cluster" down > /dev/null 2>&1
+		fi
+		echo "$passed $failed $skipped" > "$logs/.counts"
+	)
+	read -r passed failed skipped < "$logs/.counts"
+	rm -f "$logs/.counts"
 done
+
 echo "$passed $failed $skipped" > "$repo/build/tests/integration.counts"
 echo "integration: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # `ctrun check` on the 2-node cluster: run like a training job in node,
 # task and batch mode, every rank reported once with the right values, the
 # all-reduce sum verified (socket backend: the nodes have no CUDA device,

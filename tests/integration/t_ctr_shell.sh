@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # `ctrun shell --image IMG` through a real pseudo-terminal: an interactive
 # shell in the container (a terminal inside, the typed command's output,
 # its exit status), the same with `ctrun --image IMG` and no command, as an

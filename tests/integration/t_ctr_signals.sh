@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # Signals and ctrun's own failures with the workers in a container (no
 # Slurm, so nothing but ctrun forwards anything): SIGTERM and SIGUSR1 reach
 # the worker through runc and the agent; after kill -9 of ctrun nothing is

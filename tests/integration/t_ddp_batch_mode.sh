@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # ctrun called from the batch script itself: it re-launches itself with
 # srun on every node of the job.
 . "$(dirname "$0")/lib.sh"

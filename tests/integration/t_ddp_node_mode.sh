@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # srun with one task per node: ctrun starts 2 DDP workers on each of 2 nodes.
 . "$(dirname "$0")/lib.sh"
 cd "$TMPD"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # srun with one task per worker (2 per node): ctrun runs exactly one worker
 # per task, RANK = SLURM_PROCID, LOCAL_RANK = SLURM_LOCALID.
 . "$(dirname "$0")/lib.sh"

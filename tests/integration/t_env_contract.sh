@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # `ctrun env` on the cluster: one block per local worker with the
 # torchrun contract, in node mode and in task mode, GPUs from Slurm's GRES.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # Rank 3 (second node) exits 3 while every other rank sleeps with a
 # grandchild: the step ends with status 3 quickly, the failing rank is
 # named, and nothing is left on any node -- in node, task and batch mode.

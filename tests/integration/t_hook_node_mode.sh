@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # Node mode: `srun --gpus-per-node=2` on a 4-GPU node whose GPUs 0,1 another
 # job holds.  Slurm gives the step GPUs 2,3; `ctrun hooks configure` wires
 # ctrun-hook into a busybox bundle as ctrun's OCI adapter does; real runc

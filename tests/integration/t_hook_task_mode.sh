@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # Task mode: one container per Slurm task, each with exactly its one GPU.
 #  1. `srun -n2 --gpus-per-task=1` next to a job holding GPUs 0,1: Slurm
 #     gives task 0 GPU 2 and task 1 GPU 3; `ctrun hooks configure` in each

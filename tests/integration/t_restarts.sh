@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # --max-restarts: after a failure every worker starts again with
 # TORCHELASTIC_RESTART_COUNT incremented; from a batch script the whole
 # srun step is restarted.

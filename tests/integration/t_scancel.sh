@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # scancel of a running job: every worker receives SIGTERM (and logs it),
 # and nothing is left running on any node.
 . "$(dirname "$0")/lib.sh"

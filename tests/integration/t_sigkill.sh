@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # SIGKILL to ctrun itself (standalone, nothing else to clean up after it):
 # its workers and their children die too.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # An HPC user, not root: the DDP run through srun as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 "$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser >/dev/null
