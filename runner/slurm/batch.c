@@ -1,7 +1,8 @@
 /* batch.c - `ctrun train.py` in an sbatch script: there is no step yet,
  * so ctrun re-launches itself with one task per node
- * (srun --ntasks-per-node=1 --kill-on-bad-exit=1), forwards signals to
- * srun and restarts the whole step for --max-restarts. */
+ * (srun --ntasks-per-node=1 --kill-on-bad-exit=1), passes signals on to the
+ * step and restarts the whole step for --max-restarts, unless it was told
+ * to stop. */
 #include "batch.h"
 
 #include <errno.h>
@@ -14,8 +15,9 @@
 #include <unistd.h>
 
 #include "quote.h"
-#include "tasks.h"
+#include "step.h"
 #include "strv.h"
+#include "tasks.h"
 #include "util.h"
 
 int batch_srun_argv(const struct options *o, const struct topo *t, char *const *envp,
@@ -49,44 +51,111 @@ int batch_srun_argv(const struct options *o, const struct topo *t, char *const *
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "srun argv") : 0;
 }
 
-static volatile sig_atomic_t child_pid;
+/* Signals of the batch step for the workers.  srun answers TERM, HUP and
+ * QUIT by SIGKILLing the step's tasks (src/srun/signals.c), which would
+ * take a preempted job's checkpoint with it, so ctrun hands those (and INT,
+ * which srun turns into a status line) to the step's tasks itself with
+ * scancel: every node's ctrun gets the signal and passes it on to its
+ * workers with the --kill-timeout grace.  srun forwards USR1 and USR2 as
+ * they are (sbatch --signal=B:USR1@T, the usual preemption warning). */
+static const int stop_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+static const int pass_sigs[] = { SIGUSR1, SIGUSR2 };
 
-static void forward(int sig)
+static bool is_stop(int sig)
 {
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(*stop_sigs); i++)
+		if (stop_sigs[i] == sig)
+			return true;
+	return false;
 }
 
-static int run_step(char **argv, char **envp, int *status, struct err *e)
+/* A stop signal for the step's tasks: through scancel to each step of the
+ * job Slurm lists (the one srun started), else (no step yet, or Slurm does
+ * not answer) to srun, which ends the step its way. */
+static void stop_step(const struct topo *t, pid_t srun, int sig)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct sigaction sa = { .sa_handler = forward, .sa_flags = SA_RESTART };
-	pid_t pid;
+	struct strv steps = { 0 };
+	size_t sent = 0;
 
-	sigemptyset(&sa.sa_mask);
+	if (job_steps(t->job_id, &steps) == 0)
+		for (size_t i = 0; i < steps.n; i++)
+			sent += step_signal(t->job_id, steps.v[i], sig) == 0;
+	strv_free(&steps);
+	if (sent == 0)
+		kill(srun, SIGTERM);
+}
+
+/* Runs srun until it ends; *stopped = the first stop signal ctrun got. */
+static int run_step(const struct topo *t, char **argv, char **envp, int *status, int *stopped,
+		    struct err *e)
+{
+	sigset_t set, old;
+	pid_t pid;
+	int rv = -1;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(*stop_sigs); i++)
+		sigaddset(&set, stop_sigs[i]);
+	for (size_t i = 0; i < sizeof(pass_sigs) / sizeof(*pass_sigs); i++)
+		sigaddset(&set, pass_sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
 	pid = fork();
-	if (pid < 0)
-		return err_sys(e, EXIT_CTRUN, "fork srun");
+	if (pid < 0) {
+		err_sys(e, EXIT_CTRUN, "fork srun");
+		goto out;
+	}
 	if (pid == 0) {
+		/* Its own process group: a signal to the batch step's group
+		 * (scancel --batch) reaches ctrun, which decides, not srun.
+		 * Not from a terminal (an salloc shell): there srun stays in
+		 * the foreground group, to read the terminal and get ^C. */
+		if (!isatty(STDIN_FILENO))
+			setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvpe(argv[0], argv, envp);
 		fprintf(stderr, "ctrun: cannot run srun: %s\n", strerror(errno));
 		_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 	}
-	child_pid = pid;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
-		sigaction(sigs[i], &sa, NULL);
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return err_sys(e, EXIT_CTRUN, "waiting for srun");
-	child_pid = 0;
-	return 0;
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			err_sys(e, EXIT_CTRUN, "waiting for srun");
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			goto out;
+		}
+		if (sig == SIGCHLD) {
+			pid_t w = waitpid(pid, status, WNOHANG);
+
+			if (w == pid)
+				break;
+			continue;
+		}
+		if (!is_stop(sig)) {
+			kill(pid, sig);
+		} else if (*stopped == 0) {
+			*stopped = sig;
+			stop_step(t, pid, sig);
+		} else {
+			kill(pid, SIGTERM); /* asked again: srun ends the step now */
+		}
+	}
+	rv = 0;
+out:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rv;
 }
 
 int batch_run(const struct options *o, const struct topo *t, char *const *envp, struct err *e)
 {
 	struct strv argv = { 0 }, env = { 0 };
 	char self[PATH_MAX];
-	int rv = -1, status = 0;
+	int rv = -1, status = 0, stopped = 0;
 
 	/* The same binary on every node: the shared file system's path. */
 	if (realpath("/proc/self/exe", self) == NULL) {
@@ -118,10 +187,11 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 			goto sys;
 		if (o->verbose > 0)
 			fprintf(stderr, "ctrun: batch mode: starting the step on %ld nodes\n", t->nnodes);
-		if (run_step(argv.v, env.v, &status, e) < 0)
+		if (run_step(t, argv.v, env.v, &status, &stopped, e) < 0)
 			goto out;
 		rv = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		if (rv == 0 || !WIFEXITED(status) || restart >= o->max_restarts)
+		/* A job being stopped is not failing: no restart (as launch.c). */
+		if (rv == 0 || !WIFEXITED(status) || stopped != 0 || restart >= o->max_restarts)
 			break;
 		if (!o->quiet)
 			fprintf(stderr, "ctrun: step failed with status %d; restarting (%ld/%ld)\n", rv,

@@ -1,46 +1,143 @@
-/* step.c - fail-fast across nodes without a control channel of our own:
- * cancel our Slurm step with SIGURG.  Every ctrun of the step gets it and
- * stops its workers (exiting 0, so srun reports this node's status as the
- * step's); the workers themselves ignore SIGURG by default. */
+/* step.c - acting on this job's Slurm steps from inside the job, through
+ * Slurm's own commands (scancel, squeue) run with a deadline (see step.h). */
 #include "step.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 
-void step_cancel(const struct topo *t)
+/* A controller that does not answer must never hold ctrun: Slurm's
+ * commands answer in milliseconds. */
+#define SLURM_CMD_TIMEOUT_MS 5000
+
+static long now_ms(void)
 {
-	char step[160];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs argv (PATH lookup, no shell) with stdin and stderr on /dev/null;
+ * its stdout goes to out (NUL-terminated, the rest dropped) or /dev/null.
+ * Killed after SLURM_CMD_TIMEOUT_MS.  Returns its exit status, -1 when it
+ * could not run or was killed. */
+static int run_slurm(char *const argv[], char *out, size_t size)
+{
+	long deadline = now_ms() + SLURM_CMD_TIMEOUT_MS;
+	int fds[2] = { -1, -1 }, status = -1;
+	size_t len = 0;
 	pid_t pid;
 
-	if (xsnprintf(step, sizeof(step), "%s.%s", t->job_id, t->step_id) < 0)
-		return;
+	if (out != NULL && pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
 	pid = fork();
 	if (pid == 0) {
-		char *argv[] = { "scancel", "--quiet", "--signal=URG", step, NULL };
-		int null = open("/dev/null", O_WRONLY);
+		int null = open("/dev/null", O_RDWR);
+		sigset_t none;
 
-		if (null >= 0)
-			dup2(null, STDOUT_FILENO);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDERR_FILENO);
+			dup2(fds[1] >= 0 ? fds[1] : null, STDOUT_FILENO);
+		}
+		/* The caller may block signals it waits for: not the tool's. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	if (pid < 0)
-		return;
-	/* scancel answers in milliseconds; never let a dead controller hold us. */
-	for (int i = 0; i < 500; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		if (waitpid(pid, NULL, WNOHANG) != 0)
-			return;
-		nanosleep(&ts, NULL);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (pid < 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		return -1;
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	while (fds[0] >= 0) {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		long left = deadline - now_ms();
+		char buf[4096];
+		ssize_t n;
+
+		if (left <= 0 || (poll(&p, 1, (int)left) < 0 && errno != EINTR))
+			break;
+		n = read(fds[0], buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			close(fds[0]);
+			fds[0] = -1;
+			break;
+		}
+		for (ssize_t i = 0; i < n && len + 1 < size; i++)
+			out[len++] = buf[i];
+	}
+	if (out != NULL)
+		out[len] = '\0';
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if ((w < 0 && errno != EINTR) || now_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			status = -1;
+			break;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int step_signal(const char *job_id, const char *step_id, int sig)
+{
+	char step[160], signal[32];
+	char *argv[] = { "scancel", "--quiet", signal, step, NULL };
+
+	if (xsnprintf(step, sizeof(step), "%s.%s", job_id, step_id) < 0)
+		return -1;
+	snprintf(signal, sizeof(signal), "--signal=%d", sig);
+	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
+}
+
+int job_steps(const char *job_id, struct strv *out)
+{
+	char job[64], text[8192];
+	char *argv[] = { "squeue", "--noheader", "--steps", "--jobs", job, "--format=%i", NULL };
+	size_t jlen;
+
+	if (xsnprintf(job, sizeof(job), "%s", job_id) < 0 || run_slurm(argv, text, sizeof(text)) != 0)
+		return -1;
+	jlen = strlen(job);
+	/* "7.0", "7.batch", "7.extern": the numbered ones are steps of ours. */
+	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		long n;
+
+		line += strspn(line, " ");
+		if (strncmp(line, job, jlen) == 0 && line[jlen] == '.' &&
+		    parse_long(line + jlen + 1, 0, 1L << 31, &n) == 0 &&
+		    strv_push(out, line + jlen + 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void step_cancel(const struct topo *t)
+{
+	step_signal(t->job_id, t->step_id, SIGURG);
 }
 
 void step_cancel_cb(void *topo)

@@ -20,6 +20,27 @@ chmod 777 "$TMPD"
 cleanup_tmp() { rm -rf "$TMPD"; }
 trap cleanup_tmp EXIT
 
+# wait_lines FILE N SECS: until FILE has N lines (the event a test waits
+# for); false after SECS, a guard against a hang, not a timing.
+wait_lines() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		[ "$({ wc -l < "$1"; } 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_job_gone JOB SECS: until Slurm no longer lists the job.
+wait_job_gone() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		[ -z "$(squeue -h -j "$1" 2>/dev/null)" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # Runs a command and records its exit status in $rc without tripping set -e.
 run_rc() { set +e; "$@"; rc=$?; set -e; }
 

@@ -7,8 +7,8 @@
 cd "$TMPD"
 srun_path=$(readlink -f "$(command -v srun)")
 prefix=$(dirname "$(dirname "$srun_path")")
-want=$(ls "$prefix"/lib*/libslurm.so.[0-9]* "$prefix"/lib/*-linux-*/libslurm.so.[0-9]* 2>/dev/null |
-	grep -E 'libslurm\.so\.[0-9]+$' | sort -t. -k3 -n | tail -1)
+want=$(find "$prefix"/lib64 "$prefix"/lib "$prefix"/lib/*-linux-* -maxdepth 1 \
+	-regex '.*/libslurm\.so\.[0-9]+' 2>/dev/null | sort -t. -k3 -n | tail -1 || true)
 [ -n "$want" ] || fail "no libslurm.so.N under $prefix (the install of $srun_path)"
 want=$(readlink -f "$want")
 srun -N1 "$CTRUN" -v env --nproc-per-node 1 > env.txt 2> err.txt

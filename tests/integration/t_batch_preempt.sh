@@ -1,0 +1,56 @@
+#!/bin/bash
+# tag: every-slurm
+# Preemption of a batch-mode job: SIGTERM to the batch step (what scancel
+# and a preempting scheduler send; `sbatch --signal=B:TERM@T` the same)
+# reaches ctrun, srun and every worker, and ctrun does not start the step
+# again, even with --max-restarts left: the job is being stopped, not
+# failing.  Then --max-restarts running out in batch mode ends the job with
+# the failure's status, and a restart in a container starts the container
+# again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+cd "$TMPD"
+cat > worker.sh <<'W'
+#!/bin/bash
+trap 'echo "rank $RANK got SIGTERM" >> "$OUT/term.log"; exit 143' TERM
+echo "rank $RANK restart $TORCHELASTIC_RESTART_COUNT" >> "$OUT/runs"
+while :; do sleep 0.1; done
+W
+chmod +x worker.sh
+printf '#!/bin/bash\nexport OUT=%s\nexec "%s" --nproc-per-node 2 --max-restarts 3 -- "%s/worker.sh"\n' \
+	"$TMPD" "$CTRUN" "$TMPD" > job.sh
+job=$(sbatch --parsable -N2 -o "$TMPD/job.out" job.sh)
+wait_lines runs 4 30 || { cat job.out; fail "workers did not start"; }
+scancel --batch --signal=TERM "$job"
+wait_job_gone "$job" 30 || { cat job.out runs term.log; fail "job $job still there 30 s after SIGTERM"; }
+cat job.out runs term.log || true
+assert_eq 4 "$(grep -c 'got SIGTERM' term.log)" "workers that got SIGTERM"
+assert_eq 0 "$(grep -c 'restart 1' runs)" "workers started again after SIGTERM"
+grep -q 'restarting' job.out && fail "ctrun restarted a step it was told to stop"
+assert_no_leftovers "$TMPD/worker.sh" 10
+rm -f runs term.log
+
+# --max-restarts 2 from a batch script, every run failing: three runs, the
+# job ends with the workers' status.
+printf '#!/bin/bash\nexport OUT=%s\n"%s" --nproc-per-node 1 --max-restarts 2 -- sh -c %q\n' \
+	"$TMPD" "$CTRUN" 'echo "restart $TORCHELASTIC_RESTART_COUNT" >> "$OUT/runs"; exit 5' > fail.sh
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/fail.out" fail.sh
+cat fail.out runs
+assert_eq 5 "$rc" "job status when the restarts ran out"
+assert_eq "2 2 2" "$(echo $(grep -c 'restart 0' runs) $(grep -c 'restart 1' runs) $(grep -c 'restart 2' runs))" \
+	"runs per restart count on the two nodes"
+grep -q 'restart 3' runs && fail "restarted past --max-restarts"
+rm -f runs
+
+# A restart with --image: the first run fails on node 2, the step starts
+# again, containers and all, and succeeds.
+need_image BB busybox.sqsh
+printf '#!/bin/bash\n"%s" --image %q --nproc-per-node 1 --max-restarts 1 -- sh -c %q\n' \
+	"$CTRUN" "$BB" 'echo "rank $RANK restart $TORCHELASTIC_RESTART_COUNT" >> runs; \
+	 [ "$TORCHELASTIC_RESTART_COUNT" = 1 ] || [ "$RANK" = 0 ] || exit 6' > ctr.sh
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/ctr.out" ctr.sh
+cat ctr.out runs
+assert_eq 0 "$rc" "container job status after one restart"
+grep -q 'restarting (1/1)' ctr.out || fail "no restart of the container step"
+assert_eq 2 "$(grep -c 'restart 1' runs)" "containers started again on both nodes"
+assert_no_containers
