@@ -7,8 +7,8 @@
 # cluster of that Slurm runs the tests tagged `# tag: every-slurm`, named
 # t_x@slurm-26.05.3.  Ends with "integration: N passed, N failed, N
 # skipped".  A test exits 0 (pass), 77 (skip: says why) or anything else
-# (fail); a skip whose name tests/integration/skips.allowed does not list
-# is a failure.
+# (fail); a skip whose name tests/skips.allowed does not list is a
+# failure.  Skips are written to build/tests/integration.skips for check.sh.
 set -u
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -51,12 +51,16 @@ tests/images/build.sh busybox torch > "$logs/images.log" 2>&1 ||
 	echo "test images: build failed, container tests will skip: $(tail -1 "$logs/images.log")"
 
 passed=0 failed=0 skipped=0
-allowed() { grep -qE "^$1([[:space:]]|$)" tests/integration/skips.allowed; }
+# shellcheck source=leftovers.sh
+. tests/integration/leftovers.sh
+: > "$repo/build/tests/integration.skips"
+allowed() { grep -qE "^${1%@*}([[:space:]]|$)" tests/skips.allowed; }
 skip_line() { # NAME REASON: a skip, or a failure when NAME is not allowed to skip
 	if allowed "$1"; then
 		skipped=$((skipped + 1)); echo "SKIP $1: $2"
+		echo "$1: $2" >> "$repo/build/tests/integration.skips"
 	else
-		failed=$((failed + 1)); echo "FAIL $1: skipped ($2), and skips.allowed does not list it"
+		failed=$((failed + 1)); echo "FAIL $1: skipped ($2), and tests/skips.allowed does not list it"
 	fi
 }
 
@@ -71,24 +75,37 @@ up() {
 	export CTRUN_REPO=$repo CTRUN=$repo/build/ctrun CLUSTER=$cluster
 }
 
-# run_tests SUFFIX TEST...: each test, its log in $logs/TEST SUFFIX.log.
+# run_tests SUFFIX TEST...: each test, its log in $logs/TEST SUFFIX.log,
+# then the leftover check (leftovers.sh): a test that leaves anything
+# behind fails, and the next one starts only once its jobs are gone.
 run_tests() {
-	local suffix=$1 t rc start ms secs
+	local suffix=$1 t rc start ms secs left
 	shift
+	leftover_baseline
 	for t in "$@"; do
 		t=${t%.sh}
 		start=$(date +%s%N)
-		timeout -k 10 600 bash "tests/integration/$t.sh" > "$logs/$t$suffix.log" 2>&1
+		# A session of its own: whatever it starts on this machine and
+		# leaves running is found by its session id.
+		setsid timeout -k 10 600 bash "tests/integration/$t.sh" > "$logs/$t$suffix.log" 2>&1 &
+		leftover_sid=$!
+		wait "$leftover_sid"
 		rc=$?
 		ms=$((($(date +%s%N) - start) / 1000000)); secs=$((ms / 1000)).$((ms % 1000 / 100))
-		# No test may leave jobs behind for the next one.
+		# The test's jobs end here at the latest.
 		scancel --quiet --full "--user=root" 2>/dev/null; scancel --quiet --full --user=ctrunuser 2>/dev/null
+		left=$(leftover_check) || rc=${rc/#0/leftovers}
 		case $rc in
 		0) passed=$((passed + 1)); echo "PASS $t$suffix (${secs}s)" ;;
 		77) skip_line "$t$suffix" "$(tail -1 "$logs/$t$suffix.log")" ;;
 		*) failed=$((failed + 1)); echo "FAIL $t$suffix (exit $rc, ${secs}s); last lines of $logs/$t$suffix.log:"
 		   tail -25 "$logs/$t$suffix.log" | sed 's/^/    /' ;;
 		esac
+		if [ -n "$left" ]; then
+			echo "    left behind by $t$suffix (the runner cleans it up before the next test):"
+			sed 's/^/      /' <<<"$left" | head -20
+			leftover_cleanup
+		fi
 	done
 }
 
@@ -98,14 +115,15 @@ if CTRUN_CLUSTER_NAME=$name0 CTRUN_CLUSTER_SUBNET=$subnet0 CTRUN_CLUSTER_PORT_BA
 	echo "cluster: $CTRUN_CLUSTER_SLURM ($(command -v slurmctld))"
 	# shellcheck disable=SC2086
 	run_tests "" $tests
-	CTRUN_CLUSTER_NAME=$name0 "$cluster" down > /dev/null 2>&1
+	CTRUN_CLUSTER_NAME=$name0 "$cluster" down > "$logs/cluster-down.log" 2>&1 ||
+		{ failed=$((failed + 1)); echo "FAIL cluster down: $(tail -3 "$logs/cluster-down.log")"; }
 fi
 
 # Every other Slurm install: the tests that talk to Slurm, on its own cluster.
 first=$(readlink -f "$(command -v slurmctld)")
 prefixes=${CTRUN_SLURM_PREFIXES:-$(for c in /opt/*/sbin/slurmctld /usr/local/sbin/slurmctld; do
 	[ -x "$c" ] && [ "$(readlink -f "$c")" != "$first" ] && dirname "$(dirname "$c")"; done)}
-every=$(cd tests/integration && grep -lx '# tag: every-slurm' $tests 2>/dev/null)
+every=$(cd tests/integration && for t in $tests; do grep -lx '# tag: every-slurm' "${t%.sh}.sh"; done 2>/dev/null)
 [ -n "$prefixes" ] || skip_line second-slurm "no second Slurm install on this machine (build one with ../shared/tools/build-slurm.sh into /opt/slurm-new)"
 for p in $prefixes; do
 	v=$("$p/sbin/slurmctld" -V 2>/dev/null | tr ' ' '-')
@@ -117,7 +135,8 @@ for p in $prefixes; do
 			echo "cluster: $CTRUN_CLUSTER_SLURM ($p)"
 			# shellcheck disable=SC2086
 			run_tests "@$v" $every
-			"$cluster" down > /dev/null 2>&1
+			"$cluster" down > "$logs/cluster-down@$v.log" 2>&1 ||
+				{ failed=$((failed + 1)); echo "FAIL cluster down@$v: $(tail -3 "$logs/cluster-down@$v.log")"; }
 		fi
 		echo "$passed $failed $skipped" > "$logs/.counts"
 	)
