@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -82,25 +83,49 @@ int net_resolve_master(const char *name, bool self, char *out, size_t size, stru
 		       name, first);
 }
 
+/* The kernel's ephemeral range (connect() and bind(0) take ports there). */
+static long ephemeral_low(void)
+{
+	long lo = 32768, hi;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &lo, &hi) != 2)
+			lo = 32768;
+		fclose(f);
+	}
+	return lo;
+}
+
 int net_free_port(long *port, struct err *e)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd, rv = -1;
+	const long first = 10000, last = ephemeral_low() - 1;
+	long span = last - first + 1, start;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "socket");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
-		err_sys(e, EXIT_CTRUN, "finding a free port");
-		goto out;
+	if (span < 100)
+		return err_set(e, EXIT_CTRUN, "finding a free port: the kernel's ephemeral range "
+			       "starts at %ld, leaving none below it (set --master-port)", last + 1);
+	/* Below the ephemeral range, so no connect() or bind(0) on this host
+	 * takes the port between this probe and the workers' bind; from a
+	 * place of this process's own, so two ctruns do not probe alike. */
+	start = first + (long)((unsigned long)getpid() * 2654435761UL % (unsigned long)span);
+	for (long i = 0; i < span && i < 4096; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+		long p = first + (start - first + i) % span;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+		if (fd < 0)
+			return err_sys(e, EXIT_CTRUN, "socket");
+		sa.sin_port = htons((uint16_t)p);
+		ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (ok) {
+			*port = p;
+			return 0;
+		}
 	}
-	*port = ntohs(sa.sin_port);
-	rv = 0;
-out:
-	close(fd);
-	return rv;
+	return err_set(e, EXIT_CTRUN, "finding a free port: none free in %ld-%ld (set --master-port)",
+		       first, last);
 }
 
 int net_route_ifname(const char *addr, char *ifname, size_t size, struct err *e)

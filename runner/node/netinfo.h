@@ -13,7 +13,9 @@
  * `self` says this host is the master, and refused otherwise. */
 int net_resolve_master(const char *name, bool self, char *out, size_t size, struct err *e);
 
-/* A TCP port free on this host right now (torchrun --standalone does the same). */
+/* A TCP port free on this host right now, as torchrun --standalone picks
+ * one, but from 10000 up to the kernel's ephemeral range, so no outgoing
+ * connection takes it before the workers bind it. */
 int net_free_port(long *port, struct err *e);
 
 /* True for 127.0.0.0/8 and ::1. */

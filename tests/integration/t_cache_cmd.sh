@@ -59,17 +59,26 @@ for id in "${ids[0]}" "${ids[2]}" "${ids[3]}"; do
 done
 
 # An entry in use (a container's ctrun holds its use lock shared) survives gc and remove.
-x sh -c "flock -s '$CTRUN_CACHE_DIR/locks/${ids[0]}.use' sleep 3 & sleep 0.3
-	CTRUN_CACHE_DIR='$CTRUN_CACHE_DIR' '$CTRUN' cache remove '$I/busybox.sqsh'; echo rc=\$?" >"$TMPD/inuse" 2>&1 || true
+# in_use CMD: runs CMD on the node while a holder has the use lock, taken
+# before CMD starts (the holder says so with a file) and let go after.
+printf '#!/bin/sh\nexec 9>>"$1"\nflock -s 9\ntouch "$2"\nexec sleep 60\n' > "$TMPD/holder.sh"
+chmod +x "$TMPD/holder.sh"
+in_use() {
+	x sh -c "rm -f '$TMPD/held'
+	'$TMPD/holder.sh' '$CTRUN_CACHE_DIR/locks/${ids[0]}.use' '$TMPD/held' & holder=\$!
+	i=0; until [ -e '$TMPD/held' ] || [ \$i -ge 1000 ]; do i=\$((i+1)); sleep 0.01; done
+	CTRUN_CACHE_DIR='$CTRUN_CACHE_DIR' $1; echo rc=\$?
+	kill \$holder; wait \$holder" 2>&1 || true
+}
+in_use "'$CTRUN' cache remove '$I/busybox.sqsh'" >"$TMPD/inuse"
 grep -q "in use" "$TMPD/inuse" || fail "remove of an entry in use: $(cat "$TMPD/inuse")"
 grep -q "rc=125" "$TMPD/inuse" || fail "remove of an entry in use should exit 125: $(cat "$TMPD/inuse")"
-x sh -c "flock -s '$CTRUN_CACHE_DIR/locks/${ids[0]}.use' sleep 3 & sleep 0.3
-	CTRUN_CACHE_DIR='$CTRUN_CACHE_DIR' '$CTRUN' cache gc --budget 0" >/dev/null
+in_use "'$CTRUN' cache gc --budget 0" >"$TMPD/gc0"
+grep -q "rc=0" "$TMPD/gc0" || fail "gc --budget 0 with an entry in use: $(cat "$TMPD/gc0")"
 x test -d "$CTRUN_CACHE_DIR/entries/${ids[0]}" || fail "gc removed an entry in use"
 for id in "${ids[2]}" "${ids[3]}"; do
 	x test ! -e "$CTRUN_CACHE_DIR/entries/$id" || fail "gc --budget 0 kept $id"
 done
-sleep 3 # the holder is gone
 
 # remove: by image path, by id; errors for unknown ids and non-ids.
 on "$CTRUN" cache remove "$I/busybox.sqsh"

@@ -54,6 +54,10 @@ if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	grep -q "GPU passthrough was requested" err || fail "--nv message: $(cat err)"
 	run_rc "$CTRUN" --image "$BUSYBOX" -- true
 	assert_eq 0 "$rc" "no GPU, not requested: skipped quietly"
+else
+	# A GPU machine: the same request is granted.
+	run_rc "$CTRUN" --nv --image "$BUSYBOX" -- true
+	assert_eq 0 "$rc" "--nv on a machine with GPUs"
 fi
 run_rc env PATH=/usr/bin:/bin "$CTRUN" --runtime enroot --image "$BUSYBOX" -- true 2> err
 assert_eq 125 "$rc" "--runtime enroot, not installed"

@@ -36,6 +36,7 @@ P
 # Task mode: RANK is SLURM_PROCID; keys sorted within each block.
 srun -N2 --ntasks-per-node=2 bash -c 'echo "PROCID=$SLURM_PROCID LOCALID=$SLURM_LOCALID $("$0" env | grep -E "^(RANK|LOCAL_RANK|LOCAL_WORLD_SIZE|WORLD_SIZE)=" | tr "\n" " ")"' "$CTRUN" > task.txt
 cat task.txt
+assert_eq 4 "$(grep -c '^PROCID=[0-3] ' task.txt)" "task mode: lines of the 4 tasks"
 while read -r procid localid rank local lws ws; do
 	assert_eq "${procid#PROCID=}" "${rank#RANK=}" "task mode RANK"
 	assert_eq "${localid#LOCALID=}" "${local#LOCAL_RANK=}" "task mode LOCAL_RANK"

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/hooklib.sh"
 hook_requirements
 ngpus=${CTRUN_CLUSTER_GPUS:-4}
-((ngpus >= 4)) || skip "the test cluster has $ngpus GPUs per node; this test needs 4"
+((ngpus >= 4)) || fail "the test cluster has $ngpus GPUs per node; run.sh gives it 4 (CTRUN_CLUSTER_GPUS)"
 hold_gpus 2
 image=/var/cache/ctrun-tests/images/busybox-rootfs
 [ -d "$image" ] || { make_rootfs "$TMPD/image"; image=$TMPD/image; }

@@ -17,8 +17,8 @@
 hook_requirements
 export HOOK TMPD CTRUN
 ngpus=${CTRUN_CLUSTER_GPUS:-4}
-((ngpus >= 2)) || skip "the test cluster has $ngpus GPUs per node; this test needs 2"
-((ngpus >= 4)) && hold_gpus 2
+((ngpus >= 4)) || fail "the test cluster has $ngpus GPUs per node; run.sh gives it 4 (CTRUN_CLUSTER_GPUS)"
+hold_gpus 2
 
 cat >"$TMPD/step.sh" <<'EOF'
 set -euo pipefail
@@ -34,7 +34,7 @@ run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 bash "$TMPD/step.sh"
 assert_eq 0 "$rc" "srun of the node-mode container"
 cat "$TMPD/node.out"
 gpus=$(cat "$TMPD/step.gpus")
-((ngpus >= 4)) && assert_eq "2,3" "$gpus" "SLURM_STEP_GPUS next to the job holding 0,1"
+assert_eq "2,3" "$gpus" "SLURM_STEP_GPUS next to the job holding 0,1"
 want=""
 for g in ${gpus//,/ }; do want+="node /dev/nvidia$g c3 $(printf %x "$g");"; done
 want+="node /dev/nvidiactl c3 ff;"
@@ -92,7 +92,7 @@ ldconfig -p -C "$TMPD/drv/rootfs/etc/ld.so.cache" >"$TMPD/drv.cache" || true
 "$HOOK" driver-files /.singularity.d/libs >"$TMPD/files.out"
 readlink -f "$lib" >"$TMPD/host.lib"
 EOF
-command -v cc >/dev/null || [ -r /sys/module/nvidia/version ] || skip "no C compiler for the fake driver"
+command -v cc >/dev/null || [ -r /sys/module/nvidia/version ] || fail "no C compiler for the fake driver (make deps installs gcc)"
 run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 unshare -m --propagation private \
 	bash "$TMPD/driver.sh"
 assert_eq 0 "$rc" "srun of the container with a driver"

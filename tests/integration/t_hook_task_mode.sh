@@ -15,8 +15,8 @@
 hook_requirements
 export HOOK TMPD CTRUN
 ngpus=${CTRUN_CLUSTER_GPUS:-4}
-((ngpus >= 2)) || skip "the test cluster has $ngpus GPUs per node; this test needs 2"
-((ngpus >= 4)) && hold_gpus 2
+((ngpus >= 4)) || fail "the test cluster has $ngpus GPUs per node; run.sh gives it 4 (CTRUN_CLUSTER_GPUS)"
+hold_gpus 2
 
 cat >"$TMPD/per-task.sh" <<'EOF'
 set -euo pipefail
@@ -52,7 +52,7 @@ run_rc srun -N1 -w "${NODES[0]}" -n2 --gpus-per-task=1 bash "$TMPD/per-task.sh" 
 assert_eq 0 "$rc" "srun --gpus-per-task=1 of the containers"
 for t in 0 1; do
 	g=$(cat "$TMPD/configure-$t.gpus")
-	((ngpus >= 4)) && assert_eq "$((t + 2))" "$g" "task $t's GPU from Slurm"
+	assert_eq "$((t + 2))" "$g" "task $t's GPU from Slurm"
 	check configure "$t" "$g"
 	grep -qx "CUDA_VISIBLE_DEVICES=0" "$TMPD/configure-$t.out" || fail "task $t: not renumbered"
 done

@@ -306,6 +306,8 @@ static void test_layer_path_escaping_the_archive_is_refused(void **state)
 	write_blob(f->image, b);
 	blob_free(&b);
 	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), -1);
+	/* Refused for leaving, not merely for being missing. */
+	assert_non_null(strstr(e.msg, "layer path '../../etc/shadow' leaves the archive"));
 }
 
 static void test_paths_in_the_image_are_confined(void **state)

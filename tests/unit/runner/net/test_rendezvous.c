@@ -35,9 +35,8 @@ static struct rdzv_opts opts(long port, long rank, long world, const char *job, 
 				   .job = job, .host = "testhost", .timeout_ms = ms };
 }
 
-/* A child that joins as (rank, world, job) after delay_ms and exits with
- * its rdzv fail kind. */
-static pid_t join_after(int delay_ms, long port, long rank, long world, const char *job, int ms)
+/* A child that joins as (rank, world, job) and exits with its rdzv fail kind. */
+static pid_t join(long port, long rank, long world, const char *job, int ms)
 {
 	pid_t pid = fork();
 
@@ -47,17 +46,11 @@ static pid_t join_after(int delay_ms, long port, long rank, long world, const ch
 		struct err e = { 0 };
 		struct rdzv_opts o = opts(port, rank, world, job, ms);
 
-		usleep((useconds_t)delay_ms * 1000);
 		rdzv_open(&r, &o, &e);
 		rdzv_close(&r);
 		_exit((int)r.fail);
 	}
 	return pid;
-}
-
-static pid_t join(long port, long rank, long world, const char *job, int ms)
-{
-	return join_after(0, port, rank, world, job, ms);
 }
 
 static int reap(pid_t pid)
@@ -155,19 +148,17 @@ static void test_duplicate_rank(void **state)
 static void test_another_job_on_the_port(void **state)
 {
 	long port = free_port();
-	pid_t stranger = join(port, 1, 2, "other-job", 2000), ours;
-	struct rdzv r;
-	struct err e = { 0 };
-	struct rdzv_opts o = opts(port, 0, 2, "j", 3000);
+	pid_t stranger = join(port, 1, 2, "other-job", 3000), ours, zero;
 
 	(void)state;
-	/* Rank 0 turns the stranger away and still meets its own rank 1
-	 * (which comes later: rank 0 stops listening once all are there). */
-	ours = join_after(800, port, 1, 2, "j", 3000);
-	assert_int_equal(rdzv_open(&r, &o, &e), 0);
-	rdzv_close(&r);
+	/* Rank 0 turns the stranger away and still meets its own rank 1,
+	 * which joins only after the stranger has its answer (rank 0 stops
+	 * listening once all are there). */
+	zero = join(port, 0, 2, "j", 5000);
 	assert_int_equal(reap(stranger), RDZV_FOREIGN);
+	ours = join(port, 1, 2, "j", 5000);
 	assert_int_equal(reap(ours), RDZV_OK);
+	assert_int_equal(reap(zero), RDZV_OK);
 }
 
 static void test_foreign_service_on_the_port(void **state)
