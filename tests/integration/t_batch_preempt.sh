@@ -1,10 +1,10 @@
 #!/bin/bash
 # tag: every-slurm
-# Preemption of a batch-mode job: SIGTERM to the batch step (what scancel
-# and a preempting scheduler send; `sbatch --signal=B:TERM@T` the same)
-# reaches ctrun, srun and every worker, and ctrun does not start the step
-# again, even with --max-restarts left: the job is being stopped, not
-# failing.  Then --max-restarts running out in batch mode ends the job with
+# Preemption of a batch-mode job: SIGUSR1 to the batch step (the warning
+# `sbatch --signal=B:USR1@T` sends) reaches every worker, which goes on;
+# then SIGTERM (what scancel and a preempting scheduler send) reaches
+# every worker, and ctrun does not start the step again, even with
+# --max-restarts left: the job is being stopped, not failing.  Then --max-restarts running out in batch mode ends the job with
 # the failure's status, and a restart in a container starts the container
 # again.
 . "$(dirname "$0")/lib.sh"
@@ -13,6 +13,7 @@ cd "$TMPD"
 cat > worker.sh <<'W'
 #!/bin/bash
 trap 'echo "rank $RANK got SIGTERM" >> "$OUT/term.log"; exit 143' TERM
+trap 'echo "rank $RANK got SIGUSR1" >> "$OUT/usr1.log"' USR1
 echo "rank $RANK restart $TORCHELASTIC_RESTART_COUNT" >> "$OUT/runs"
 while :; do sleep 0.1; done
 W
@@ -21,6 +22,11 @@ printf '#!/bin/bash\nexport OUT=%s\nexec "%s" --nproc-per-node 2 --max-restarts 
 	"$TMPD" "$CTRUN" "$TMPD" > job.sh
 job=$(sbatch --parsable -N2 -o "$TMPD/job.out" job.sh)
 wait_lines runs 4 30 || { cat job.out; fail "workers did not start"; }
+# The usual warning first (sbatch --signal=B:USR1@T sends the same): it
+# reaches every worker, which goes on.
+scancel --batch --signal=USR1 "$job"
+wait_lines usr1.log 4 30 || { cat job.out usr1.log; fail "USR1 did not reach every worker"; }
+assert_eq 4 "$(sort -u usr1.log | wc -l)" "workers that got SIGUSR1"
 scancel --batch --signal=TERM "$job"
 wait_job_gone "$job" 30 || { cat job.out runs term.log; fail "job $job still there 30 s after SIGTERM"; }
 cat job.out runs term.log || true

@@ -331,6 +331,13 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 
 	if (s->rundir == NULL || s->rootfs == NULL || s->id == NULL || s->oci_root == NULL)
 		return err_set(e, EXIT_CTRUN, "oci: incomplete container description");
+	/* runc runs exactly process.args: there is no image entrypoint to run
+	 * first (enroot's /etc/rc, apptainer's runscript), and quietly running
+	 * without it would not be what was asked. */
+	if (s->entrypoint)
+		return err_set(e, EXIT_USAGE, "--entrypoint: the oci runtime has no image entrypoint "
+			       "to run (ctrun starts COMMAND as given); use --runtime enroot or "
+			       "apptainer, or put the entrypoint in COMMAND");
 	json = config_json(s, e);
 	if (json == NULL)
 		return -1;

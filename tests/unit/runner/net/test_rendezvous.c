@@ -1,7 +1,10 @@
 /* Unit tests with real sockets on 127.0.0.1 and real processes: the
  * rendezvous and its diagnoses (port in use, nothing listening, world
  * size mismatch, missing and duplicate ranks, a foreign service or job on
- * the port) and the socket collectives, checked with bench's data. */
+ * the port, a master address that is not rank 0's, does not resolve, has
+ * no route or drops the port) and the socket collectives, checked with
+ * bench's data. */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +95,80 @@ static void test_nobody_listening(void **state)
 	assert_int_equal(r.fail, RDZV_PORT_BLOCKED);
 	assert_non_null(strstr(e.msg, "refused connections"));
 	rdzv_close(&r);
+}
+
+static void test_master_addr_not_of_rank_0s_host(void **state)
+{
+	struct rdzv r;
+	struct err e = { 0 };
+	/* TEST-NET-3: never an address of this machine. */
+	struct rdzv_opts o = opts(free_port(), 0, 2, "j", 400);
+
+	(void)state;
+	o.addr = "203.0.113.7";
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_UNREACHABLE);
+	assert_non_null(strstr(e.msg, "MASTER_ADDR 203.0.113.7 is not an address of testhost"));
+	rdzv_close(&r);
+}
+
+static void test_master_addr_that_does_not_resolve(void **state)
+{
+	struct rdzv r;
+	struct err e = { 0 };
+	struct rdzv_opts o = opts(free_port(), 1, 2, "j", 400);
+
+	(void)state;
+	o.addr = "no-such-host.invalid"; /* RFC 6761: never resolves */
+	assert_int_equal(rdzv_open(&r, &o, &e), -1);
+	assert_int_equal(r.fail, RDZV_UNREACHABLE);
+	assert_non_null(strstr(e.msg, "MASTER_ADDR 'no-such-host.invalid' does not resolve on "
+				      "testhost"));
+	rdzv_close(&r);
+}
+
+/* In a network namespace of its own (root: make check runs as root):
+ * 10.9.9.9 sits behind a veth pair whose far end has no address, with a
+ * static neighbour entry, so every SYN to it vanishes (a firewall that
+ * drops the port); 10.8.8.8 has no route.  The child exits with 0 when
+ * both diagnoses came out right. */
+static void test_dropped_port_and_no_route(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rdzv r;
+		struct err e = { 0 };
+		struct rdzv_opts o = opts(29500, 1, 2, "j", 1500);
+		int ok = 1;
+
+		if (unshare(CLONE_NEWNET) < 0 ||
+		    system("ip link add v0 type veth peer name v1 && ip link set v0 up && "
+			   "ip link set v1 up && ip addr add 10.9.9.1/24 dev v0 && "
+			   "ip neigh add 10.9.9.9 lladdr 02:00:00:00:00:09 dev v0") != 0) {
+			perror("unshare or ip (needs root)");
+			_exit(3);
+		}
+		o.addr = "10.9.9.9";
+		ok &= rdzv_open(&r, &o, &e) == -1 && r.fail == RDZV_PORT_BLOCKED &&
+		      strstr(e.msg, "port blocked: connecting from testhost to 10.9.9.9:29500 "
+				    "timed out") != NULL;
+		rdzv_close(&r);
+		o.addr = "10.8.8.8";
+		ok &= rdzv_open(&r, &o, &e) == -1 && r.fail == RDZV_UNREACHABLE &&
+		      strstr(e.msg, "no route from testhost to MASTER_ADDR 10.8.8.8") != NULL;
+		rdzv_close(&r);
+		if (!ok)
+			fprintf(stderr, "last diagnosis: %s\n", e.msg);
+		_exit(ok ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void test_world_size_mismatch(void **state)
@@ -275,6 +352,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_port_in_use),
 		cmocka_unit_test(test_nobody_listening),
+		cmocka_unit_test(test_master_addr_not_of_rank_0s_host),
+		cmocka_unit_test(test_master_addr_that_does_not_resolve),
+		cmocka_unit_test(test_dropped_port_and_no_route),
 		cmocka_unit_test(test_world_size_mismatch),
 		cmocka_unit_test(test_missing_ranks),
 		cmocka_unit_test(test_duplicate_rank),

@@ -137,6 +137,24 @@ static void test_runc_argv_and_overlay(void **state)
 	spec_free(&s);
 }
 
+static void test_entrypoint_is_refused_with_a_way_out(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	s.entrypoint = true;
+	assert_int_equal(rt_oci_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--entrypoint: the oci runtime has no image entrypoint"));
+	assert_non_null(strstr(e.msg, "--runtime enroot or apptainer"));
+	assert_int_equal(p.argv.n, 0);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_process_root_and_namespaces(void **state)
 {
 	struct ctr_spec s;
@@ -324,6 +342,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runc_argv_and_overlay),
+		cmocka_unit_test(test_entrypoint_is_refused_with_a_way_out),
 		cmocka_unit_test(test_process_root_and_namespaces),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),

@@ -1,0 +1,92 @@
+#!/bin/bash
+# The options nothing else exercises, each by what a user sees: --help and
+# --version, --workdir, --entrypoint (enroot runs the image's rc, oci
+# refuses it with a way out), --kill-timeout (the grace a worker gets
+# after SIGTERM), `ctrun env` from a batch script, --dry-run's shell
+# quoting read back by a shell, and `ctrun hooks install|uninstall oci`
+# with --dir and --system.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+need_image BB busybox.sqsh
+cd "$TMPD"
+
+note "--help, --version"
+run_rc "$CTRUN" --help > help.txt 2> err.txt
+assert_eq 0 "$rc" "--help exit status"
+grep -q '^Usage: ctrun \[OPTIONS\] \[--\] COMMAND' help.txt || fail "--help: no usage line"
+grep -q -- '--kill-timeout SEC' help.txt || fail "--help does not list --kill-timeout"
+[ ! -s err.txt ] || fail "--help wrote to stderr: $(cat err.txt)"
+# The build's git describe (a tag, or the commit, -dirty for local changes).
+"$CTRUN" --version | grep -qxE 'ctrun [0-9A-Za-z.+_-]+' || fail "--version: $("$CTRUN" --version)"
+
+note "--workdir: the container starts there; a relative one is refused"
+assert_eq /opt "$("$CTRUN" -q --no-prefix --image "$BB" --workdir /opt -- pwd)" "pwd with --workdir /opt"
+assert_eq "$TMPD" "$("$CTRUN" -q --no-prefix --image "$BB" -- pwd)" "pwd without --workdir (the mounted cwd)"
+run_rc "$CTRUN" -q --image "$BB" --workdir opt -- pwd 2> err.txt
+assert_eq 2 "$rc" "relative --workdir"
+grep -q -- "--workdir opt: must be an absolute path" err.txt || fail "--workdir message: $(cat err.txt)"
+
+note "--entrypoint: enroot's rc() stays the image's own; the oci runtime refuses it"
+stubs="$CTRUN_REPO/tests/integration/stubs"
+mkdir -p data
+PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --image "$BB" \
+	--dry-run -- true > plain.txt
+PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --entrypoint \
+	--image "$BB" --dry-run -- true > entry.txt
+grep -q '^rc() {$' plain.txt || fail "without --entrypoint the conf does not replace rc()"
+grep -q '^rc() {$' entry.txt && fail "with --entrypoint the conf still replaces the image's rc"
+run_rc "$CTRUN" --entrypoint --image "$BB" -- true 2> err.txt
+assert_eq 2 "$rc" "--entrypoint with the oci runtime"
+grep -q -- "--entrypoint: the oci runtime has no image entrypoint" err.txt ||
+	fail "--entrypoint message: $(cat err.txt)"
+
+note "--kill-timeout: a worker's cleanup after SIGTERM fits the grace, or is cut off"
+cat > slow.sh <<'W'
+#!/bin/bash
+if [ "$RANK" = 0 ]; then
+	until [ -e "$OUT/ready" ]; do sleep 0.01; done
+	exit 3
+fi
+trap 'sleep 1; echo "cleanup done" > "$OUT/cleaned"; exit 0' TERM
+touch "$OUT/ready"
+while :; do sleep 0.05; done
+W
+chmod +x slow.sh
+run_rc env OUT="$TMPD" "$CTRUN" -q --nproc-per-node 2 --kill-timeout 10 -- ./slow.sh
+assert_eq 3 "$rc" "status of the failing rank"
+[ -e cleaned ] || fail "--kill-timeout 10: the worker's 1 s cleanup was cut off"
+rm -f cleaned ready
+run_rc env OUT="$TMPD" "$CTRUN" -q --nproc-per-node 2 --kill-timeout 0 -- ./slow.sh
+assert_eq 3 "$rc" "status of the failing rank (grace 0)"
+[ ! -e cleaned ] || fail "--kill-timeout 0: the worker was not killed at once"
+assert_no_leftovers slow.sh 5
+
+note "ctrun env from a batch script: each node's workers"
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/env.out" --wrap "$CTRUN env --nproc-per-node 2"
+cat env.out
+assert_eq 0 "$rc" "sbatch of ctrun env"
+assert_eq "0 1 2 3" "$(sed -n 's/^RANK=//p' env.out | sort -n | xargs)" "ranks printed by the two nodes"
+
+note "--dry-run: the printed command line, run by a shell, gives the same words"
+words=("a b" "it's" '$HOME' '`id`' "tab	x" 'back\slash' "*")
+"$CTRUN" -q --dry-run -- printf '[%s]\n' "${words[@]}" > plan.txt
+line=$(grep '^env ' plan.txt)
+assert_eq "$(printf '[%s]\n' "${words[@]}")" "$(bash -c "$line")" "dry-run line run by bash"
+
+note "hooks install|uninstall oci: --dir, and --system in a private /usr/share"
+"$CTRUN" hooks install oci --dir "$TMPD/hooks.d" > inst.txt
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["hook"]["args"] == ["ctrun-hook", "createContainer"], d
+assert d["stages"] == ["createContainer"], d' hooks.d/ctrun-hook.json ||
+	fail "hooks.d JSON: $(cat hooks.d/ctrun-hook.json)"
+"$CTRUN" hooks uninstall oci --dir "$TMPD/hooks.d"
+[ ! -e hooks.d/ctrun-hook.json ] || fail "uninstall left the file"
+mkdir share
+unshare -m --propagation private sh -c '
+	mount --bind "$1/share" /usr/share
+	"$2" hooks install oci --system && test -f /usr/share/containers/oci/hooks.d/ctrun-hook.json &&
+	"$2" hooks uninstall oci --system && test ! -e /usr/share/containers/oci/hooks.d/ctrun-hook.json
+' sh "$TMPD" "$CTRUN" || fail "hooks install/uninstall oci --system"
+[ ! -e /usr/share/containers/oci/hooks.d/ctrun-hook.json ] || fail "--system wrote the machine's /usr/share"
