@@ -381,12 +381,26 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	for (size_t i = 0; i < layers.n; i++) {
 		char clean[PATH_MAX];
 
+		char *copy;
+
 		if (rootpath_clean(layers.v[i], clean, sizeof(clean)) < 0) {
 			err_set(e, EXIT_CTRUN, "%s: layer path '%s' leaves the archive", path,
 				layers.v[i]);
 			goto out;
 		}
-		strcpy(layers.v[i], clean); /* clean is never longer */
+		/* Not in place: "" cleans to ".", which is longer. */
+		if (strcmp(clean, ".") == 0) {
+			err_set(e, EXIT_CTRUN, "%s: a layer path is empty or names the archive's "
+				"root ('%s')", path, layers.v[i]);
+			goto out;
+		}
+		copy = strdup(clean);
+		if (copy == NULL) {
+			err_sys(e, EXIT_CTRUN, "%s", path);
+			goto out;
+		}
+		free(layers.v[i]);
+		layers.v[i] = copy;
 	}
 	snprintf(what, sizeof(what), "unpacking %s", base != NULL ? base + 1 : path);
 	progress_start(&prog, progress, what, progress ? layers_size(path, &layers) : 0);

@@ -38,8 +38,12 @@ rm -f runs term.log
 
 # --max-restarts 2 from a batch script, every run failing: three runs, the
 # job ends with the workers' status.
+# Each worker fails once the other node's has started too (or the first
+# failure would cancel the other before it ran).
 printf '#!/bin/bash\nexport OUT=%s\n"%s" --nproc-per-node 1 --max-restarts 2 -- sh -c %q\n' \
-	"$TMPD" "$CTRUN" 'echo "restart $TORCHELASTIC_RESTART_COUNT" >> "$OUT/runs"; exit 5' > fail.sh
+	"$TMPD" "$CTRUN" 'r=$TORCHELASTIC_RESTART_COUNT; echo "restart $r" >> "$OUT/runs"; i=0
+	until [ "$(grep -c "restart $r" "$OUT/runs")" -ge 2 ] || [ $i -ge 1000 ]; do
+		i=$((i+1)); sleep 0.01; done; exit 5' > fail.sh
 run_rc sbatch --wait --quiet -N2 -o "$TMPD/fail.out" fail.sh
 cat fail.out runs
 assert_eq 5 "$rc" "job status when the restarts ran out"

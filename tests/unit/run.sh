@@ -5,9 +5,10 @@
 # build/tests/unit.skips with their reason.  Writes "unit: N passed, N
 # failed, N skipped" last; exits 1 if any test failed or a binary crashed.
 set -u
+out_dir=${CTRUN_BUILD:-build}/tests # the counts and skips for tests/check.sh
 passed=0 failed=0 skipped=0 crashed=0
-mkdir -p build/tests
-: > build/tests/unit.skips
+mkdir -p "$out_dir"
+: > "$out_dir/unit.skips"
 for bin in "$@"; do
 	out=$("$bin" 2>&1)
 	rc=$?
@@ -24,13 +25,13 @@ for bin in "$@"; do
 		reason=$(sed -n "s/^$s[[:space:]]\+//p" tests/skips.allowed)
 		if [ -n "$reason" ]; then
 			skipped=$((skipped + 1))
-			echo "$s: $reason" >> build/tests/unit.skips
+			echo "$s: $reason" >> "$out_dir/unit.skips"
 		else
 			echo "unit: $bin: $s skipped, and tests/skips.allowed does not list it" >&2
 			failed=$((failed + 1))
 		fi
 	done
 done
-echo "unit: $passed passed, $failed failed, $skipped skipped"
-echo "$passed $failed $skipped" > build/tests/unit.counts
+echo "unit${CTRUN_UNIT_LABEL:+ ($CTRUN_UNIT_LABEL)}: $passed passed, $failed failed, $skipped skipped"
+echo "$passed $failed $skipped" > "$out_dir/unit.counts"
 [ "$failed" -eq 0 ]

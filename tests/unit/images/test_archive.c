@@ -294,6 +294,23 @@ static void test_missing_layer_member_is_an_error(void **state)
 	assert_int_equal(e.code, EXIT_CTRUN);
 }
 
+/* "" cleans to ".", one byte longer than the name: it was copied over
+ * the name in place (a heap overflow under ASan). */
+static void test_empty_layer_path_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct err e = { 0 };
+	const struct member m[] = {
+		{ "manifest.json", 'f', "[{\"Layers\":[\"\"]}]", 0 },
+	};
+	struct blob b = tar_blob(m, 1, 0);
+
+	write_blob(f->image, b);
+	blob_free(&b);
+	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), -1);
+	assert_non_null(strstr(e.msg, "a layer path is empty or names the archive's root"));
+}
+
 static void test_layer_path_escaping_the_archive_is_refused(void **state)
 {
 	struct fx *f = *state;
@@ -598,6 +615,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_whiteout_and_opaque_through_symlink_do_not_touch_the_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hardlink_out_of_the_image_is_refused_or_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_layer_member_is_an_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_layer_path_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layer_path_escaping_the_archive_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths_in_the_image_are_confined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_env_becomes_etc_environment, setup, teardown),
