@@ -125,7 +125,9 @@ static int remove_at(int dirfd, const char *name)
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		/* A directory we may not read (mode 0): make it ours to empty. */
-		if (errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
+		/* AT_SYMLINK_NOFOLLOW: a link swapped in here is not followed to
+		 * chmod its target (glibc does it through an O_PATH fd). */
+		if (errno == EACCES && fchmodat(dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return -1;

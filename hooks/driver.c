@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inroot.h"
 #include "state.h"
 #include "util.h"
 
@@ -330,4 +331,25 @@ out:
 	free(ents);
 	free(cache);
 	return rv;
+}
+
+bool hook_image_has_libcuda(const struct hook_root *r, const char *libdir, const char *version)
+{
+	char path[256];
+	struct stat st;
+	bool found;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/libcuda.so.%s", libdir,
+		     version[0] != '\0' ? version : "1") >= (int)sizeof(path))
+		return false;
+	/* As the container will see it: its links followed inside it (an
+	 * absolute libcuda.so.1 -> /usr/lib/... is the image's own file),
+	 * never the host's file of the same name. */
+	fd = inroot_open(r->fd, path, O_PATH, 0, INROOT_CHROOT, NULL);
+	if (fd < 0)
+		return false;
+	found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	close(fd);
+	return found;
 }

@@ -60,4 +60,8 @@ int hook_driver_files(const char *libdir, FILE *out, struct err *e);
  * failure is reported, not fatal. */
 void hook_driver_ldconfig(const char *root, const char *libdir);
 
+/* Whether the image has the driver's libcuda.so.VERSION (.1 without a
+ * version) in libdir already, its links resolved inside the image. */
+bool hook_image_has_libcuda(const struct hook_root *r, const char *libdir, const char *version);
+
 #endif

@@ -183,23 +183,6 @@ static int host_ids(const struct hook_gpu *gpus, size_t n, char *buf, size_t siz
 /* The driver is there already when libcuda of this version (or, with no
  * driver loaded, its soname) is: 98-nvidia.sh bound it, or the image has
  * it. */
-static bool has_libcuda(const struct hook_root *r, const char *libdir, const char *version)
-{
-	char path[256], leaf[256];
-	struct err ignore = { 0 };
-	struct stat st;
-	bool found = false;
-	int dfd;
-
-	if (snprintf(path, sizeof(path), "%s/libcuda.so.%s", libdir,
-		     version[0] != '\0' ? version : "1") >= (int)sizeof(path) ||
-	    hook_root_parent(r, path, false, &dfd, leaf, sizeof(leaf), &ignore) != 0)
-		return false;
-	found = fstatat(dfd, leaf, &st, 0) == 0 && S_ISREG(st.st_mode);
-	close(dfd);
-	return found;
-}
-
 static int fstab_lines(const struct hook_plan *p, struct strv *out)
 {
 	for (size_t i = 0; i < p->n; i++) {
@@ -231,7 +214,7 @@ static int plan_driver(const struct hook_root *r, struct hook_plan *files,
 	hook_driver_version(version, sizeof(version));
 	if (hook_driver_libdir(r, libdir, sizeof(libdir), e) < 0)
 		return -1;
-	if (has_libcuda(r, libdir, version))
+	if (hook_image_has_libcuda(r, libdir, version))
 		return 0;
 	if (hook_driver_read_ldcache("/etc/ld.so.cache", &cache, &ents, &nents, e) < 0 ||
 	    hook_plan_driver(ents, nents, version, libdir, getenv("PATH"), &all, e) < 0 ||

@@ -505,8 +505,10 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 	if (rdzv_gather(&r, &row, sizeof(row), rows, e) < 0 || setup_buffers(&b, &p, e) < 0)
 		goto out;
 	if (r.rank == 0) {
-		for (long i = 0; i < r.world; i++)
+		for (long i = 0; i < r.world; i++) {
+			rank_row_seal(&rows[i]); /* from the network: every field ends */
 			device_of(&rows[i], b.nccl, &devs[i]);
+		}
 		if (p.json)
 			doc = bench_json_doc(&p, b.nccl ? "nccl" : "socket", r.world, devs, (size_t)r.world);
 		else

@@ -88,3 +88,19 @@ void backend_fallback_note(const struct rank_row *row, const char *nccl_why, cha
 	else
 		out[0] = '\0';
 }
+
+void rank_row_seal(struct rank_row *row)
+{
+#define SEAL(f) row->f[sizeof(row->f) - 1] = '\0'
+	SEAL(host);
+	SEAL(group);
+	SEAL(gpu);
+	SEAL(bus_id);
+	SEAL(uuid);
+	SEAL(gpu_name);
+	SEAL(cpus);
+	SEAL(numa);
+	SEAL(gpu_cpus);
+	SEAL(why);
+#undef SEAL
+}

@@ -40,6 +40,9 @@ struct rank_row {
 	char why[160];       /* why there is no CUDA device */
 };
 void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank_row *row);
+/* Terminates every string of a row another rank sent: what the network
+ * brings is bounded here, whatever the peer put in it. */
+void rank_row_seal(struct rank_row *row);
 
 /* Why this rank cannot use NCCL, as the line users see: "no CUDA device:
  * using socket backend (libcudart: ...)"; "" when it can. */

@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rendezvous_int.h"
+
 #define ADDR_LEN 80
 #define STALL_MS (600 * 1000)    /* no byte moved for this long: a peer hangs */
 #define REDUCE_SLICE (256 * 1024) /* reduce as this much arrives (stays in cache) */
@@ -61,20 +63,37 @@ static int listen_here(struct sock_comm *c, char *entry, struct err *e)
 	return 0;
 }
 
-/* Connects to "ADDR PORT" and says who we are. */
-static int connect_to(const char *entry, long me, struct err *e)
+/* How long a rank waits for a peer's connection: the rendezvous's own
+ * patience (the peers are past it already), at least 10 s. */
+static int accept_ms(const struct sock_comm *c)
+{
+	return c->rdzv->timeout_ms > 10000 ? c->rdzv->timeout_ms : 10000;
+}
+
+/* What a rank says first on a collective's connection: who, of which job. */
+struct peer_hello {
+	char tag[8];     /* PEER_TAG */
+	char job[64];
+	uint32_t rank;   /* network order */
+};
+#define PEER_TAG "CTRUNSK2"
+#define PEER_HELLO_MS 2000 /* a connection that says nothing in this long is a stranger */
+
+int sock_connect_peer(const char *entry, const char *job, long me, struct err *e)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
 	struct addrinfo *res = NULL;
+	struct peer_hello h = { .rank = htonl((uint32_t)me) };
 	char host[ADDR_LEN], port[16];
-	uint32_t id = htonl((uint32_t)me);
 	int fd;
 
+	memcpy(h.tag, PEER_TAG, sizeof(h.tag));
+	snprintf(h.job, sizeof(h.job), "%s", job);
 	if (sscanf(entry, "%79s %15s", host, port) != 2 || getaddrinfo(host, port, &hints, &res) != 0)
 		return err_set(e, 1, "socket backend: bad peer address '%s'", entry);
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
-	    sock_send_all(fd, &id, sizeof(id)) < 0) {
+	    sock_send_all(fd, &h, sizeof(h)) < 0) {
 		err_sys(e, 1, "socket backend: connecting to %s:%s", host, port);
 		if (fd >= 0)
 			close(fd);
@@ -84,20 +103,35 @@ static int connect_to(const char *entry, long me, struct err *e)
 	return fd;
 }
 
-/* Accepts one peer; its rank in *who. */
-static int accept_peer(struct sock_comm *c, long *who, struct err *e)
+int sock_accept_peer(int listen_fd, const char *job, int timeout_ms, long *who, struct err *e)
 {
-	uint32_t id;
-	int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	long deadline = rdzv_now_ms() + timeout_ms;
 
-	if (fd < 0 || sock_recv_all(fd, &id, sizeof(id)) < 0) {
-		err_sys(e, 1, "socket backend: accepting a peer");
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	/* Until a rank of this job introduces itself: whatever else connects
+	 * (a port scanner, a stale rank of another job) is closed. */
+	for (;;) {
+		struct pollfd p = { .fd = listen_fd, .events = POLLIN };
+		long left = deadline - rdzv_now_ms();
+		struct peer_hello h;
+		int fd;
+
+		if (left <= 0)
+			return err_set(e, 1, "socket backend: no peer connected within %d s",
+				       timeout_ms / 1000);
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (rdzv_recv_until(fd, &h, sizeof(h), rdzv_now_ms() +
+				    (left < PEER_HELLO_MS ? left : PEER_HELLO_MS)) == 0 &&
+		    memcmp(h.tag, PEER_TAG, sizeof(h.tag)) == 0 &&
+		    strncmp(h.job, job, sizeof(h.job)) == 0 && memchr(h.job, '\0', sizeof(h.job))) {
+			*who = (long)ntohl(h.rank);
+			return fd;
+		}
+		close(fd);
 	}
-	*who = (long)ntohl(id);
-	return fd;
 }
 
 int sock_comm_open(struct sock_comm *c, struct rdzv *r, struct err *e)
@@ -141,10 +175,10 @@ int sock_comm_open(struct sock_comm *c, struct rdzv *r, struct err *e)
 		goto out;
 	mine[ADDR_LEN - 1] = '\0';
 	/* The successor listens already, so connecting first cannot deadlock. */
-	c->next_fd = connect_to(mine, c->rank, e);
+	c->next_fd = sock_connect_peer(mine, c->rdzv->job, c->rank, e);
 	if (c->next_fd < 0)
 		goto out;
-	c->prev_fd = accept_peer(c, &who, e);
+	c->prev_fd = sock_accept_peer(c->listen_fd, c->rdzv->job, accept_ms(c), &who, e);
 	if (c->prev_fd < 0)
 		goto out;
 	if (who != (c->rank + n - 1) % n) {
@@ -199,13 +233,13 @@ static int mesh_open(struct sock_comm *c, struct err *e)
 		goto out;
 	for (long j = c->rank + 1; j < n; j++) {
 		all[(size_t)j * ADDR_LEN + ADDR_LEN - 1] = '\0';
-		c->peer_fds[j] = connect_to(all + (size_t)j * ADDR_LEN, c->rank, e);
+		c->peer_fds[j] = sock_connect_peer(all + (size_t)j * ADDR_LEN, c->rdzv->job, c->rank, e);
 		if (c->peer_fds[j] < 0 || set_nonblock(c->peer_fds[j]) < 0)
 			goto out;
 	}
 	for (long k = 0; k < c->rank; k++) {
 		long who = -1;
-		int fd = accept_peer(c, &who, e);
+		int fd = sock_accept_peer(c->listen_fd, c->rdzv->job, accept_ms(c), &who, e);
 
 		if (fd < 0)
 			goto out;

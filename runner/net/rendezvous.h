@@ -45,6 +45,8 @@ struct rdzv {
 	long rank, world;
 	int *fds;            /* rank 0: fds[r] is rank r (fds[0] unused); else fds[0] is rank 0 */
 	char local_addr[64]; /* this rank's address on the rendezvous network (numeric) */
+	char job[64];        /* the job tag, for the collectives' own connections */
+	int timeout_ms;      /* how long a rank waits for another */
 	enum rdzv_fail fail;
 };
 

@@ -160,6 +160,33 @@ static void test_real_cache_matches_ldconfig(void **state)
 	free(buf);
 }
 
+/* "Has the image the driver?" is answered inside the image: an absolute
+ * libcuda.so.1 link to a file that exists only on the host is no driver
+ * (it was followed on the host before), one to the image's own file is. */
+static void test_image_libcuda_is_looked_up_inside_the_image(void **state)
+{
+	char root[] = "/tmp/ctrun-test-libcuda.XXXXXX", p[256], cmd[320];
+	struct hook_root r;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/lib64 && touch %s/usr/lib64/libcuda.so.535.1",
+		 root, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib64/libcuda.so.1", root);
+	assert_int_equal(symlink("/etc/hostname", p), 0); /* the host's file, not the image's */
+	assert_int_equal(hook_root_open(root, &r, &e), 0);
+	assert_false(hook_image_has_libcuda(&r, "/usr/lib64", ""));
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink("/usr/lib64/libcuda.so.535.1", p), 0); /* the image's own */
+	assert_true(hook_image_has_libcuda(&r, "/usr/lib64", ""));
+	assert_false(hook_image_has_libcuda(&r, "/usr/lib64", "999.1"));
+	hook_root_close(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_driver_library_names(void **state)
 {
 	(void)state;
@@ -247,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_parse_old_format_with_new_table),
 		cmocka_unit_test(test_hostile_caches_are_errors),
 		cmocka_unit_test(test_real_cache_matches_ldconfig),
+		cmocka_unit_test(test_image_libcuda_is_looked_up_inside_the_image),
 		cmocka_unit_test(test_driver_library_names),
 		cmocka_unit_test(test_driver_file_versions),
 		cmocka_unit_test(test_plan_libraries_of_the_loaded_driver),

@@ -215,9 +215,38 @@ static void test_no_gpu_runtime_fails_soft(void **state)
 	assert_true(strncmp(note, "no CUDA device: using socket backend (", 38) == 0);
 }
 
+/* A row from the network may hold no terminator anywhere: sealed, every
+ * field ends inside it, and the report reads no further (ASan checks it
+ * in make check's sanitizer run). */
+static void test_rows_from_the_network_are_sealed(void **state)
+{
+	struct rank_row rows[2];
+	struct check_summary s = { .world = 2 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memset(rows, 'A', sizeof(rows));
+	for (int i = 0; i < 2; i++) {
+		rank_row_seal(&rows[i]);
+		rows[i].rank = i;
+		assert_int_equal(strlen(rows[i].host), sizeof(rows[i].host) - 1);
+		assert_int_equal(strlen(rows[i].why), sizeof(rows[i].why) - 1);
+		assert_int_equal(strlen(rows[i].gpu_name), sizeof(rows[i].gpu_name) - 1);
+	}
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	check_report_table(f, rows, 2, &s);
+	fclose(f);
+	assert_non_null(strstr(buf, "AAAA"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_from_the_network_are_sealed),
 		cmocka_unit_test(test_ifname_follows_nccl_syntax),
 		cmocka_unit_test(test_wrong_interface_is_diagnosed),
 		cmocka_unit_test(test_duplicate_gpu_by_bus_id),

@@ -5,6 +5,7 @@
  * no route or drops the port) and the socket collectives, checked with
  * bench's data. */
 #include <sched.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,6 +239,98 @@ static void test_another_job_on_the_port(void **state)
 	assert_int_equal(reap(zero), RDZV_OK);
 }
 
+/* A connection that never says anything (a port scanner, a health check)
+ * held rank 0 for 5 s before the others were read, past the deadline. */
+static void test_silent_connection_holds_nobody_up(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long port = free_port();
+	pid_t zero = join(port, 0, 2, "j", 1500), one;
+	int idle = socket(AF_INET, SOCK_STREAM, 0);
+
+	(void)state;
+	sa.sin_port = htons((uint16_t)port);
+	for (int i = 0; connect(idle, (struct sockaddr *)&sa, sizeof(sa)) < 0 && i < 500; i++)
+		usleep(10000); /* until rank 0 listens */
+	one = join(port, 1, 2, "j", 1500);
+	assert_int_equal(reap(one), RDZV_OK);
+	assert_int_equal(reap(zero), RDZV_OK);
+	close(idle);
+}
+
+/* A rank of another ctrun version is told so, and rank 0 goes on waiting
+ * for its own. */
+static void test_another_version_is_refused_by_name(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long port = free_port();
+	pid_t zero = join(port, 0, 2, "j", 3000), one;
+	char hello[8 + 4 + 4 + 64 + 64] = "CTRUNRZ1", status[8 + 4 + 512];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	(void)state;
+	sa.sin_port = htons((uint16_t)port);
+	for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && i < 500; i++)
+		usleep(10000);
+	assert_int_equal(sock_send_all(fd, hello, sizeof(hello)), 0);
+	assert_int_equal(sock_recv_all(fd, status, sizeof(status)), 0);
+	status[sizeof(status) - 1] = '\0';
+	assert_non_null(strstr(status + 12, "rank 0 runs another version of ctrun (rendezvous "
+					    "protocol 2, this rank speaks 1)"));
+	close(fd);
+	one = join(port, 1, 2, "j", 3000);
+	assert_int_equal(reap(one), RDZV_OK);
+	assert_int_equal(reap(zero), RDZV_OK);
+}
+
+/* The collectives' own connections: a silent stranger and a rank of
+ * another job are closed, the job's own peer is taken (it used to read the
+ * first connection with no deadline: a stray one hung the rank). */
+static void test_collective_accepts_only_its_jobs_peer(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), silent, fd;
+	char entry[80];
+	struct err e = { 0 };
+	long who = -1;
+	pid_t other, ours;
+
+	(void)state;
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 16), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(entry, sizeof(entry), "127.0.0.1 %u", ntohs(sa.sin_port));
+	silent = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	other = fork();
+	if (other == 0) {
+		int c = sock_connect_peer(entry, "another-job", 5, &e);
+
+		pause(); /* holds the connection until killed */
+		_exit(c < 0);
+	}
+	ours = fork();
+	if (ours == 0) {
+		int c = sock_connect_peer(entry, "j", 3, &e);
+		char b;
+
+		_exit(c >= 0 && read(c, &b, 1) >= 0 ? 0 : 1); /* until the test closes it */
+	}
+	fd = sock_accept_peer(lfd, "j", 10000, &who, &e);
+	assert_true(fd >= 0);
+	assert_int_equal(who, 3);
+	close(fd);
+	assert_int_equal(reap(ours), 0);
+	kill(other, SIGKILL);
+	reap(other);
+	/* Nobody at all: an error, not a hang. */
+	assert_int_equal(sock_accept_peer(lfd, "j", 300, &who, &e), -1);
+	assert_non_null(strstr(e.msg, "no peer connected"));
+	close(silent);
+	close(lfd);
+}
+
 static void test_foreign_service_on_the_port(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -355,6 +448,9 @@ int main(void)
 		cmocka_unit_test(test_master_addr_not_of_rank_0s_host),
 		cmocka_unit_test(test_master_addr_that_does_not_resolve),
 		cmocka_unit_test(test_dropped_port_and_no_route),
+		cmocka_unit_test(test_silent_connection_holds_nobody_up),
+		cmocka_unit_test(test_another_version_is_refused_by_name),
+		cmocka_unit_test(test_collective_accepts_only_its_jobs_peer),
 		cmocka_unit_test(test_world_size_mismatch),
 		cmocka_unit_test(test_missing_ranks),
 		cmocka_unit_test(test_duplicate_rank),

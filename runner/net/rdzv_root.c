@@ -1,0 +1,302 @@
+/* rdzv_root.c - rank 0's side of the rendezvous: listen on MASTER_PORT,
+ * read every connection's hello in one poll loop, tell strangers, other
+ * jobs and other ctrun versions apart from the job's own ranks, and say
+ * in one line what is wrong when the job's ranks do not add up. */
+#include "rendezvous_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Ranks 1..world-1 as a list "2,3" (at most a line's worth). */
+static void missing_ranks(const struct rdzv *r, char *out, size_t size)
+{
+	size_t len = 0;
+	long shown = 0;
+
+	out[0] = '\0';
+	for (long i = 1; i < r->world && len + 24 < size; i++) {
+		if (r->fds[i] >= 0)
+			continue;
+		if (shown++ == 16) {
+			snprintf(out + len, size - len, ",...");
+			return;
+		}
+		len += (size_t)snprintf(out + len, size - len, "%s%ld", len > 0 ? "," : "", i);
+	}
+}
+
+/* Is `addr` (a name or number) one of this host's addresses?  Unknown
+ * answers count as yes: only a sure "elsewhere" is a diagnosis. */
+static bool is_local(const char *addr)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct ifaddrs *ifs = NULL;
+	bool local = false;
+
+	if (getaddrinfo(addr, NULL, &hints, &res) != 0 || getifaddrs(&ifs) < 0) {
+		if (res != NULL)
+			freeaddrinfo(res);
+		return true;
+	}
+	for (struct addrinfo *a = res; a != NULL && !local; a = a->ai_next)
+		for (struct ifaddrs *i = ifs; i != NULL && !local; i = i->ifa_next) {
+			if (i->ifa_addr == NULL || i->ifa_addr->sa_family != a->ai_family)
+				continue;
+			if (a->ai_family == AF_INET)
+				local = ((struct sockaddr_in *)(void *)a->ai_addr)->sin_addr.s_addr ==
+					((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr;
+			else if (a->ai_family == AF_INET6)
+				local = memcmp(&((struct sockaddr_in6 *)(void *)a->ai_addr)->sin6_addr,
+					       &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr,
+					       sizeof(struct in6_addr)) == 0;
+		}
+	/* 127.0.0.2 and friends are local without being listed. */
+	for (struct addrinfo *a = res; a != NULL && !local; a = a->ai_next)
+		local = a->ai_family == AF_INET &&
+			(ntohl(((struct sockaddr_in *)(void *)a->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+	freeifaddrs(ifs);
+	freeaddrinfo(res);
+	return local;
+}
+
+/* A connection rank 0 accepted, and the hello it has sent so far. */
+struct pending {
+	int fd;
+	size_t got;
+	long deadline;
+	struct hello h;
+};
+
+/* Reads what the connection has: 0 wait on, 1 a whole hello of ours, 2 a
+ * hello of another version of ctrun, -1 a stranger (wrong first bytes,
+ * gone, or silent past its deadline). */
+static int pending_read(struct pending *p, short revents, long now)
+{
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, MSG_DONTWAIT);
+
+		if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR)))
+			return -1;
+		if (n > 0)
+			p->got += (size_t)n;
+	}
+	if (p->got > 0 && memcmp(p->h.magic, MAGIC, p->got < MAGIC_NAME_LEN ? p->got
+									  : MAGIC_NAME_LEN) != 0)
+		return -1;
+	if (p->got >= sizeof(p->h.magic) && memcmp(p->h.magic, MAGIC, sizeof(p->h.magic)) != 0)
+		return 2;
+	if (p->got == sizeof(p->h))
+		return 1;
+	return now >= p->deadline ? -1 : 0;
+}
+
+/* A rank of another ctrun version: told, in the status layout every
+ * version shares (the magic first), then dropped. */
+static void version_refusal(int fd, const struct hello *h)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "rank 0 runs another version of ctrun (rendezvous protocol "
+		 "%c, this rank speaks %c): use the same ctrun on every node", MAGIC[MAGIC_NAME_LEN],
+		 h->magic[MAGIC_NAME_LEN]);
+	fcntl(fd, F_SETFL, 0);
+	rdzv_send_status(fd, RDZV_PEER, msg);
+}
+
+int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char (*hosts)[64] = NULL, missing[256];
+	/* A little longer than the others try to connect: when MASTER_PORT is
+	 * unreachable their diagnosis is the precise one, let it come first. */
+	long arrived = 1, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
+	struct pending pend[MAX_PENDING];
+	size_t npend = 0;
+	int lfd = -1, one = 1, rv = -1, family = AF_INET;
+	struct sockaddr_storage sa = { 0 };
+	socklen_t salen;
+
+	/* Bind the wildcard address on the family of MASTER_ADDR, as
+	 * torch's TCPStore does: the check then fails exactly where a
+	 * training job would. */
+	if (getaddrinfo(o->addr, NULL, &hints, &res) == 0) {
+		family = res->ai_family;
+		freeaddrinfo(res);
+	}
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&sa;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons((uint16_t)o->port);
+		salen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&sa;
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		s4->sin_port = htons((uint16_t)o->port);
+		salen = sizeof(*s4);
+	}
+	if (!is_local(o->addr)) {
+		rdzv_fail_set(r, e, RDZV_UNREACHABLE, "MASTER_ADDR %s is not an address of %s, where rank 0 "
+		     "runs: the other ranks would look for rank 0 elsewhere (pass --master-addr with "
+		     "an address of the first node)", o->addr, o->host);
+		goto out;
+	}
+	hosts = calloc((size_t)r->world, sizeof(*hosts));
+	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (hosts == NULL || lfd < 0) {
+		rdzv_fail_set(r, e, RDZV_SYS, "rendezvous socket: %s", strerror(errno));
+		goto out;
+	}
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, salen) < 0) {
+		if (errno == EADDRINUSE)
+			rdzv_fail_set(r, e, RDZV_PORT_IN_USE, "port in use: MASTER_PORT %ld is already taken on %s "
+			     "(rank 0's host) by another job or service; pass --master-port", o->port,
+			     o->host);
+		else
+			rdzv_fail_set(r, e, RDZV_SYS, "rank 0 cannot listen on MASTER_PORT %ld on %s: %s",
+			     o->port, o->host, strerror(errno));
+		goto out;
+	}
+	if (listen(lfd, 4096) < 0) {
+		rdzv_fail_set(r, e, RDZV_SYS, "listen on MASTER_PORT %ld: %s", o->port, strerror(errno));
+		goto out;
+	}
+	rdzv_copy_str(hosts[0], sizeof(hosts[0]), o->host);
+	while (arrived < r->world) {
+		struct pollfd pfd[MAX_PENDING + 1];
+		struct hello h;
+		long now = rdzv_now_ms(), left = deadline - now, rank, world, wait = left;
+		int fd, ret;
+
+		if (left <= 0) {
+			missing_ranks(r, missing, sizeof(missing));
+			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: %ld of WORLD_SIZE=%ld ranks reached "
+			     "the rendezvous at %s:%ld within %ds (missing ranks %s: they did not start, "
+			     "or WORLD_SIZE is larger than the job)", arrived, r->world, o->addr, o->port,
+			     o->timeout_ms / 1000, missing);
+			goto out;
+		}
+		/* Every connection's hello is read here, in this one loop: a
+		 * silent one (a port scanner, a health check, a stale rank)
+		 * holds nobody up, and goes after HELLO_TIMEOUT_MS. */
+		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (size_t k = 0; k < npend; k++) {
+			pfd[k + 1] = (struct pollfd){ .fd = pend[k].fd, .events = POLLIN };
+			if (pend[k].deadline - now < wait)
+				wait = pend[k].deadline - now;
+		}
+		ret = poll(pfd, npend + 1, wait < 0 ? 0 : (int)wait);
+		if (ret < 0 && errno != EINTR) {
+			rdzv_fail_set(r, e, RDZV_SYS, "rendezvous: poll: %s", strerror(errno));
+			goto out;
+		}
+		fd = -1;
+		for (size_t k = npend; k-- > 0;) {
+			int got = pending_read(&pend[k], pfd[k + 1].revents, rdzv_now_ms());
+
+			if (got == 0)
+				continue;
+			if (got == 1 && fd < 0) {
+				fd = pend[k].fd;
+				h = pend[k].h;
+			} else if (got == 1) {
+				continue; /* one hello a round; this one stays complete */
+			} else if (got == 2) {
+				version_refusal(pend[k].fd, &pend[k].h);
+				close(pend[k].fd);
+			} else {
+				close(pend[k].fd); /* a stranger, silent or gone */
+			}
+			pend[k] = pend[--npend];
+		}
+		if (pfd[0].revents & POLLIN) {
+			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+			if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
+				rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "
+				     "of %ld ranks (raise ulimit -n)", o->host, arrived, r->world);
+				goto out;
+			}
+			if (c >= 0 && npend == MAX_PENDING)
+				close(c); /* a flood: the real ranks retry */
+			else if (c >= 0)
+				pend[npend++] = (struct pending){ .fd = c,
+								  .deadline = rdzv_now_ms() + HELLO_TIMEOUT_MS };
+		}
+		if (fd < 0)
+			continue;
+		if (fcntl(fd, F_SETFL, 0) < 0) {
+			close(fd);
+			continue;
+		}
+		h.job[sizeof(h.job) - 1] = h.host[sizeof(h.host) - 1] = '\0';
+		rank = (long)ntohl(h.rank);
+		world = (long)ntohl(h.world);
+		if (strcmp(h.job, o->job) != 0) {
+			char msg[300];
+
+			snprintf(msg, sizeof(msg), "MASTER_PORT %ld on %s is in use by ctrun job %s "
+				 "(this is job %s); pass --master-port", o->port, o->host, o->job, h.job);
+			rdzv_send_status(fd, RDZV_FOREIGN, msg);
+			close(fd);
+			continue;
+		}
+		rdzv_tune(fd);
+		if (world != r->world) {
+			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s has WORLD_SIZE=%ld, "
+			     "rank 0 on %s has WORLD_SIZE=%ld", rank, h.host, world, o->host, r->world);
+		} else if (rank <= 0 || rank >= r->world || r->fds[rank] >= 0) {
+			const char *other = rank == 0 ? o->host
+				: rank > 0 && rank < r->world ? hosts[rank] : NULL;
+
+			if (other != NULL)
+				rdzv_fail_set(r, e, RDZV_DUP_RANK, "duplicate RANK %ld: on %s and on %s (check "
+				     "--node-rank/--nnodes and the launch mode)", rank, other, h.host);
+			else
+				rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s arrived but "
+				     "WORLD_SIZE is %ld", rank, h.host, r->world);
+		} else {
+			r->fds[rank] = fd;
+			rdzv_copy_str(hosts[rank], sizeof(hosts[rank]), h.host);
+			arrived++;
+			continue;
+		}
+		rdzv_send_status(fd, r->fail, e->msg);
+		close(fd);
+		goto out;
+	}
+	rv = 0;
+out:
+	for (long i = 1; i < r->world; i++)
+		if (r->fds[i] >= 0)
+			rdzv_send_status(r->fds[i], rv == 0 ? RDZV_OK : r->fail, rv == 0 ? "" : e->msg);
+	if (rv == 0) {
+		struct sockaddr_storage me;
+		socklen_t len = sizeof(me);
+
+		if (getsockname(r->fds[1], (struct sockaddr *)&me, &len) == 0)
+			getnameinfo((struct sockaddr *)&me, len, r->local_addr, sizeof(r->local_addr),
+				    NULL, 0, NI_NUMERICHOST);
+	}
+	for (size_t k = 0; k < npend; k++)
+		close(pend[k].fd);
+	if (lfd >= 0)
+		close(lfd);
+	free(hosts);
+	return rv;
+}
