@@ -53,5 +53,9 @@ int fstab_line(struct strv *lines, const char *src, const char *dst, const char 
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	if (strlen(s) + strlen(d) + strlen(opts) + sizeof(" ") + sizeof(" none ") + 1 > FSTAB_LINE_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	return strv_pushf(lines, "%s %s none %s", s, d, opts);
 }

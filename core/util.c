@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int parse_long(const char *s, long min, long max, long *out)
@@ -185,4 +188,29 @@ int parse_size(const char *s, unsigned long long *out)
 		return -1;
 	*out = (unsigned long long)v;
 	return 0;
+}
+
+int wait_child(pid_t pid, long timeout_ms)
+{
+	struct timespec start, now;
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			return status;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+		    timeout_ms) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Whole-string decimal integer in [min, max]; -1 (errno EINVAL/ERANGE) otherwise. */
 int parse_long(const char *s, long min, long max, long *out);
@@ -18,6 +19,9 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...)
 char *read_file(const char *path, size_t *len);
 /* mkdir -p with mode; 0 if it exists already as a directory. */
 int mkdir_p(const char *path, unsigned mode);
+/* Waits for child pid at most timeout_ms, then SIGKILLs and reaps it.
+ * Returns its wait status, or -1 when it was killed or was not ours. */
+int wait_child(pid_t pid, long timeout_ms);
 /* write(2) the whole buffer, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 

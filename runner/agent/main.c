@@ -51,17 +51,18 @@ static void fail(const char *what, const struct err *e)
 	fprintf(stderr, "ctrun: %s%s%s\n", what, e != NULL ? ": " : "", e != NULL ? e->msg : "");
 }
 
-static void notify_failure(void *arg)
+static pid_t notify_failure(void *arg)
 {
 	const struct supervise_result *r = arg;
 	char buf[32];
 	int n;
 
 	if (events_fd < 0)
-		return;
+		return 0;
 	n = snprintf(buf, sizeof(buf), "F%ld\n", r->failed_rank);
 	if (write(events_fd, buf, (size_t)n) < 0)
-		return;
+		return 0;
+	return 0;
 }
 
 static const char *env_of(char *const *env, const char *key)

@@ -130,6 +130,7 @@ struct watch {
 	int status;          /* the runtime's, once reaped (-1 before) */
 	bool started;        /* the agent said 'S' */
 	bool cancelled;      /* we cancelled our own Slurm step */
+	pid_t helper;        /* that scancel, until reaped */
 	long failed_rank;
 	int got_signal;
 	bool peer_failed;
@@ -164,7 +165,7 @@ static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 			/* A worker failed first here: end the step on every node now. */
 			if (cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
 				w->cancelled = true;
-				step_cancel(t);
+				w->helper = step_cancel_start(t);
 			}
 		}
 	}
@@ -218,6 +219,8 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 			int sig = (int)si.ssi_signo, ws;
 
 			if (sig == SIGCHLD) {
+				if (w.helper > 0 && waitpid(w.helper, NULL, WNOHANG) == w.helper)
+					w.helper = 0;
 				if (waitpid(w.pid, &ws, WNOHANG) == w.pid)
 					w.status = supervise_status(ws);
 			} else if (sig == SIGURG) {
@@ -235,6 +238,7 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 		}
 	}
 	events(&w, efd, t, cancel);
+	step_helper_finish(w.helper);
 	if (!w.started && w.status != 0) {
 		if (w.got_signal != 0) {
 			r->status = 128 + w.got_signal;

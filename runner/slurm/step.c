@@ -27,6 +27,28 @@ static long now_ms(void)
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The child's side: stdin and stderr on /dev/null, stdout on out_fd (or
+ * /dev/null), the signal mask and SIGPIPE as a new program expects. */
+static void child_exec(char *const argv[], int out_fd) __attribute__((noreturn));
+static void child_exec(char *const argv[], int out_fd)
+{
+	int null = open("/dev/null", O_RDWR);
+	sigset_t none;
+
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDERR_FILENO);
+		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
+	}
+	/* The caller may block the signals it waits for, and ignore SIGPIPE:
+	 * neither is the tool's. */
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
 /* Runs argv (PATH lookup, no shell) with stdin and stderr on /dev/null;
  * its stdout goes to out (NUL-terminated, the rest dropped) or /dev/null.
  * Killed after SLURM_CMD_TIMEOUT_MS.  Returns its exit status, -1 when it
@@ -41,21 +63,8 @@ static int run_slurm(char *const argv[], char *out, size_t size)
 	if (out != NULL && pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		sigset_t none;
-
-		if (null >= 0) {
-			dup2(null, STDIN_FILENO);
-			dup2(null, STDERR_FILENO);
-			dup2(fds[1] >= 0 ? fds[1] : null, STDOUT_FILENO);
-		}
-		/* The caller may block signals it waits for: not the tool's. */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	if (pid == 0)
+		child_exec(argv, fds[1]);
 	if (fds[1] >= 0)
 		close(fds[1]);
 	if (pid < 0) {
@@ -84,33 +93,51 @@ static int run_slurm(char *const argv[], char *out, size_t size)
 	}
 	if (out != NULL)
 		out[len] = '\0';
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if ((w < 0 && errno != EINTR) || now_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			status = -1;
-			break;
-		}
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	}
+	status = wait_child(pid, deadline - now_ms());
 	if (fds[0] >= 0)
 		close(fds[0]);
 	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* scancel --signal=SIG JOB.STEP, argv into buffers the caller keeps. */
+static int scancel_argv(const char *job_id, const char *step_id, int sig, char *step, size_t ssize,
+			char *signal_opt, size_t osize)
+{
+	if (xsnprintf(step, ssize, "%s.%s", job_id, step_id) < 0)
+		return -1;
+	snprintf(signal_opt, osize, "--signal=%d", sig);
+	return 0;
+}
+
 int step_signal(const char *job_id, const char *step_id, int sig)
 {
-	char step[160], signal[32];
-	char *argv[] = { "scancel", "--quiet", signal, step, NULL };
+	char step[160], signal_opt[32];
+	char *argv[] = { "scancel", "--quiet", signal_opt, step, NULL };
 
-	if (xsnprintf(step, sizeof(step), "%s.%s", job_id, step_id) < 0)
+	if (scancel_argv(job_id, step_id, sig, step, sizeof(step), signal_opt, sizeof(signal_opt)) < 0)
 		return -1;
-	snprintf(signal, sizeof(signal), "--signal=%d", sig);
 	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
+}
+
+pid_t step_cancel_start(const struct topo *t)
+{
+	char step[160], signal_opt[32];
+	char *argv[] = { "scancel", "--quiet", signal_opt, step, NULL };
+	pid_t pid;
+
+	if (scancel_argv(t->job_id, t->step_id, SIGURG, step, sizeof(step), signal_opt,
+			 sizeof(signal_opt)) < 0)
+		return 0;
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, -1);
+	return pid > 0 ? pid : 0;
+}
+
+void step_helper_finish(pid_t pid)
+{
+	if (pid > 0)
+		wait_child(pid, SLURM_CMD_TIMEOUT_MS);
 }
 
 int job_steps(const char *job_id, struct strv *out)
@@ -135,12 +162,7 @@ int job_steps(const char *job_id, struct strv *out)
 	return 0;
 }
 
-void step_cancel(const struct topo *t)
+pid_t step_cancel_cb(void *topo)
 {
-	step_signal(t->job_id, t->step_id, SIGURG);
-}
-
-void step_cancel_cb(void *topo)
-{
-	step_cancel(topo);
+	return step_cancel_start(topo);
 }

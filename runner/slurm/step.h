@@ -3,6 +3,8 @@
 #ifndef CTRUN_STEP_H
 #define CTRUN_STEP_H
 
+#include <sys/types.h>
+
 #include "strv.h"
 #include "topology.h"
 
@@ -14,11 +16,17 @@ int step_signal(const char *job_id, const char *step_id, int sig);
  * the batch or extern step), appended to out.  -1 when squeue failed. */
 int job_steps(const char *job_id, struct strv *out);
 
-/* Fail-fast across nodes: cancels this Slurm step (t->job_id.t->step_id)
- * with SIGURG. */
-void step_cancel(const struct topo *t);
+/* Fail-fast across nodes: starts `scancel --signal=URG JOB.STEP` for this
+ * step and returns its pid (0 if it could not start) without waiting: the
+ * caller goes on with its workers and reaps it (step_helper_finish at the
+ * end at the latest). */
+pid_t step_cancel_start(const struct topo *t);
 
-/* step_cancel for a supervisor's on_first_failure callback (arg: the topo). */
-void step_cancel_cb(void *topo);
+/* step_cancel_start for a supervisor's on_first_failure callback (arg: the topo). */
+pid_t step_cancel_cb(void *topo);
+
+/* Waits for a helper step_cancel_start started, at most 5 s (then kills
+ * it); nothing when it was reaped already (pid 0). */
+void step_helper_finish(pid_t pid);
 
 #endif

@@ -69,6 +69,14 @@ __attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_
 			break; /* EOF (or error): ctrun died without saying goodbye */
 		if (pg == GUARDIAN_BYE)
 			_exit(0);
+		if (pg < 0) { /* forget: the group is gone, its id may be reused */
+			for (size_t i = 0; i < n; i++)
+				if (groups[i] == -pg) {
+					groups[i] = groups[--n];
+					break;
+				}
+			continue;
+		}
 		if (n < cap)
 			groups[n++] = pg;
 	}
@@ -122,6 +130,12 @@ void guardian_add(struct guardian *g, pid_t pgid)
 {
 	if (g->fd >= 0 && pgid > 0)
 		send_pid(g->fd, pgid);
+}
+
+void guardian_forget(struct guardian *g, pid_t pgid)
+{
+	if (g->fd >= 0 && pgid > 0)
+		send_pid(g->fd, -pgid);
 }
 
 bool guardian_reaped(struct guardian *g, pid_t pid)

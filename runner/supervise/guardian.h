@@ -27,6 +27,9 @@ int guardian_start(struct guardian *g, size_t max_groups, struct err *e);
 /* Records a worker's process group; best effort (a dead guardian is no
  * reason to stop the job). */
 void guardian_add(struct guardian *g, pid_t pgid);
+/* The group is empty: the guardian forgets it, since its id may belong to
+ * an unrelated process by the time ctrun dies. */
+void guardian_forget(struct guardian *g, pid_t pgid);
 /* True (and forgets the guardian) if `pid`, just reaped, was the guardian:
  * callers that wait for any child (waitpid(-1)) must not count it. */
 bool guardian_reaped(struct guardian *g, pid_t pid);

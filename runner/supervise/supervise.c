@@ -62,6 +62,7 @@ struct sup {
 	sigset_t set, oldmask;
 	struct sigaction old_pipe, old_chld;
 	pid_t self;
+	pid_t helper;          /* what on_first_failure started, until reaped */
 	bool fg;               /* the only worker gets the terminal's foreground */
 	bool aborting;         /* ctrun's own failure: deaths are ours, not failures */
 	bool stuck_told;
@@ -105,18 +106,60 @@ __attribute__((format(printf, 2, 3))) static void info(struct sup *s, const char
 	va_end(ap);
 }
 
+static void group_gone(struct sup *s, size_t i)
+{
+	s->p[i].group_gone = true;
+	guardian_forget(&s->g, s->p[i].pid);
+}
+
+/* Processes that left their worker's group (setsid) and were orphaned:
+ * as the child subreaper ctrun inherits them, so they are its children
+ * that are neither a live worker nor the guardian.  Signals each with sig
+ * (0: only counts them). */
+static size_t signal_orphans(struct sup *s, int sig)
+{
+	char path[64], buf[4096];
+	size_t n = 0, len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)s->self);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	for (char *p = buf, *end; *p != '\0'; p = end) {
+		long pid = strtol(p, &end, 10);
+		bool known = pid == s->g.pid || (s->helper > 0 && pid == s->helper);
+
+		if (end == p)
+			break;
+		for (size_t i = 0; i < s->n && !known; i++)
+			known = s->p[i].pid == pid && s->p[i].alive;
+		if (known || pid <= 0)
+			continue;
+		/* A zombie counts until reaped; ESRCH after that. */
+		if (sig == 0 || kill((pid_t)pid, sig) == 0 || errno != ESRCH)
+			n++;
+	}
+	return n;
+}
+
 static void signal_groups(struct sup *s, int sig)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->p[i].pid <= 0 || s->p[i].group_gone)
 			continue;
 		if (kill(-s->p[i].pid, sig) < 0 && errno == ESRCH)
-			s->p[i].group_gone = true;
+			group_gone(s, i);
 	}
+	signal_orphans(s, sig);
 }
 
-/* True when no process is left in any worker's group (zombies count until
- * reaped, so this also means everything was reaped). */
+/* True when no process is left in any worker's group, nor an orphan of a
+ * worker (zombies count until reaped, so this also means everything was
+ * reaped). */
 static bool groups_empty(struct sup *s)
 {
 	bool empty = true;
@@ -125,11 +168,11 @@ static bool groups_empty(struct sup *s)
 		if (s->p[i].pid <= 0 || s->p[i].group_gone)
 			continue;
 		if (!s->p[i].alive && kill(-s->p[i].pid, 0) < 0 && errno == ESRCH)
-			s->p[i].group_gone = true;
+			group_gone(s, i);
 		else
 			empty = false;
 	}
-	return empty;
+	return empty && signal_orphans(s, 0) == 0;
 }
 
 /* Sends sig to every group; the first call starts the grace period. */
@@ -168,7 +211,7 @@ static void worker_exited(struct sup *s, size_t i, int ws)
 	if (s->phase != RUN)
 		return;
 	if (s->o->on_first_failure != NULL)
-		s->o->on_first_failure(s->o->arg);
+		s->helper = s->o->on_first_failure(s->o->arg);
 	begin_stop(s, SIGTERM);
 }
 
@@ -182,6 +225,10 @@ static void reap(struct sup *s)
 			return;
 		if (guardian_reaped(&s->g, pid))
 			continue;
+		if (pid == s->helper) {
+			s->helper = 0;
+			continue;
+		}
 		/* Anything else is a re-parented grandchild: reaping is all. */
 		for (size_t i = 0; i < s->n; i++) {
 			if (s->p[i].pid == pid && s->p[i].alive) {
@@ -249,13 +296,47 @@ static void set_foreground(pid_t pgid)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The forked worker, up to execve.  Async-signal-safe calls only. */
+/* Writes the strings of `parts` (NULL-terminated) to stderr in one
+ * write: async-signal-safe, for the forked child. */
+static void child_say(const char *const *parts)
+{
+	char msg[PATH_MAX + 256];
+	size_t len = 0;
+
+	for (; *parts != NULL; parts++)
+		for (const char *p = *parts; *p != '\0' && len < sizeof(msg) - 1; p++)
+			msg[len++] = *p;
+	msg[len++] = '\n';
+	if (write(STDERR_FILENO, msg, len) < 0)
+		return;
+}
+
+/* Decimal text of v into buf (at least 24 bytes): no snprintf in the child. */
+static const char *child_long(long v, char *buf)
+{
+	char tmp[24];
+	size_t n = 0, o = 0;
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		buf[o++] = '-';
+	while (n > 0)
+		buf[o++] = tmp[--n];
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The forked worker, up to execve.  Async-signal-safe calls only:
+ * strerrordesc_np reads glibc's constant table (no locale, no malloc). */
 __attribute__((noreturn)) static void child(const struct sup *s, size_t i, int outw, int errw)
 {
 	const struct worker *w = &s->w[i];
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	char msg[PATH_MAX + 128];
-	int code, len;
+	char rank[24];
+	int code, err;
 
 	setpgid(0, 0);
 	/* Dies with ctrun even before the guardian knows the group; the
@@ -272,17 +353,16 @@ __attribute__((noreturn)) static void child(const struct sup *s, size_t i, int o
 	sigaction(SIGXFSZ, &dfl, NULL);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 	if (w->cpus != NULL && sched_setaffinity(0, sizeof(*w->cpus), w->cpus) < 0) {
-		len = snprintf(msg, sizeof(msg), "ctrun: rank %ld: cannot set CPU affinity: %s\n",
-			       w->rank, strerror(errno));
-		if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
-			_exit(EXIT_CTRUN);
+		err = errno;
+		child_say((const char *const[]){ "ctrun: rank ", child_long(w->rank, rank),
+						 ": cannot set CPU affinity: ", strerrordesc_np(err),
+						 NULL });
 	}
 	execve(w->argv[0], w->argv, w->envp != NULL ? w->envp : environ);
-	code = errno == ENOENT || errno == ENOTDIR ? EXIT_NOTFOUND : EXIT_NOEXEC;
-	len = snprintf(msg, sizeof(msg), "ctrun: cannot execute %s: %s\n", w->argv[0],
-		       strerror(errno));
-	if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
-		_exit(code);
+	err = errno;
+	code = err == ENOENT || err == ENOTDIR ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	child_say((const char *const[]){ "ctrun: cannot execute ", w->argv[0], ": ",
+					 strerrordesc_np(err), NULL });
 	_exit(code);
 }
 
@@ -499,6 +579,10 @@ static int setup(struct sup *s, struct err *e)
 
 static void teardown(struct sup *s)
 {
+	/* What on_first_failure started (scancel): at most 5 s more. */
+	if (s->helper > 0)
+		wait_child(s->helper, 5000);
+	s->helper = 0;
 	guardian_stop(&s->g);
 	if (s->fg)
 		set_foreground(getpgrp());

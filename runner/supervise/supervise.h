@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/types.h>
+
 #include "err.h"
 
 struct worker {
@@ -40,10 +42,11 @@ struct supervise_opts {
 	/* Called once, right when the first worker failure is seen, before the
 	 * other workers are stopped (node mode cancels the Slurm step on other
 	 * nodes).  Not called when the failure follows a signal ctrun received
-	 * and forwarded.  May be NULL.  It runs with the signals above blocked:
-	 * a process it starts inherits that mask unless reset
-	 * (posix_spawnattr_setsigmask); wait for such a process synchronously. */
-	void (*on_first_failure)(void *arg);
+	 * and forwarded.  May be NULL.  It must not wait: a process it starts
+	 * (with the signal mask and dispositions reset) it returns, and the
+	 * supervisor reaps it while it goes on draining the workers' output,
+	 * giving it 5 s at the end; 0 for none. */
+	pid_t (*on_first_failure)(void *arg);
 	void *arg;
 };
 

@@ -63,7 +63,9 @@ static int fstab(const struct ctr_spec *s, struct strv *tab, struct err *e)
 				       "contains a newline (its fstab is read line by line)",
 				       strchr(m->src, '\n') != NULL ? m->src : m->dst);
 		if (errno == ENAMETOOLONG)
-			return err_set(e, EXIT_USAGE, "mount %s: path too long for enroot", m->src);
+			return err_set(e, EXIT_USAGE, "mount %s: paths too long for enroot (its fstab "
+				       "lines hold %d bytes, spaces and tabs taking 4 each)", m->src,
+				       FSTAB_LINE_MAX - 2);
 		return err_sys(e, EXIT_CTRUN, "enroot fstab");
 	}
 	return 0;

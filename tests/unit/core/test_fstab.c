@@ -39,11 +39,38 @@ static void test_line_escapes_both_paths_and_refuses_newlines(void **state)
 	strv_free(&lines);
 }
 
+/* enroot-mount reads at most FSTAB_LINE_MAX - 1 bytes a line, newline
+ * included: longer would be cut silently, so it is refused. */
+static void test_line_longer_than_enroot_reads_is_refused(void **state)
+{
+	struct strv lines = { 0 };
+	char src[2048], dst[2048];
+
+	(void)state;
+	memset(src, 'a', sizeof(src) - 1);
+	src[0] = '/';
+	src[sizeof(src) - 1] = '\0';
+	memset(dst, 'b', sizeof(dst) - 1);
+	dst[0] = '/';
+	dst[sizeof(dst) - 1] = '\0';
+	assert_int_equal(fstab_line(&lines, src, dst, "x-create=auto,rbind"), -1);
+	assert_int_equal(errno, ENAMETOOLONG);
+	dst[sizeof(dst) - 1 - 40] = '\0'; /* 2047 + 1 + 2007 + 6 + 19 = 4080: fits */
+	assert_int_equal(fstab_line(&lines, src, dst, "x-create=auto,rbind"), 0);
+	assert_true(strlen(lines.v[0]) + 2 <= FSTAB_LINE_MAX);
+	memset(src, ' ', 600); /* 600 spaces are 2400 bytes escaped */
+	src[0] = '/';
+	assert_int_equal(fstab_line(&lines, src, dst, "x-create=auto,rbind"), -1);
+	assert_int_equal(lines.n, 1);
+	strv_free(&lines);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fstab_escape_table),
 		cmocka_unit_test(test_line_escapes_both_paths_and_refuses_newlines),
+		cmocka_unit_test(test_line_longer_than_enroot_reads_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "command.h"
+#include "guardian.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -454,7 +455,7 @@ static void test_sigurg_means_peer_failed_and_stops_workers(void **state)
 
 /* The callback plays node mode's scancel --signal=URG, which reaches this
  * ctrun too: that SIGURG must not hide the local root cause. */
-static void cancel_step(void *arg)
+static pid_t cancel_step(void *arg)
 {
 	int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
@@ -463,6 +464,92 @@ static void cancel_step(void *arg)
 		close(fd);
 	}
 	kill(getpid(), SIGURG);
+	return 0;
+}
+
+/* The callback's helper (node mode's scancel) runs while the supervisor
+ * goes on draining the workers: here it waits until rank 0 has written
+ * 1 MiB after the failure (far more than a pipe holds) and finished. */
+static pid_t start_helper(void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "i=0; until [ -e \"$0/r0_done\" ] || [ $i -ge 1000 ]; do "
+		      "i=$((i+1)); sleep 0.01; done; [ -e \"$0/r0_done\" ] && touch \"$0/helper_saw\"",
+		      (const char *)arg, (char *)NULL);
+		_exit(127);
+	}
+	return pid > 0 ? pid : 0;
+}
+
+static void test_first_failure_helper_runs_while_output_drains(void **state)
+{
+	struct msg m;
+
+	(void)state;
+	prepare(&rn, 2, "if [ $RANK = 1 ]; then exit 4; fi; trap '' TERM;"
+			"head -c 1048576 /dev/zero | tr '\\0' x; echo; touch $TDIR/r0_done");
+	rn.o.on_first_failure = start_helper;
+	rn.o.arg = rn.dir;
+	rn.o.grace_ms = 8000;
+	m = run(&rn, 2);
+	assert_int_equal(m.r.status, 4);
+	assert_int_equal(access(path_in(&rn, "helper_saw"), F_OK), 0);
+}
+
+/* A grandchild that left its worker's process group (setsid) is ended
+ * with the rest, not only reaped (standalone mode has no cgroup). */
+static void test_setsid_grandchild_is_killed_too(void **state)
+{
+	struct msg m;
+	pid_t gc;
+
+	(void)state;
+	prepare(&rn, 1, "setsid sleep 300 & p=$!; i=0;"
+			" until [ \"$(ps -o sid= -p $p | tr -d ' ')\" = \"$p\" ] || [ $i -ge 500 ]; do"
+			" i=$((i+1)); sleep 0.01; done; echo $p > $TDIR/gc0; exit 0");
+	start(&rn, 1);
+	gc = read_pid(&rn, "gc0");
+	m = finish_result(&rn);
+	assert_true(gone(gc));
+	reap_child(&rn);
+	assert_int_equal(m.r.status, 0);
+}
+
+/* A group the guardian was told is gone is not killed when ctrun dies
+ * later: its id may belong to another process by then. */
+static void test_guardian_forgets_groups_that_are_gone(void **state)
+{
+	struct guardian g;
+	struct err e = { 0 };
+	pid_t kept, killed;
+
+	(void)state;
+	kept = fork();
+	if (kept == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	killed = fork();
+	if (killed == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(kept, kept);
+	setpgid(killed, killed);
+	assert_int_equal(guardian_start(&g, 4, &e), 0);
+	guardian_add(&g, kept);
+	guardian_add(&g, killed);
+	guardian_forget(&g, kept);
+	close(g.fd); /* ctrun "dies": EOF without the goodbye */
+	assert_int_equal(waitpid(g.pid, NULL, 0), g.pid);
+	assert_int_equal(waitpid(killed, NULL, 0), killed); /* SIGKILLed */
+	assert_int_equal(kill(kept, 0), 0);
+	kill(kept, SIGKILL);
+	waitpid(kept, NULL, 0);
 }
 
 static void test_first_failure_callback_runs_once_and_own_sigurg_is_ignored(void **state)
@@ -682,6 +769,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_sigterm_untrapped_gives_143, teardown),
 		cmocka_unit_test_teardown(test_sigusr1_is_forwarded_and_supervision_continues, teardown),
 		cmocka_unit_test_teardown(test_sigurg_means_peer_failed_and_stops_workers, teardown),
+		cmocka_unit_test_teardown(test_first_failure_helper_runs_while_output_drains, teardown),
+		cmocka_unit_test_teardown(test_setsid_grandchild_is_killed_too, teardown),
+		cmocka_unit_test(test_guardian_forgets_groups_that_are_gone),
 		cmocka_unit_test_teardown(test_first_failure_callback_runs_once_and_own_sigurg_is_ignored, teardown),
 		cmocka_unit_test_teardown(test_sigkill_of_ctrun_lets_the_guardian_kill_everything, teardown),
 		cmocka_unit_test_teardown(test_guardian_holds_no_stdio_and_has_its_own_group, teardown),
