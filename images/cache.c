@@ -101,6 +101,35 @@ int cache_identity(const char *image, char *id, size_t size, struct err *e)
 	return 0;
 }
 
+static int sync_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rv;
+
+	if (fd < 0)
+		return -1;
+	rv = syncfs(fd);
+	close(fd);
+	return rv;
+}
+
+static int sync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, rv;
+
+	if (slash == NULL || (size_t)(slash - path) >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	fd = open(dir[0] != '\0' ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rv = fsync(fd);
+	close(fd);
+	return rv;
+}
+
 int cache_root_check(const char *dir, struct err *e)
 {
 	static const char *const subs[] = { "entries", "locks", "trash" };
@@ -254,6 +283,14 @@ int cache_create_once_e(const char *lock_path, const char *final_path,
 		remove_tree(tmp);
 		goto out;
 	}
+	/* Durable before visible: a node that crashes after the rename must
+	 * not find an entry of empty files under an unchanged identity (it
+	 * would be reused for ever).  syncfs writes the whole tree in one call. */
+	if (sync_tree(tmp) < 0) {
+		err_sys(e, EXIT_CTRUN, "writing cache entry %s to disk", tmp);
+		remove_tree(tmp);
+		goto out;
+	}
 	if (rename(tmp, final_path) < 0) {
 		/* On a shared file system another host may have won the race: use its entry. */
 		if ((errno == ENOTEMPTY || errno == EEXIST) && exists(final_path)) {
@@ -263,6 +300,11 @@ int cache_create_once_e(const char *lock_path, const char *final_path,
 			remove_tree(tmp);
 			goto out;
 		}
+	}
+	/* ... and the rename itself durable. */
+	if (sync_parent(final_path) < 0) {
+		err_sys(e, EXIT_CTRUN, "writing cache entry %s to disk", final_path);
+		goto out;
 	}
 	rv = 0;
 out:

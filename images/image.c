@@ -79,8 +79,8 @@ static int dir_copy(const char *src, const char *dest, struct err *e)
 				      NULL }, false, NULL, e);
 }
 
-int image_unpack_progress(const char *path, enum image_kind kind, const char *dest,
-			  bool progress, struct err *e)
+static int unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
+		  struct err *e)
 {
 	switch (kind) {
 	case IMAGE_SQUASHFS:
@@ -96,6 +96,15 @@ int image_unpack_progress(const char *path, enum image_kind kind, const char *de
 		break;
 	}
 	return err_set(e, EXIT_CTRUN, "image %s: unknown format", path);
+}
+
+int image_unpack_progress(const char *path, enum image_kind kind, const char *dest,
+			  bool progress, struct err *e)
+{
+	if (unpack(path, kind, dest, progress, e) < 0)
+		return -1;
+	/* No device node, setuid or setgid file from an image, whoever unpacks. */
+	return image_sanitize(dest, e) < 0 ? err_wrap(e, "image %s", path) : 0;
 }
 
 int image_unpack(const char *path, enum image_kind kind, const char *dest, struct err *e)

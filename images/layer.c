@@ -207,8 +207,8 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	}
 	if (join(target, sizeof(target), parent, base) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: path too long: '%s'", what, name);
-	/* An unprivileged user cannot create device nodes; the runtime provides /dev. */
-	if ((type == AE_IFCHR || type == AE_IFBLK) && !is_root())
+	/* No device node from an image (image_sanitize): the runtime provides /dev. */
+	if (type == AE_IFCHR || type == AE_IFBLK)
 		return 0;
 	hl = archive_entry_hardlink(ent);
 	if (hl != NULL) {
@@ -254,8 +254,10 @@ int layer_apply(struct archive *in, const char *root, const char *what, struct e
 	 * (the unit tests') comes from the same library, so the calls match. */
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", what);
+	/* Owners as the image says, as root; never its xattrs (file
+	 * capabilities are security.capability). */
 	if (is_root())
-		flags |= ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_XATTR;
+		flags |= ARCHIVE_EXTRACT_OWNER;
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0 || cwd < 0) {

@@ -75,8 +75,8 @@ int squashfs_unpack(const char *path, unsigned long long offset, unsigned long l
 	argv[n++] = (char *)dest;
 	if (!progress)
 		argv[n++] = "-no-progress";
-	if (geteuid() != 0)
-		argv[n++] = "-no-xattrs";
+	/* Never the image's xattrs: file capabilities are security.capability. */
+	argv[n++] = "-no-xattrs";
 	if (offset != 0) {
 		argv[n++] = "-o";
 		argv[n++] = off;

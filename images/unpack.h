@@ -21,4 +21,8 @@ int archive_detect(const char *path, enum image_kind *kind, struct err *e);
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
 		   struct err *e);
 
+/* sanitize.c: removes device nodes and clears setuid/setgid bits in the
+ * unpacked tree at root, never following a link (every unpack ends so). */
+int image_sanitize(const char *root, struct err *e);
+
 #endif

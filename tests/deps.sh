@@ -11,6 +11,8 @@ pkgs=(
 	python3 python3-torch
 	# containers (runc, images built from Debian packages)
 	runc squashfs-tools debootstrap busybox-static
+	# tests: system calls of the cache (t_cache_durable)
+	strace
 	# benchmarks
 	hyperfine time iperf3
 )
