@@ -6,6 +6,37 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A message is one line whatever it quotes (a path, a spec, a JSON value
+ * from an image): control bytes become \n, \t or \xNN. */
+static void one_line(struct err *e)
+{
+	char out[sizeof(e->msg)];
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)e->msg; *p != '\0'; p++) {
+		char esc[5];
+		size_t n;
+
+		if (*p >= 0x20 && *p != 0x7f) {
+			esc[0] = (char)*p;
+			n = 1;
+		} else if (*p == '\n' || *p == '\t') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : 't';
+			n = 2;
+		} else {
+			snprintf(esc, sizeof(esc), "\\x%02x", *p);
+			n = 4;
+		}
+		if (o + n >= sizeof(out))
+			break;
+		memcpy(out + o, esc, n);
+		o += n;
+	}
+	out[o] = '\0';
+	memcpy(e->msg, out, o + 1);
+}
+
 int err_set(struct err *e, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -16,6 +47,7 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	e->code = code;
+	one_line(e);
 	return -1;
 }
 
@@ -33,6 +65,7 @@ int err_sys(struct err *e, int code, const char *fmt, ...)
 	len = strlen(e->msg);
 	snprintf(e->msg + len, sizeof(e->msg) - len, ": %s", strerror(saved));
 	e->code = code;
+	one_line(e);
 	errno = saved;
 	return -1;
 }
@@ -49,5 +82,6 @@ int err_wrap(struct err *e, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
 	snprintf(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
+	one_line(e);
 	return -1;
 }

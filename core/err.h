@@ -2,6 +2,8 @@
  *
  * A function that fails fills a struct err with what and where, plus the
  * exit code ctrun should end with, and returns -1.  Only main prints it.
+ * The message is always one line: control bytes in what it quotes are
+ * written as \n, \t or \xNN.
  *
  * Folder core/: the bottom layer: errors, string vectors, strict parsers,
  * quoting, CPU lists, the in-root resolver (inroot.h), lexical path forms

@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(
 	# build
 	gcc make pkg-config libinih-dev libcmocka-dev libarchive-dev libjson-c-dev
+	# fuzz targets (libFuzzer)
+	clang libclang-rt-14-dev
 	# the test cluster: Slurm (libslurm is loaded at run time), namespaces, users
 	slurm-wlm slurm-client libslurm-dev iproute2 util-linux procps psmisc passwd
 	# workloads: PyTorch DDP over gloo (Debian's python3-torch, for /usr/bin/python3)
