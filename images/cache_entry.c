@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +151,27 @@ static void log_creation(const struct entry_ctx *x, double secs)
 	close(fd);
 }
 
+/* An unpacker that ran out of room says so in its own words, if at all
+ * (unsquashfs: "failed to write file X"): while the half entry still
+ * fills the file system, name the cause and the fix in front of them. */
+static void explain_if_full(const char *tmp, const struct cache_cfg *c, struct err *e)
+{
+	struct statvfs v;
+	char why[256];
+	unsigned long long avail;
+
+	if (statvfs(tmp, &v) < 0)
+		return;
+	avail = (unsigned long long)v.f_bavail * v.f_frsize;
+	if (avail >= 16ULL << 20 && !(v.f_files > 0 && v.f_favail == 0))
+		return;
+	snprintf(why, sizeof(why), "%s", e->msg);
+	err_set(e, EXIT_CTRUN,
+		"the cache file system is full (%llu KiB%s free under %s): free space there "
+		"(ctrun cache gc) or point [cache] dir / CTRUN_CACHE_DIR elsewhere; %s",
+		avail >> 10, v.f_files > 0 && v.f_favail == 0 ? ", no inode" : "", c->dir, why);
+}
+
 /* create() of cache_create_once_e: tmp/rootfs, tmp/meta.json, tmp/last-use. */
 static int create_entry(const char *tmp, void *arg, struct err *e)
 {
@@ -167,8 +189,10 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 	if (x->c->progress)
 		fprintf(stderr, "ctrun: unpacking %s (%s) into the node cache\n", x->image,
 			image_kind_name(x->kind));
-	if (image_unpack_progress(x->real, x->kind, rootfs, x->c->progress, e) < 0)
+	if (image_unpack_progress(x->real, x->kind, rootfs, x->c->progress, e) < 0) {
+		explain_if_full(tmp, x->c, e);
 		return -1;
+	}
 	/* The entry's disk use is measured by the first list or gc, not here: a
 	 * walk of the tree would add ~3% to every job start on a cold node. */
 	if (write_meta(meta, x, now_s() - t0, e) < 0)

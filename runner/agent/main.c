@@ -16,7 +16,9 @@
  *
  *   the supervisor: supervise_run (runner/supervise.h) with all its
  *   guarantees; on the first worker failure it tells ctrun ("F<rank>\n" on
- *   the events FIFO) so ctrun can cancel the Slurm step at once.
+ *   the events FIFO) so ctrun can cancel the Slurm step at once, and when
+ *   it is done it says so ("E\n"): a container that ends without it lost
+ *   its agent.
  *
  * The exit status is the workers' (0, the first failing worker's status,
  * 128+N for a signal), 126/127 when the command cannot run, 125 when the
@@ -256,7 +258,12 @@ int main(int argc, char **argv)
 		if (control_fd >= 0)
 			close(control_fd);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		_exit(supervisor(&s));
+		status = supervisor(&s);
+		/* The workers' end, reported: a container that ends without this
+		 * line lost its agent (killed, out of memory), and ctrun says so. */
+		if (events_fd >= 0 && write(events_fd, "E\n", 2) < 0)
+			perror("ctrun: agent: events");
+		_exit(status);
 	}
 	status = shim(child, control_fd, &set);
 	agentspec_free(&s);

@@ -129,6 +129,7 @@ struct watch {
 	pid_t pid;
 	int status;          /* the runtime's, once reaped (-1 before) */
 	bool started;        /* the agent said 'S' */
+	bool ended;          /* the agent's supervisor said 'E': it reported its end */
 	bool cancelled;      /* we cancelled our own Slurm step */
 	pid_t helper;        /* that scancel, until reaped */
 	long failed_rank;
@@ -158,6 +159,8 @@ static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 			}
 			w->line[w->len] = '\0';
 			w->len = 0;
+			if (w->line[0] == 'E')
+				w->ended = true;
 			if (w->line[0] != 'F' || w->failed_rank >= 0)
 				continue;
 			if (parse_long(w->line + 1, -1, LONG_MAX, &w->failed_rank) < 0)
@@ -169,6 +172,22 @@ static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 			}
 		}
 	}
+}
+
+/* The container ended without its agent's report: nobody inside could say
+ * why, so ctrun does (the agent's own errors are printed by the agent). */
+static void lost_agent(const struct ctr_setup *c, const struct topo *t, int status)
+{
+	char how[96];
+
+	if (status > 128 && status < 128 + NSIG)
+		snprintf(how, sizeof(how), "killed by signal %d (%s)", status - 128,
+			 sigabbrev_np(status - 128) != NULL ? sigabbrev_np(status - 128) : "?");
+	else
+		snprintf(how, sizeof(how), "status %d", status);
+	fprintf(stderr, "ctrun: the container on host %s ended (%s) before its agent reported "
+		"the workers' end: the agent or %s was killed; see the node's kernel log for "
+		"the out-of-memory killer\n", t->host, how, c->spec.bin);
 }
 
 static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct topo *t,
@@ -250,6 +269,8 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 		}
 		goto restore;
 	}
+	if (w.status != 0 && !w.ended && w.got_signal == 0 && !w.peer_failed)
+		lost_agent(c, t, w.status);
 	r->status = w.status;
 	r->failed_rank = w.failed_rank;
 	r->got_signal = w.got_signal;

@@ -149,6 +149,7 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 	struct strv *envs = calloc((size_t)t->nproc, sizeof(*envs));
 	cpu_set_t *cpus = calloc((size_t)t->nproc, sizeof(*cpus));
 	char logdir[PATH_MAX];
+	struct step_cancel cancel;
 	cpu_set_t all;
 	int rv = -1;
 
@@ -182,6 +183,8 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 	if (t->step_id != NULL && t->world_size > t->nproc) {
 		so.on_first_failure = step_cancel_cb;
 		so.arg = t;
+		if (step_cancel_argv(t, &cancel) == 0)
+			so.on_death = cancel.argv;
 	}
 	rv = supervise_run(w, (size_t)t->nproc, &so, r, e);
 out:

@@ -119,18 +119,29 @@ int step_signal(const char *job_id, const char *step_id, int sig)
 	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
 }
 
+int step_cancel_argv(const struct topo *t, struct step_cancel *c)
+{
+	if (scancel_argv(t->job_id, t->step_id, SIGURG, c->step, sizeof(c->step), c->signal_opt,
+			 sizeof(c->signal_opt)) < 0)
+		return -1;
+	c->argv[0] = "scancel";
+	c->argv[1] = "--quiet";
+	c->argv[2] = c->signal_opt;
+	c->argv[3] = c->step;
+	c->argv[4] = NULL;
+	return 0;
+}
+
 pid_t step_cancel_start(const struct topo *t)
 {
-	char step[160], signal_opt[32];
-	char *argv[] = { "scancel", "--quiet", signal_opt, step, NULL };
+	struct step_cancel c;
 	pid_t pid;
 
-	if (scancel_argv(t->job_id, t->step_id, SIGURG, step, sizeof(step), signal_opt,
-			 sizeof(signal_opt)) < 0)
+	if (step_cancel_argv(t, &c) < 0)
 		return 0;
 	pid = fork();
 	if (pid == 0)
-		child_exec(argv, -1);
+		child_exec(c.argv, -1);
 	return pid > 0 ? pid : 0;
 }
 

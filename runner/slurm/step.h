@@ -22,6 +22,15 @@ int job_steps(const char *job_id, struct strv *out);
  * end at the latest). */
 pid_t step_cancel_start(const struct topo *t);
 
+/* The same scancel as an argv that lives as long as the struct: what
+ * ctrun's guardian runs when ctrun itself is killed (supervise.h
+ * on_death), so the other nodes stop as they would on any failure. */
+struct step_cancel {
+	char step[160], signal_opt[32];
+	char *argv[5];
+};
+int step_cancel_argv(const struct topo *t, struct step_cancel *c);
+
 /* step_cancel_start for a supervisor's on_first_failure callback (arg: the topo). */
 pid_t step_cancel_cb(void *topo);
 

@@ -26,7 +26,8 @@ static void close_from(int lowfd)
 
 /* The guardian itself: async-signal-safe calls only, as it is forked
  * from a process that may one day have threads. */
-__attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_t cap)
+__attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_t cap,
+						    char *const *on_death)
 {
 	static const int ignored[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
 				       SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGALRM };
@@ -82,10 +83,19 @@ __attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_
 	}
 	for (size_t i = 0; i < n; i++)
 		kill(-groups[i], SIGKILL);
+	/* The other nodes' ctruns must hear of it too (node mode's cancel of
+	 * the step), as they would had ctrun failed any other way. */
+	if (on_death != NULL && on_death[0] != NULL) {
+		sa.sa_handler = SIG_DFL;
+		for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+			sigaction(ignored[i], &sa, NULL);
+		close(fd);
+		execvp(on_death[0], on_death);
+	}
 	_exit(0);
 }
 
-int guardian_start(struct guardian *g, size_t max_groups, struct err *e)
+int guardian_start(struct guardian *g, size_t max_groups, char *const *on_death, struct err *e)
 {
 	pid_t *groups;
 	int p[2];
@@ -104,7 +114,7 @@ int guardian_start(struct guardian *g, size_t max_groups, struct err *e)
 	g->pid = fork();
 	if (g->pid == 0) {
 		close(p[1]);
-		guardian_main(p[0], groups, max_groups);
+		guardian_main(p[0], groups, max_groups, on_death);
 	}
 	free(groups);
 	close(p[0]);

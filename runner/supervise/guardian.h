@@ -22,8 +22,10 @@ struct guardian {
 /* Forks the guardian, able to remember up to max_groups groups.  The
  * guardian closes every inherited descriptor (stdio goes to /dev/null),
  * ignores the signals a terminal or Slurm sends to ctrun's process group,
- * and lives in a process group of its own. */
-int guardian_start(struct guardian *g, size_t max_groups, struct err *e);
+ * and lives in a process group of its own.  When ctrun dies it kills the
+ * groups, then execs on_death (argv, PATH lookup; NULL = none): node mode
+ * cancels its Slurm step that way, so the other nodes stop too. */
+int guardian_start(struct guardian *g, size_t max_groups, char *const *on_death, struct err *e);
 /* Records a worker's process group; best effort (a dead guardian is no
  * reason to stop the job). */
 void guardian_add(struct guardian *g, pid_t pgid);

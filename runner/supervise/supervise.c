@@ -574,7 +574,7 @@ static int setup(struct sup *s, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "prctl(PR_SET_CHILD_SUBREAPER)");
 	s->self = getpid();
 	s->fg = s->n == 1 && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	return guardian_start(&s->g, s->n, e);
+	return guardian_start(&s->g, s->n, s->o->on_death, e);
 }
 
 static void teardown(struct sup *s)

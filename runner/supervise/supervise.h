@@ -48,6 +48,9 @@ struct supervise_opts {
 	 * giving it 5 s at the end; 0 for none. */
 	pid_t (*on_first_failure)(void *arg);
 	void *arg;
+	/* What the guardian runs if ctrun itself is killed (guardian.h), after
+	 * it has killed the workers; NULL = nothing. */
+	char *const *on_death;
 };
 
 #define SUPERVISE_GRACE_MS 3000

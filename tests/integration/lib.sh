@@ -31,6 +31,17 @@ wait_lines() {
 	return 1
 }
 
+# wait_distinct FILE N SECS: until FILE has N different lines (a signal
+# that reaches a worker twice, from ctrun and from slurmstepd, logs twice).
+wait_distinct() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		[ "$({ sort -u "$1" | wc -l; } 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # wait_job_gone JOB SECS: until Slurm no longer lists the job.
 wait_job_gone() {
 	local i

@@ -25,7 +25,7 @@ wait_lines runs 4 30 || { cat job.out; fail "workers did not start"; }
 # The usual warning first (sbatch --signal=B:USR1@T sends the same): it
 # reaches every worker, which goes on.
 scancel --batch --signal=USR1 "$job"
-wait_lines usr1.log 4 30 || { cat job.out usr1.log; fail "USR1 did not reach every worker"; }
+wait_distinct usr1.log 4 30 || { cat job.out usr1.log; fail "USR1 did not reach every worker"; }
 assert_eq 4 "$(sort -u usr1.log | wc -l)" "workers that got SIGUSR1"
 scancel --batch --signal=TERM "$job"
 wait_job_gone "$job" 30 || { cat job.out runs term.log; fail "job $job still there 30 s after SIGTERM"; }

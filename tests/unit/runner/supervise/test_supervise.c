@@ -540,7 +540,7 @@ static void test_guardian_forgets_groups_that_are_gone(void **state)
 	}
 	setpgid(kept, kept);
 	setpgid(killed, killed);
-	assert_int_equal(guardian_start(&g, 4, &e), 0);
+	assert_int_equal(guardian_start(&g, 4, NULL, &e), 0);
 	guardian_add(&g, kept);
 	guardian_add(&g, killed);
 	guardian_forget(&g, kept);
@@ -550,6 +550,44 @@ static void test_guardian_forgets_groups_that_are_gone(void **state)
 	assert_int_equal(kill(kept, 0), 0);
 	kill(kept, SIGKILL);
 	waitpid(kept, NULL, 0);
+}
+
+/* on_death runs when ctrun dies (node mode cancels its step with it), after
+ * the groups are killed, and not when ctrun said goodbye. */
+static void test_guardian_runs_on_death_only_when_ctrun_dies(void **state)
+{
+	char dir[] = "/tmp/ctrun-guardian-XXXXXX", died[PATH_MAX], bye[PATH_MAX];
+	char *on_died[] = { "touch", died, NULL }, *on_bye[] = { "touch", bye, NULL };
+	struct guardian g;
+	struct err e = { 0 };
+	pid_t worker;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(died, sizeof(died), "%s/died", dir);
+	snprintf(bye, sizeof(bye), "%s/bye", dir);
+	worker = fork();
+	if (worker == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(worker, worker);
+	assert_int_equal(guardian_start(&g, 2, on_died, &e), 0);
+	guardian_add(&g, worker);
+	close(g.fd); /* ctrun "dies" */
+	assert_int_equal(waitpid(g.pid, &status, 0), g.pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* touch's status */
+	assert_int_equal(waitpid(worker, &status, 0), worker);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_int_equal(access(died, F_OK), 0);
+
+	assert_int_equal(guardian_start(&g, 2, on_bye, &e), 0);
+	guardian_stop(&g);
+	assert_int_equal(access(bye, F_OK), -1);
+	unlink(died);
+	rmdir(dir);
 }
 
 static void test_first_failure_callback_runs_once_and_own_sigurg_is_ignored(void **state)
@@ -772,6 +810,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_first_failure_helper_runs_while_output_drains, teardown),
 		cmocka_unit_test_teardown(test_setsid_grandchild_is_killed_too, teardown),
 		cmocka_unit_test(test_guardian_forgets_groups_that_are_gone),
+		cmocka_unit_test(test_guardian_runs_on_death_only_when_ctrun_dies),
 		cmocka_unit_test_teardown(test_first_failure_callback_runs_once_and_own_sigurg_is_ignored, teardown),
 		cmocka_unit_test_teardown(test_sigkill_of_ctrun_lets_the_guardian_kill_everything, teardown),
 		cmocka_unit_test_teardown(test_guardian_holds_no_stdio_and_has_its_own_group, teardown),

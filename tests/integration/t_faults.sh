@@ -1,0 +1,230 @@
+#!/bin/bash
+# The fault campaign: rounds of a job on the cluster with one fault
+# injected at a random moment, then the checks every fault must pass: the
+# job ends with a status and a one-line message that name the cause, no
+# process of the job is left on any node, no cache entry is published
+# incomplete, and the next run succeeds.  CTRUN_FAULTS rounds (8 in make
+# check, `make faults` runs more), seeded by CTRUN_FAULT_SEED, each fault
+# kind in turn:
+#   worker   kill -9 of one worker on node 2
+#   ctrun    SIGKILL of ctrun on node 2 (its guardian ends the workers and
+#            cancels the step: node 1 stops too)
+#   agent    SIGKILL of the agent inside a container (busybox image)
+#   scancel  scancel of the job (every worker gets SIGTERM first)
+#   create   kill -9 of ctrun while it unpacks the torch image into a cache
+#   full     the cache's file system full (a 1 MiB tmpfs, in a private mount
+#            namespace): exit 125, no half entry
+#   replace  the image replaced while a container job runs: that job is
+#            intact, the next one gets the new image
+#   stranger a silent connection to MASTER_PORT while `ctrun check` meets
+# CTRUN_FAULT_KINDS="ctrun stranger" narrows the campaign to some kinds.
+# Counts go to the log's last line: "faults: N injected, 0 left behind".
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+need_image BB busybox.sqsh
+need_image TORCH torch.sqsh
+cd "$TMPD"
+rounds=${CTRUN_FAULTS:-8}
+RANDOM=${CTRUN_FAULT_SEED:-4242}
+read -r -a kinds <<<"${CTRUN_FAULT_KINDS:-worker ctrun agent scancel create full replace stranger}"
+injected=0
+
+delay() { # a random moment: 0.1 .. 1.0 s after the job is up
+	sleep "0.$((RANDOM % 10))1"
+}
+on2() { "$CLUSTER" exec "${NODES[1]}" "$@"; }
+job_gone() { # JOB KIND
+	wait_job_gone "$1" 30 && return 0
+	cat "job-$round.out"
+	squeue --steps -j "$1"
+	for n in "${NODES[@]}"; do "$CLUSTER" exec "$n" ps -eo pid,ppid,pgid,args; done
+	fail "$2: job $1 still in Slurm after 30 s"
+}
+clean() { # PATTERN: nothing matching left on any node
+	assert_no_leftovers "$1" 15
+}
+descendants() { # PID: every process under it on this host
+	local c
+	for c in $(pgrep -P "$1" || true); do echo "$c"; descendants "$c"; done
+	return 0
+}
+find_agent() { # PID: the agent process under it
+	local p
+	for p in $(descendants "$1"); do
+		if grep -qa '^/.ctrun/agent' "/proc/$p/cmdline" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 0
+}
+host_pid_gone() { # PID: gone (or a zombie nobody waits for) within 15 s
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ -e "/proc/$1" ] || return 0
+		[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+		sleep 0.05
+	done
+	fail "$kind: process $1 left behind: $(tr '\0' ' ' < "/proc/$1/cmdline")"
+}
+host_gone() { # PATTERN: no process on this host matches
+	local i
+	for ((i = 0; i < 300; i++)); do
+		pgrep -f -- "$1" > /dev/null || return 0
+		sleep 0.05
+	done
+	fail "$kind: left behind: $(pgrep -af -- "$1")"
+}
+
+cat > worker.sh <<'W'
+#!/bin/bash
+trap 'echo "rank $RANK TERM" >> "$OUT/term"; exit 143' TERM
+echo "$RANK $$" >> "$OUT/up"
+while :; do sleep 0.05; done
+W
+chmod +x worker.sh
+start_job() { # a node-mode job of 2x2 workers; sets job, waits until all are up
+	rm -f up term
+	job=$(sbatch --parsable -N2 -o "$TMPD/job-$1.out" --wrap \
+		"OUT=$TMPD srun --ntasks-per-node=1 $CTRUN --nproc-per-node 2 -- $TMPD/worker.sh")
+	wait_lines up 4 30 || { cat "job-$1.out"; fail "$1: workers did not start"; }
+}
+status_of() { sacct -n -X -j "$1" -o ExitCode 2>/dev/null | head -1 | tr -d ' '; }
+
+for ((round = 0; round < rounds; round++)); do
+	kind=${kinds[round % ${#kinds[@]}]}
+	note "round $round: $kind"
+	case $kind in
+	worker)
+		start_job "$round"
+		delay
+		pid=$(awk '$1 == 3 {print $2}' up)
+		on2 kill -9 "$pid"
+		job_gone "$job" "$kind"
+		grep -q "rank 3 on host ${NODES[1]} failed first: killed by signal 9" "job-$round.out" ||
+			fail "$kind: no root cause line: $(cat "job-$round.out")"
+		;;
+	ctrun)
+		start_job "$round"
+		delay
+		# The oldest: ctrun itself, not its guardian (a fork of it), which
+		# ends the workers and cancels the step so node 1 stops too.
+		on2 pkill -o -KILL -f "^$CTRUN --nproc-per-node 2"
+		job_gone "$job" "$kind"
+		grep -q "task 1: Killed" "job-$round.out" || fail "$kind: srun does not name the killed task"
+		;;
+	agent)
+		"$CTRUN" --image "$BB" -- sh -c "echo ready; exec sleep 300$$" > agent.out 2>&1 &
+		pid=$!
+		wait_lines agent.out 1 30 || fail "$kind: the container did not start"
+		agent=$(find_agent "$pid")
+		[ -n "$agent" ] || fail "$kind: no agent under ctrun $pid: $(descendants "$pid")"
+		delay
+		kill -KILL "$agent"
+		run_rc wait "$pid"
+		cat agent.out
+		[ "$rc" -ne 0 ] || fail "$kind: ctrun exited 0 after its agent was killed"
+		grep -q "ctrun: the container on host .* ended (killed by signal 9 (KILL)) before its agent reported" \
+			agent.out || fail "$kind: the cause is not named"
+		assert_eq 1 "$(grep -vc 'ready$' agent.out)" "$kind: lines of error"
+		host_gone "sleep 300$$"
+		;;
+	scancel)
+		start_job "$round"
+		delay
+		scancel "$job"
+		job_gone "$job" "$kind"
+		[ "$(sort -u term | wc -l)" -ge 1 ] || fail "$kind: no worker got SIGTERM"
+		;;
+	create)
+		export CTRUN_CACHE_DIR=$TMPD/cache-$round
+		"$CTRUN" cache create "$TORCH" > /dev/null 2>&1 &
+		pid=$!
+		# The moment the unpack has begun: a temp directory in the cache.
+		for ((i = 0; i < 600; i++)); do
+			[ -n "$(find "$CTRUN_CACHE_DIR" -name '*.ctrun-tmp.*' 2>/dev/null)" ] && break
+			sleep 0.05
+		done
+		delay
+		kids=$(descendants "$pid")
+		kill -9 "$pid"
+		run_rc wait "$pid"
+		for p in $kids; do host_pid_gone "$p"; done
+		# Nothing published; the next creation starts over and finishes.
+		[ -z "$(find "$CTRUN_CACHE_DIR/entries" -mindepth 1 -maxdepth 1 ! -name '*.ctrun-tmp.*')" ] ||
+			fail "$kind: an entry was published by a killed creation"
+		root=$("$CTRUN" cache create "$TORCH")
+		[ -x "$root/usr/bin/python3" ] || fail "$kind: the next creation is incomplete"
+		[ -z "$(find "$CTRUN_CACHE_DIR/entries" -maxdepth 1 -name '*.ctrun-tmp.*')" ] ||
+			fail "$kind: the dead creation's temp was not cleaned"
+		rm -rf "$CTRUN_CACHE_DIR"
+		unset CTRUN_CACHE_DIR
+		;;
+	full)
+		mkdir -p small
+		run_rc unshare -m --propagation private sh -c '
+			mount -t tmpfs -o size=1m ctrun-full "$1" &&
+			CTRUN_CACHE_DIR="$1/cache" "$2" -q --image "$3" -- true 2> "$4/full.err"
+			rc=$?; ls -A "$1/cache/entries" > "$4/full.ls" 2>&1; exit $rc' \
+			sh "$TMPD/small" "$CTRUN" "$TORCH" "$TMPD"
+		cat full.err
+		assert_eq 125 "$rc" "$kind: exit status"
+		assert_eq 1 "$(wc -l < full.err)" "$kind: lines of error"
+		grep -q "the cache file system is full" full.err || fail "$kind: the cause is not named"
+		[ ! -s full.ls ] || fail "$kind: the full cache kept: $(cat full.ls)"
+		;;
+	replace)
+		cp "$BB" mine.sqsh
+		export CTRUN_CACHE_DIR=$TMPD/cache-$round
+		"$CTRUN" -q --no-prefix --image mine.sqsh -- sh -c "echo ready;
+			while [ ! -e $TMPD/go ]; do sleep 0.05; done; cat /etc/fault-marker 2>/dev/null || echo old" \
+			> replace.out 2>&1 &
+		pid=$!
+		wait_lines replace.out 1 30 || fail "$kind: the container did not start"
+		# A new image at the same path (a new inode), with a marker file.
+		unsquashfs -q -d new mine.sqsh > /dev/null
+		echo new > new/etc/fault-marker
+		mksquashfs new mine.new -quiet -no-progress > /dev/null
+		mv mine.new mine.sqsh
+		touch go
+		run_rc wait "$pid"
+		cat replace.out
+		assert_eq 0 "$rc" "$kind: the running job"
+		assert_eq "old" "$(tail -1 replace.out)" "$kind: the running job's own image"
+		assert_eq "new" "$("$CTRUN" -q --no-prefix --image mine.sqsh -- cat /etc/fault-marker)" \
+			"$kind: the next job's image"
+		rm -rf new go mine.sqsh "$CTRUN_CACHE_DIR"
+		unset CTRUN_CACHE_DIR
+		;;
+	stranger)
+		port=$((CTRUN_CLUSTER_PORT_BASE + 470 + round))
+		srun -N2 --ntasks-per-node=1 "$CTRUN" check --master-port "$port" --nproc-per-node 1 \
+			> check.out 2>&1 &
+		pid=$!
+		# Connect and say nothing, as a port scanner would.
+		"$CLUSTER" exec "${NODES[1]}" "$PY" -c "
+import socket, time
+for _ in range(300):
+    try:
+        s = socket.create_connection(('${NODES[0]}', $port)); break
+    except OSError: time.sleep(0.02)
+time.sleep(8)" &
+		idle=$!
+		run_rc timeout 120 tail --pid="$pid" -f /dev/null
+		[ "$rc" = 0 ] || { squeue; fail "$kind: ctrun check still running after 120 s"; }
+		run_rc wait "$pid"
+		kill "$idle" 2>/dev/null || true
+		wait "$idle" 2>/dev/null || true
+		cat check.out
+		assert_eq 0 "$rc" "$kind: ctrun check with a stranger on the port"
+		grep -qx "check: ok" check.out || fail "$kind: no verdict"
+		;;
+	esac
+	injected=$((injected + 1))
+	clean "$TMPD/worker.sh"
+	clean "/.ctrun/agent"
+done
+# The next run after all of them succeeds.
+run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 -- true
+assert_eq 0 "$rc" "a run after the campaign"
+echo "faults: $injected injected, 0 left behind"
