@@ -5,14 +5,18 @@
  * Each layer is then streamed out of the outer tar into a second libarchive
  * reader (so a layer is never copied to disk) and applied by layer.c.  The
  * outer file is reopened per member: libarchive skips the other members by
- * seeking, which costs nothing next to unpacking.  Last, the image config's
+ * seeking, which costs nothing next to unpacking; a compressed archive is
+ * decompressed once first, into an unnamed file beside the destination, as
+ * it could not seek.  Last, the image config's
  * Env and WorkingDir go into the root (imgconfig.c), as enroot's import does. */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "archive_dl.h"
 #include "imgconfig.h"
@@ -27,7 +31,14 @@
 #define JSON_MAX (16u << 20)
 #define BLOCK 65536
 
-static struct archive *outer_open(const char *path, struct err *e)
+/* The archive as named (for messages) and as opened: a compressed one is
+ * read from its decompressed copy (see plain_copy). */
+struct src {
+	const char *name;
+	const char *open;
+};
+
+static struct archive *outer_open(const struct src *src, struct err *e)
 {
 	struct archive *a = archive_read_new();
 
@@ -37,8 +48,8 @@ static struct archive *outer_open(const char *path, struct err *e)
 	}
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
-		err_set(e, EXIT_CTRUN, "%s: %s", path, archive_error_string(a));
+	if (archive_read_open_filename(a, src->open, BLOCK) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
 		archive_read_free(a);
 		return NULL;
 	}
@@ -69,9 +80,9 @@ static int seek_member(struct archive *a, const char *name, long long *size, str
 }
 
 /* Reads member `name` (a small JSON file) and parses it. */
-static json_object *read_json(const char *path, const char *name, struct err *e)
+static json_object *read_json(const struct src *src, const char *name, struct err *e)
 {
-	struct archive *a = outer_open(path, e);
+	struct archive *a = outer_open(src, e);
 	json_object *j = NULL;
 	long long size = 0;
 	char *buf = NULL;
@@ -83,11 +94,11 @@ static json_object *read_json(const char *path, const char *name, struct err *e)
 	r = seek_member(a, name, &size, e);
 	if (r <= 0) {
 		if (r == 0)
-			err_set(e, EXIT_CTRUN, "%s: no member '%s'", path, name);
+			err_set(e, EXIT_CTRUN, "%s: no member '%s'", src->name, name);
 		goto out;
 	}
 	if (size < 0 || size > JSON_MAX) {
-		err_set(e, EXIT_CTRUN, "%s: member '%s' is too big (%lld bytes)", path, name, size);
+		err_set(e, EXIT_CTRUN, "%s: member '%s' is too big (%lld bytes)", src->name, name, size);
 		goto out;
 	}
 	buf = malloc((size_t)size + 1);
@@ -97,14 +108,14 @@ static json_object *read_json(const char *path, const char *name, struct err *e)
 	}
 	n = archive_read_data(a, buf, (size_t)size);
 	if (n != (la_ssize_t)size) {
-		err_set(e, EXIT_CTRUN, "%s: reading '%s': %s", path, name,
+		err_set(e, EXIT_CTRUN, "%s: reading '%s': %s", src->name, name,
 			n < 0 ? archive_error_string(a) : "short read");
 		goto out;
 	}
 	buf[size] = '\0';
 	j = json_tokener_parse(buf);
 	if (j == NULL)
-		err_set(e, EXIT_CTRUN, "%s: member '%s' is not valid JSON", path, name);
+		err_set(e, EXIT_CTRUN, "%s: member '%s' is not valid JSON", src->name, name);
 out:
 	free(buf);
 	archive_read_free(a);
@@ -134,10 +145,10 @@ static json_object *jarr(json_object *o, const char *key)
 /* docker save: manifest.json = [{"Config": ..., "Layers": ["<id>/layer.tar", ...]}].
  * An archive of several images unpacks the first, as `docker load` lists it first.
  * `config` gets the Config member's name ("" when there is none). */
-static int docker_layers(const char *path, struct strv *layers, char *config, size_t size,
+static int docker_layers(const struct src *src, struct strv *layers, char *config, size_t size,
 			 struct err *e)
 {
-	json_object *m = read_json(path, "manifest.json", e), *l;
+	json_object *m = read_json(src, "manifest.json", e), *l;
 	const char *cfg;
 	int rv = -1;
 
@@ -145,19 +156,19 @@ static int docker_layers(const char *path, struct strv *layers, char *config, si
 		return -1;
 	if (!json_object_is_type(m, json_type_array) || json_object_array_length(m) == 0 ||
 	    (l = jarr(json_object_array_get_idx(m, 0), "Layers")) == NULL) {
-		err_set(e, EXIT_CTRUN, "%s: manifest.json has no Layers list", path);
+		err_set(e, EXIT_CTRUN, "%s: manifest.json has no Layers list", src->name);
 		goto out;
 	}
 	cfg = jstr(json_object_array_get_idx(m, 0), "Config");
 	if (xsnprintf(config, size, "%s", cfg != NULL ? cfg : "") < 0) {
-		err_set(e, EXIT_CTRUN, "%s: manifest.json: Config path too long", path);
+		err_set(e, EXIT_CTRUN, "%s: manifest.json: Config path too long", src->name);
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(l); i++) {
 		json_object *s = json_object_array_get_idx(l, i);
 
 		if (!json_object_is_type(s, json_type_string)) {
-			err_set(e, EXIT_CTRUN, "%s: manifest.json: layer %zu is not a path", path, i);
+			err_set(e, EXIT_CTRUN, "%s: manifest.json: layer %zu is not a path", src->name, i);
 			goto out;
 		}
 		if (strv_push(layers, json_object_get_string(s)) < 0) {
@@ -187,11 +198,11 @@ static int blob_path(const char *digest, char *out, size_t size)
 
 /* OCI layout: index.json -> (nested indexes) -> the image manifest -> layers[].digest,
  * and config.digest into `config` ("" when the manifest names none). */
-static int oci_layers(const char *path, struct strv *layers, char *config, size_t size,
+static int oci_layers(const struct src *src, struct strv *layers, char *config, size_t size,
 		      struct err *e)
 {
 	char blob[PATH_MAX];
-	json_object *j = read_json(path, "index.json", e), *next, *arr = NULL, *cfg;
+	json_object *j = read_json(src, "index.json", e), *next, *arr = NULL, *cfg;
 	int rv = -1;
 
 	for (int depth = 0; j != NULL; depth++) {
@@ -200,7 +211,7 @@ static int oci_layers(const char *path, struct strv *layers, char *config, size_
 			break; /* an image manifest */
 		arr = jarr(j, "manifests");
 		if (arr == NULL || json_object_array_length(arr) == 0 || depth > 4) {
-			err_set(e, EXIT_CTRUN, "%s: OCI index without manifests", path);
+			err_set(e, EXIT_CTRUN, "%s: OCI index without manifests", src->name);
 			goto out;
 		}
 		/* Several manifests: the first for linux/amd64, else the first. */
@@ -216,25 +227,25 @@ static int oci_layers(const char *path, struct strv *layers, char *config, size_
 			}
 		}
 		if (blob_path(jstr(next, "digest"), blob, sizeof(blob)) < 0) {
-			err_set(e, EXIT_CTRUN, "%s: OCI index: bad digest", path);
+			err_set(e, EXIT_CTRUN, "%s: OCI index: bad digest", src->name);
 			goto out;
 		}
 		json_object_put(j);
-		j = read_json(path, blob, e);
+		j = read_json(src, blob, e);
 	}
 	if (j == NULL)
 		return -1;
 	config[0] = '\0';
 	if (json_object_object_get_ex(j, "config", &cfg) &&
 	    blob_path(jstr(cfg, "digest"), config, size) < 0) {
-		err_set(e, EXIT_CTRUN, "%s: OCI manifest: the config has a bad digest", path);
+		err_set(e, EXIT_CTRUN, "%s: OCI manifest: the config has a bad digest", src->name);
 		goto out;
 	}
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		const char *d = jstr(json_object_array_get_idx(arr, i), "digest");
 
 		if (blob_path(d, blob, sizeof(blob)) < 0) {
-			err_set(e, EXIT_CTRUN, "%s: OCI manifest: layer %zu has a bad digest", path, i);
+			err_set(e, EXIT_CTRUN, "%s: OCI manifest: layer %zu has a bad digest", src->name, i);
 			goto out;
 		}
 		if (strv_push(layers, blob) < 0) {
@@ -269,7 +280,7 @@ static la_ssize_t member_read(struct archive *inner, void *arg, const void **buf
 	return n;
 }
 
-static int apply_layer(const char *path, const char *name, size_t idx, const char *dest,
+static int apply_layer(const struct src *src, const char *name, size_t idx, const char *dest,
 		       struct progress *prog, struct err *e)
 {
 	struct member *m = calloc(1, sizeof(*m));
@@ -285,13 +296,13 @@ static int apply_layer(const char *path, const char *name, size_t idx, const cha
 		err_set(e, EXIT_CTRUN, "%s: bad member name", what);
 		goto out;
 	}
-	m->outer = outer_open(path, e);
+	m->outer = outer_open(src, e);
 	if (m->outer == NULL)
 		goto out;
 	r = seek_member(m->outer, clean, NULL, e);
 	if (r <= 0) {
 		if (r == 0)
-			err_set(e, EXIT_CTRUN, "%s: %s: no such member", path, what);
+			err_set(e, EXIT_CTRUN, "%s: %s: no such member", src->name, what);
 		goto out;
 	}
 	inner = archive_read_new();
@@ -317,9 +328,9 @@ out:
 }
 
 /* Sum of the layer members' sizes, for the progress meter. */
-static unsigned long long layers_size(const char *path, const struct strv *layers)
+static unsigned long long layers_size(const struct src *src, const struct strv *layers)
 {
-	struct archive *a = outer_open(path, NULL);
+	struct archive *a = outer_open(src, NULL);
 	struct archive_entry *ent;
 	unsigned long long total = 0;
 	char clean[PATH_MAX];
@@ -338,7 +349,7 @@ static unsigned long long layers_size(const char *path, const struct strv *layer
 }
 
 /* The image config's Env and WorkingDir into dest, as enroot's import does. */
-static int apply_config(const char *path, const char *config, const char *dest, struct err *e)
+static int apply_config(const struct src *src, const char *config, const char *dest, struct err *e)
 {
 	char clean[PATH_MAX], what[PATH_MAX + 16];
 	struct imgconfig c;
@@ -348,39 +359,158 @@ static int apply_config(const char *path, const char *config, const char *dest, 
 	if (config[0] == '\0')
 		return 0; /* no config named: the layers' own /etc/environment stays */
 	if (rootpath_clean(config, clean, sizeof(clean)) < 0)
-		return err_set(e, EXIT_CTRUN, "%s: config path '%s' leaves the archive", path,
+		return err_set(e, EXIT_CTRUN, "%s: config path '%s' leaves the archive", src->name,
 			       config);
-	j = read_json(path, clean, e);
+	j = read_json(src, clean, e);
 	if (j == NULL)
 		return -1;
 	snprintf(what, sizeof(what), "image config %s", clean);
 	rv = imgconfig_parse(j, what, &c, e);
 	json_object_put(j);
 	if (rv < 0)
-		return err_wrap(e, "%s", path);
+		return err_wrap(e, "%s", src->name);
 	rv = imgconfig_apply(&c, dest, e);
 	imgconfig_free(&c);
-	return rv < 0 ? err_wrap(e, "%s: image config", path) : 0;
+	return rv < 0 ? err_wrap(e, "%s: image config", src->name) : 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/* 1 when the archive is compressed (gzip, zstd, xz...): libarchive then
+ * has more than its "none" filter once the first header is read. */
+static int is_compressed(const struct src *src, struct err *e)
+{
+	struct archive *a = outer_open(src, e);
+	struct archive_entry *ent;
+	int r;
+
+	if (a == NULL)
+		return -1;
+	r = archive_read_next_header(a, &ent);
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN && r != ARCHIVE_EOF) {
+		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
+		archive_read_free(a);
+		return -1;
+	}
+	r = archive_filter_count(a) > 1;
+	archive_read_free(a);
+	return r;
+}
+
+/* A compressed archive is decompressed once, into an unnamed file
+ * (O_TMPFILE) beside dest, so that reaching each member costs a seek, not
+ * a decompression from the start (that grew as layers x archive size).
+ * The file goes when its descriptor closes, whatever happens.  Returns
+ * the descriptor, -1 on error. */
+static int plain_copy(const struct src *src, const char *dest, struct progress *prog,
+		      struct err *e)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *ent;
+	char dir[PATH_MAX], *slash;
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int fd = -1, r;
+
+	if (a == NULL)
+		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+	if (xsnprintf(dir, sizeof(dir), "%s", dest) < 0) {
+		err_set(e, EXIT_CTRUN, "%s: path too long", dest);
+		goto fail;
+	}
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	fd = open(slash != NULL ? dir : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		/* A file system without O_TMPFILE (NFS): named for an instant. */
+		char tmp[PATH_MAX];
+
+		if (xsnprintf(tmp, sizeof(tmp), "%s/.ctrun-decompress.XXXXXX",
+			      slash != NULL ? dir : ".") == 0 &&
+		    (fd = mkostemp(tmp, O_CLOEXEC)) >= 0)
+			unlink(tmp);
+	}
+	if (fd < 0) {
+		err_sys(e, EXIT_CTRUN, "%s: decompressing beside %s", src->name, dest);
+		goto fail;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_filename(a, src->open, BLOCK) != ARCHIVE_OK ||
+	    archive_read_next_header(a, &ent) != ARCHIVE_OK) {
+		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
+		goto fail;
+	}
+	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		if (pwrite_all(fd, buf, len, (off_t)off) < 0) {
+			err_sys(e, EXIT_CTRUN, "%s: decompressing beside %s", src->name, dest);
+			goto fail;
+		}
+		progress_add(prog, (unsigned long long)len);
+	}
+	if (r != ARCHIVE_EOF) {
+		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
+		goto fail;
+	}
+	archive_read_free(a);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	archive_read_free(a);
+	return -1;
 }
 
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
 		   struct err *e)
 {
+	struct src src0 = { .name = path, .open = path }, *src = &src0;
 	struct strv layers = { 0 };
 	struct progress prog;
-	char what[PATH_MAX + 16], config[PATH_MAX];
+	char what[PATH_MAX + 16], config[PATH_MAX], fdpath[64];
 	const char *base = strrchr(path, '/');
-	int rv = -1;
+	int rv = -1, plain = -1, z;
 
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", path);
-	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(path, &layers, config, sizeof(config), e)
-					  : oci_layers(path, &layers, config, sizeof(config), e)) < 0)
+	base = base != NULL ? base + 1 : path;
+	z = is_compressed(src, e);
+	if (z < 0)
+		return -1;
+	if (z) {
+		snprintf(what, sizeof(what), "decompressing %s", base);
+		progress_start(&prog, progress, what, 0);
+		plain = plain_copy(src, dest, &prog, e);
+		progress_end(&prog, plain >= 0);
+		if (plain < 0)
+			return -1;
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", plain);
+		src0.open = fdpath;
+	}
+	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(src, &layers, config, sizeof(config), e)
+					  : oci_layers(src, &layers, config, sizeof(config), e)) < 0)
 		goto out;
 	/* Names as they will be compared: cleaned. */
 	for (size_t i = 0; i < layers.n; i++) {
 		char clean[PATH_MAX];
-
 		char *copy;
 
 		if (rootpath_clean(layers.v[i], clean, sizeof(clean)) < 0) {
@@ -402,19 +532,21 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 		free(layers.v[i]);
 		layers.v[i] = copy;
 	}
-	snprintf(what, sizeof(what), "unpacking %s", base != NULL ? base + 1 : path);
-	progress_start(&prog, progress, what, progress ? layers_size(path, &layers) : 0);
+	snprintf(what, sizeof(what), "unpacking %s", base);
+	progress_start(&prog, progress, what, progress ? layers_size(src, &layers) : 0);
 	for (size_t i = 0; i < layers.n; i++)
-		if (apply_layer(path, layers.v[i], i, dest, &prog, e) < 0) {
+		if (apply_layer(src, layers.v[i], i, dest, &prog, e) < 0) {
 			progress_end(&prog, false);
 			err_wrap(e, "%s", path);
 			goto out;
 		}
 	progress_end(&prog, true);
-	if (apply_config(path, config, dest, e) < 0)
+	if (apply_config(src, config, dest, e) < 0)
 		goto out;
 	rv = 0;
 out:
+	if (plain >= 0)
+		close(plain);
 	strv_free(&layers);
 	return rv;
 }

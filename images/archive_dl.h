@@ -30,7 +30,8 @@
 	X(archive_read_new) X(archive_read_free) X(archive_read_open)                     \
 	X(archive_read_open_filename) X(archive_read_support_filter_all)                  \
 	X(archive_read_support_format_tar) X(archive_read_next_header)                    \
-	X(archive_read_data) X(archive_read_data_block)                                   \
+	X(archive_read_data) X(archive_read_data_block) X(archive_filter_count)           \
+	X(archive_read_support_format_raw)                                                \
 	X(archive_write_disk_new) X(archive_write_disk_set_options)                       \
 	X(archive_write_header) X(archive_write_data_block) X(archive_write_finish_entry) \
 	X(archive_write_close) X(archive_write_free)
@@ -68,6 +69,8 @@ int archive_dl_load(struct err *e);
 #define archive_read_next_header (archive_dl.archive_read_next_header)
 #define archive_read_data (archive_dl.archive_read_data)
 #define archive_read_data_block (archive_dl.archive_read_data_block)
+#define archive_filter_count (archive_dl.archive_filter_count)
+#define archive_read_support_format_raw (archive_dl.archive_read_support_format_raw)
 #define archive_write_disk_new (archive_dl.archive_write_disk_new)
 #define archive_write_disk_set_options (archive_dl.archive_write_disk_set_options)
 #define archive_write_header (archive_dl.archive_write_header)

@@ -201,13 +201,16 @@ static void worker_exited(struct sup *s, size_t i, int ws)
 	r->exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 0;
 	r->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
 	r->status = supervise_status(ws);
+	/* Dying of a signal ctrun forwarded is no failure to name, and no
+	 * reason to cancel the step: "received SIGTERM" said why already. */
+	if (s->phase != RUN && r->got_signal != 0)
+		return;
 	if (WIFSIGNALED(ws))
 		snprintf(how, sizeof(how), "killed by signal %d (%s)", r->term_signal,
 			 strsignal(r->term_signal));
 	else
 		snprintf(how, sizeof(how), "exited with status %d", r->exit_code);
 	info(s, "ctrun: rank %ld on host %s failed first: %s", r->failed_rank, s->host, how);
-	/* Dying of a signal ctrun forwarded is no reason to cancel the step. */
 	if (s->phase != RUN)
 		return;
 	if (s->o->on_first_failure != NULL)

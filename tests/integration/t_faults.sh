@@ -17,6 +17,9 @@
 #   replace  the image replaced while a container job runs: that job is
 #            intact, the next one gets the new image
 #   stranger a silent connection to MASTER_PORT while `ctrun check` meets
+#   node     every process of node 2 killed, slurmd too (a node crash): Slurm
+#            ends the job as a node failure, nothing is left on node 1, and
+#            node 2 comes back (CTRUN_FAULTS_SLOW=1 only: ~2 min a round)
 # CTRUN_FAULT_KINDS="ctrun stranger" narrows the campaign to some kinds.
 # Counts go to the log's last line: "faults: N injected, 0 left behind".
 . "$(dirname "$0")/lib.sh"
@@ -26,19 +29,24 @@ need_image TORCH torch.sqsh
 cd "$TMPD"
 rounds=${CTRUN_FAULTS:-8}
 RANDOM=${CTRUN_FAULT_SEED:-4242}
-read -r -a kinds <<<"${CTRUN_FAULT_KINDS:-worker ctrun agent scancel create full replace stranger}"
+all_kinds="worker ctrun agent scancel create full replace stranger"
+# node: Slurm's node-failure path takes ~2 min a round (SlurmdTimeout):
+# make faults runs it, make check does not.
+[ -z "${CTRUN_FAULTS_SLOW:-}" ] || all_kinds+=" node"
+read -r -a kinds <<<"${CTRUN_FAULT_KINDS:-$all_kinds}"
 injected=0
 
 delay() { # a random moment: 0.1 .. 1.0 s after the job is up
 	sleep "0.$((RANDOM % 10))1"
 }
 on2() { "$CLUSTER" exec "${NODES[1]}" "$@"; }
-job_gone() { # JOB KIND
-	wait_job_gone "$1" 30 && return 0
+job_gone() { job_gone_within "$1" 30; }
+job_gone_within() { # JOB SECS
+	wait_job_gone "$1" "$2" && return 0
 	cat "job-$round.out"
 	squeue --steps -j "$1"
 	for n in "${NODES[@]}"; do "$CLUSTER" exec "$n" ps -eo pid,ppid,pgid,args; done
-	fail "$2: job $1 still in Slurm after 30 s"
+	fail "$kind: job $1 still in Slurm after $2 s"
 }
 clean() { # PATTERN: nothing matching left on any node
 	assert_no_leftovers "$1" 15
@@ -85,7 +93,7 @@ W
 chmod +x worker.sh
 start_job() { # a node-mode job of 2x2 workers; sets job, waits until all are up
 	rm -f up term
-	job=$(sbatch --parsable -N2 -o "$TMPD/job-$1.out" --wrap \
+	job=$(sbatch --parsable --no-requeue -N2 -o "$TMPD/job-$1.out" --wrap \
 		"OUT=$TMPD srun --ntasks-per-node=1 $CTRUN --nproc-per-node 2 -- $TMPD/worker.sh")
 	wait_lines up 4 30 || { cat "job-$1.out"; fail "$1: workers did not start"; }
 }
@@ -100,7 +108,7 @@ for ((round = 0; round < rounds; round++)); do
 		delay
 		pid=$(awk '$1 == 3 {print $2}' up)
 		on2 kill -9 "$pid"
-		job_gone "$job" "$kind"
+		job_gone "$job"
 		grep -q "rank 3 on host ${NODES[1]} failed first: killed by signal 9" "job-$round.out" ||
 			fail "$kind: no root cause line: $(cat "job-$round.out")"
 		;;
@@ -110,7 +118,7 @@ for ((round = 0; round < rounds; round++)); do
 		# The oldest: ctrun itself, not its guardian (a fork of it), which
 		# ends the workers and cancels the step so node 1 stops too.
 		on2 pkill -o -KILL -f "^$CTRUN --nproc-per-node 2"
-		job_gone "$job" "$kind"
+		job_gone "$job"
 		grep -q "task 1: Killed" "job-$round.out" || fail "$kind: srun does not name the killed task"
 		;;
 	agent)
@@ -133,7 +141,7 @@ for ((round = 0; round < rounds; round++)); do
 		start_job "$round"
 		delay
 		scancel "$job"
-		job_gone "$job" "$kind"
+		job_gone "$job"
 		[ "$(sort -u term | wc -l)" -ge 1 ] || fail "$kind: no worker got SIGTERM"
 		;;
 	create)
@@ -218,6 +226,27 @@ time.sleep(8)" &
 		cat check.out
 		assert_eq 0 "$rc" "$kind: ctrun check with a stranger on the port"
 		grep -qx "check: ok" check.out || fail "$kind: no verdict"
+		;;
+	node)
+		start_job "$round"
+		delay
+		on2 bash -c 'kill -9 -1' || true
+		# Slurm notices (SlurmdTimeout) and cancels the job; it leaves the
+		# queue once node 2's slurmd is back and has said so.
+		for ((i = 0; i < 3000; i++)); do
+			grep -q "DUE TO NODE FAILURE" "job-$round.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		grep -q "Node failure on ${NODES[1]}" "job-$round.out" ||
+			fail "$kind: the node failure is not named: $(cat "job-$round.out")"
+		clean "$TMPD/worker.sh"
+		on2 bash -c "env --default-signal slurmd -D -N ${NODES[1]} -f $SLURM_CONF </dev/null >/dev/null 2>&1 &"
+		job_gone_within "$job" 120
+		for ((i = 0; i < 1200; i++)); do
+			[ "$(sinfo -h -n "${NODES[1]}" -o %t)" = idle ] && break
+			sleep 0.1
+		done
+		assert_eq idle "$(sinfo -h -n "${NODES[1]}" -o %t)" "$kind: node 2 back"
 		;;
 	esac
 	injected=$((injected + 1))

@@ -1,5 +1,6 @@
 /* Unit tests: docker and OCI archives unpack with layer semantics (whiteouts,
  * opaque directories, links) and nothing a layer says can reach outside dest. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,6 +175,56 @@ static void test_gzipped_docker_archive(void **state)
 	check_two_layers(f);
 	blob_free(&l[0]);
 	blob_free(&l[1]);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* A compressed archive is decompressed once, not once per member: the
+ * file is opened twice (the probe, the one pass) however many layers. */
+static void test_compressed_archive_is_read_once(void **state)
+{
+	struct fx *f = *state;
+	struct err e = { 0 };
+	struct blob l[8];
+	char names[8][32], buf[4096];
+	struct member m[8];
+	int ino, opens = 0;
+	ssize_t n;
+
+	for (int i = 0; i < 8; i++) {
+		snprintf(names[i], sizeof(names[i]), "layer%d", i);
+		m[i] = (struct member){ names[i], 'f', "content\n", 0 };
+		l[i] = tar_blob(&m[i], 1, 0);
+	}
+	make_docker_archive(f->image, l, 8, 1);
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ino >= 0);
+	assert_true(inotify_add_watch(ino, f->image, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), 0);
+	while ((n = read(ino, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) +
+						     ((struct inotify_event *)p)->len)
+			opens += (((struct inotify_event *)p)->mask & IN_OPEN) != 0;
+	close(ino);
+	for (int i = 0; i < 8; i++) {
+		assert_content(in(f, names[i]), "content\n");
+		blob_free(&l[i]);
+	}
+	assert_int_equal(opens, 2);
+	/* (IN_CLOSE between them: inotify merges repeated identical events.)
+	 * The decompressed copy was unnamed: nothing is left beside dest. */
+	assert_int_equal(count_entries(f->dir), 3); /* dest, outside, image.tar */
 }
 
 /* One hostile layer on top of a harmless one; returns image_unpack's result. */
@@ -609,6 +661,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_docker_archive_applies_layers_in_order_with_whiteouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oci_archive_with_gzip_layers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzipped_docker_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compressed_archive_is_read_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dotdot_member_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absolute_symlink_then_write_through_it_stays_inside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_symlink_climbing_out_stays_inside, setup, teardown),

@@ -488,7 +488,10 @@ static void test_first_failure_helper_runs_while_output_drains(void **state)
 	struct msg m;
 
 	(void)state;
-	prepare(&rn, 2, "if [ $RANK = 1 ]; then exit 4; fi; trap '' TERM;"
+	/* Rank 1 fails once rank 0 ignores SIGTERM (else the stop could end
+	 * rank 0 before its trap is set). */
+	prepare(&rn, 2, "if [ $RANK = 1 ]; then i=0; until [ -e $TDIR/r0_ready ] || [ $i -ge 1000 ];"
+			" do i=$((i+1)); sleep 0.01; done; exit 4; fi; trap '' TERM; touch $TDIR/r0_ready;"
 			"head -c 1048576 /dev/zero | tr '\\0' x; echo; touch $TDIR/r0_done");
 	rn.o.on_first_failure = start_helper;
 	rn.o.arg = rn.dir;
