@@ -130,19 +130,30 @@ static int sync_parent(const char *path)
 	return rv;
 }
 
-int cache_root_check(const char *dir, struct err *e)
+int cache_root_check(const struct cache_cfg *c, struct err *e)
 {
 	static const char *const subs[] = { "entries", "locks", "trash" };
 	char path[PATH_MAX];
 
+	if (c->shared && geteuid() != 0)
+		return err_set(e, EXIT_USAGE, "shared cache %s: only root fills the node's shared "
+			       "cache (run ctrun cache create --shared as root, e.g. from the prolog)",
+			       c->dir);
 	/* Someone else's directory at our default path (/tmp/ctrun-cache-$UID
-	 * made by another user) could hand us a prepared rootfs: refused. */
-	if (privdir_make(dir, PRIVDIR_PARENTS, e) < 0)
-		return err_wrap(e, "cache dir");
+	 * made by another user) could hand us a prepared rootfs: refused.  A
+	 * shared cache's parents are the site's: they must exist. */
+	if (privdir_make(c->dir, c->shared ? 0 : PRIVDIR_PARENTS, e) < 0)
+		return err_wrap(e, c->shared ? "shared cache dir" : "cache dir");
+	if (c->shared && chmod(c->dir, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "shared cache %s", c->dir);
 	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
-		if (xsnprintf(path, sizeof(path), "%s/%s", dir, subs[i]) < 0)
-			return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", dir);
-		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		mode_t mode = c->shared && i < 2 ? 0755 : 0700;
+
+		if (xsnprintf(path, sizeof(path), "%s/%s", c->dir, subs[i]) < 0)
+			return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", c->dir);
+		if (mkdir(path, mode) < 0 && errno != EEXIST)
+			return err_sys(e, EXIT_CTRUN, "cache dir %s", path);
+		if (c->shared && chmod(path, mode) < 0)
 			return err_sys(e, EXIT_CTRUN, "cache dir %s", path);
 	}
 	return 0;

@@ -25,6 +25,13 @@ struct cache_cfg {
 	unsigned long long budget_bytes; /* gc target; 0 = unlimited */
 	bool progress;                   /* progress bar on stderr (caller checks isatty) */
 	bool quiet;                      /* no "waiting for" message */
+	/* dir is the node's shared cache: root fills it (`ctrun cache create
+	 * --shared`, a prolog) and every user reads it.  Made 0755, lock files
+	 * 0644; only root may create in it. */
+	bool shared;
+	/* A shared cache that cache_get_rootfs looks in first, read only; an
+	 * entry there is used as it is (NULL = none). */
+	const char *lookup;
 };
 
 /* Size of a cache id including the NUL ("<kind>-<32 hex>"). */
@@ -41,6 +48,10 @@ int cache_identity(const char *image, char *id, size_t size, struct err *e);
  * crash or kill -9 at any moment never leaves an entry that looks valid; the next caller cleans up
  * and recreates. Touches the entry's last-use time (for gc).
  * A directory image is returned as is (its realpath), never copied.
+ * With c->lookup, an entry of the node's shared cache is used if it has one:
+ * that cache must be root's and writable by no one else from its root down
+ * to the entry (else -1: a shared cache that others can write could hand
+ * every user a prepared image); a missing one is simply not used.
  * The calling process keeps a shared lock on the entry until it exits, so
  * `ctrun cache gc/remove` never deletes a rootfs a running container uses:
  * keep the process that called this alive while the container runs. */

@@ -38,9 +38,14 @@ int cache_open_use_lock(const struct cache_cfg *c, const char *id, struct err *e
 
 	if (cache_path(path, sizeof(path), c, "locks", id, ".use", e) < 0)
 		return -1;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* Every user of a shared cache opens it read-only for its shared lock. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, c->shared ? 0644 : 0600);
 	if (fd < 0)
 		return err_sys(e, EXIT_CTRUN, "cache lock %s", path);
+	if (c->shared && fchmod(fd, 0644) < 0) {
+		close(fd);
+		return err_sys(e, EXIT_CTRUN, "cache lock %s", path);
+	}
 	return fd;
 }
 
@@ -209,6 +214,57 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 	return 0;
 }
 
+/* Each step from the shared cache's root to the entry's rootfs must be a
+ * directory of root's that no one else can write: then nobody but root can
+ * have put anything there.  The root itself may be a link of root's. */
+static int shared_step_ok(const char *path, bool top, struct err *e)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
+	if (top && S_ISLNK(st.st_mode) && st.st_uid == 0 && stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0)
+		return err_set(e, EXIT_CTRUN, "shared cache %s: %s; a shared cache must be root's "
+			       "directories that no one else can write (ctrun cache create --shared, "
+			       "as root, makes it so)", path,
+			       !S_ISDIR(st.st_mode) ? "not a directory" :
+			       st.st_uid != 0 ? "not owned by root" : "writable by group or others");
+	return 1;
+}
+
+/* The node's shared cache's entry for id: 1 with rootfs set and its use
+ * lock held (gc skips it), 0 if it has none, -1 if it cannot be trusted. */
+static int shared_entry(const char *dir, const char *id, char *rootfs, size_t size,
+			struct err *e)
+{
+	char path[PATH_MAX];
+	const char *const steps[] = { "", "/entries", "/entries/", "/entries/" };
+	int r, use;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		if (xsnprintf(path, sizeof(path), "%s%s%s%s", dir, steps[i], i >= 2 ? id : "",
+			      i == 3 ? "/rootfs" : "") < 0)
+			return err_set(e, EXIT_CTRUN, "shared cache %s: path too long", dir);
+		r = shared_step_ok(path, i == 0, e);
+		if (r <= 0)
+			return r;
+	}
+	if (xsnprintf(rootfs, size, "%s", path) < 0)
+		return err_set(e, EXIT_CTRUN, "shared cache %s: path too long", dir);
+	/* Read-only: root made it 0644 with the entry.  Without it the entry
+	 * is still whole; only gc would not see this use. */
+	if (xsnprintf(path, sizeof(path), "%s/locks/%s.use", dir, id) == 0 &&
+	    (use = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		if (cache_lock(use, LOCK_SH) == 0 && nheld < sizeof(held) / sizeof(*held))
+			held[nheld++] = use;
+		else
+			close(use);
+	}
+	return 1;
+}
+
 int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs, size_t size,
 		     struct err *e)
 {
@@ -225,7 +281,15 @@ int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs,
 			return err_set(e, EXIT_CTRUN, "image %s: path too long", image);
 		return 0;
 	}
-	if (cache_identity(x.real, id, sizeof(id), e) < 0 || cache_root_check(c->dir, e) < 0)
+	if (cache_identity(x.real, id, sizeof(id), e) < 0)
+		return -1;
+	if (c->lookup != NULL && !c->shared) {
+		int r = shared_entry(c->lookup, id, rootfs, size, e);
+
+		if (r != 0)
+			return r < 0 ? -1 : 0;
+	}
+	if (cache_root_check(c, e) < 0)
 		return -1;
 	x.id = id;
 	if (cache_path(entry, sizeof(entry), c, "entries", id, "", e) < 0 ||

@@ -232,7 +232,7 @@ int cache_gc(const struct cache_cfg *c, unsigned long long budget, unsigned long
 	struct err skip;
 
 	*freed = 0;
-	if (cache_root_check(c->dir, e) < 0)
+	if (cache_root_check(c, e) < 0)
 		return -1;
 	empty_trash(c);
 	remove_stale_temps(c);

@@ -11,8 +11,9 @@
 
 /* Short host name (up to the first dot). */
 void cache_hostname(char *host, size_t size);
-/* Creates the root and its subdirectories; refuses one that others could write. */
-int cache_root_check(const char *dir, struct err *e);
+/* Creates the root and its subdirectories; refuses one that others could
+ * write.  A shared cache (c->shared) is root's only, 0755, made by root. */
+int cache_root_check(const struct cache_cfg *c, struct err *e);
 /* flock retrying EINTR. */
 int cache_lock(int fd, int how);
 /* "<dir>/<sub>/<id><suffix>" into buf (PATH_MAX). */

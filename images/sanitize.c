@@ -3,7 +3,8 @@
  * Unpacking as root keeps what the image says: device nodes (a raw disk a
  * user could open through a shared cache), setuid and setgid programs
  * (root for whoever runs them from the host), file capabilities (xattrs,
- * which the unpackers no longer extract).  The container runtime provides
+ * which the unpackers no longer extract), files and directories others may
+ * write (a shared cache's entry is every user's).  The container runtime provides
  * /dev, and an unprivileged user's unpack could not make any of these, so
  * an image never needed them: every unpack ends with this walk, as root or
  * not, so the tree is the same for both. */
@@ -43,15 +44,17 @@ static int walk(int dfd, const char *shown, int depth, struct err *e)
 		} else if (S_ISDIR(st.st_mode) && depth >= MAX_DEPTH) {
 			rv = err_set(e, EXIT_CTRUN, "directories nested deeper than %d (at %s/%s)",
 				     MAX_DEPTH, shown, n);
-		} else if (S_ISDIR(st.st_mode)) {
+		} else if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID | 022)) != 0 &&
+			   fchmodat(dirfd(d), n, st.st_mode & 01755, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* AT_SYMLINK_NOFOLLOW: nothing can be swapped in to chmod elsewhere. */
+			rv = err_sys(e, EXIT_CTRUN, "clearing setuid/setgid/write bits of %s/%s",
+				     shown, n);
+		}
+		if (rv == 0 && S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
 			int sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			rv = sub < 0 ? err_sys(e, EXIT_CTRUN, "sanitizing %s/%s", shown, n)
 				     : walk(sub, n, depth + 1, e); /* walk owns sub */
-		} else if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
-			/* AT_SYMLINK_NOFOLLOW: nothing can be swapped in to chmod elsewhere. */
-			if (fchmodat(dirfd(d), n, st.st_mode & 01777, AT_SYMLINK_NOFOLLOW) < 0)
-				rv = err_sys(e, EXIT_CTRUN, "clearing setuid/setgid of %s/%s", shown, n);
 		}
 	}
 	closedir(d);

@@ -5,7 +5,9 @@
  *   remove IMAGE|ID...    delete entries (refused while a container uses one)
  *   gc [--budget SIZE]    delete least recently used entries until the cache fits SIZE
  *   dir                   print the cache directory      id IMAGE   print IMAGE's cache id
- * Run it on a node (srun ... ctrun cache create IMG warms every node's cache). */
+ * Run it on a node (srun ... ctrun cache create IMG warms every node's cache).
+ * `--shared` after the subcommand acts on the node's shared cache ([cache]
+ * shared) instead of the caller's own: root fills it, every user reads it. */
 
 #include <limits.h>
 #include <stdio.h>
@@ -20,7 +22,8 @@
 #include "util.h"
 
 static const char cache_usage[] =
-	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID... | gc [--budget SIZE] | dir | id IMAGE";
+	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID... | gc [--budget SIZE] | dir | "
+	"id IMAGE  (--shared after list, create, remove, gc or dir: the node's shared cache)";
 
 static void human(unsigned long long b, char *buf, size_t size)
 {
@@ -98,6 +101,19 @@ int cmd_cache(struct options *o, struct err *e)
 	}
 	if (ctr_cache_cfg(o, &c, dir, sizeof(dir), e) < 0)
 		return -1;
+	if (n >= 2 && strcmp(w[1], "--shared") == 0) {
+		if (o->cache_shared == NULL)
+			return err_set(e, EXIT_USAGE, "cache %s --shared: no shared cache is configured "
+				       "(set [cache] shared = DIR in ctrun.ini, or CTRUN_CACHE_SHARED)",
+				       w[0]);
+		if (xsnprintf(dir, sizeof(dir), "%s", o->cache_shared) < 0)
+			return err_set(e, EXIT_USAGE, "[cache] shared too long");
+		c.shared = true;
+		c.lookup = NULL;
+		free(w[1]);
+		memmove(&w[1], &w[2], (n - 1) * sizeof(*w)); /* with the NULL */
+		n = --o->command.n;
+	}
 	if (strcmp(w[0], "list") == 0 && n == 1)
 		return do_list(&c, e) < 0 ? -1 : 0;
 	if (strcmp(w[0], "dir") == 0 && n == 1) {

@@ -57,6 +57,7 @@ static const struct key keys[] = {
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
+	{ "cache", "shared", NULL, K_STR, OFF(cache_shared), 0, 0, NULL },
 	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
 };
@@ -90,6 +91,7 @@ void options_free(struct options *o)
 	free_str(&o->workdir);
 	free_str(&o->nv);
 	free_str(&o->cache_dir);
+	free_str(&o->cache_shared);
 	free_str(&o->cache_progress);
 	strv_free(&o->mounts);
 	strv_free(&o->env);

@@ -51,6 +51,7 @@ struct options {
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
+	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */
 	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */
 	char *cache_progress; /* "auto" (on a tty), "true", "false"; NULL = auto */
 	/* check ([check]) */

@@ -96,6 +96,8 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 	if (rootfd < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: %s", p->ovl_merged);
 	for (size_t i = 0; i < s->mounts.n; i++) {
+		if (mount_point_provided(&s->mounts, i))
+			continue;
 		if (mount_point_create(rootfd, &s->mounts.v[i], e) < 0) {
 			char msg[sizeof(e->msg)];
 

@@ -193,6 +193,7 @@ int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, si
 		return -1;
 	}
 	c->dir = dirbuf;
+	c->lookup = o->cache_shared;
 	c->budget_bytes = o->cache_budget;
 	c->quiet = o->quiet;
 	if (o->cache_progress == NULL || strcmp(o->cache_progress, "auto") == 0)

@@ -129,3 +129,26 @@ for f in busybox.sqsh busybox.sif busybox-docker.tar busybox-oci.tar; do
 	assert_eq ctrunuser "$(stat -c %U "$r/bin/busybox")" "ctrunuser: owner of $f's files"
 	[ ! -c "$r/dev/null" ] || fail "ctrunuser: a device node was created from $f"
 done
+
+# The node's shared cache ([cache] shared): root fills it, then a user's
+# container job runs from that entry and makes no cache of its own; a user
+# cannot fill it; an entry others could write is refused, by name.
+shared=$TMPD/shared
+mkdir -p "$TMPD/userhome" && chown ctrunuser "$TMPD/userhome"
+r=$(CTRUN_CACHE_SHARED=$shared "$CTRUN" cache create --shared "$I/busybox.sqsh")
+assert_eq "$shared/entries" "$(dirname "$(dirname "$r")")" "where the shared entry is"
+assert_eq 755 "$(stat -c %a "$shared")" "the shared cache's mode"
+as_user() { su ctrunuser -s /bin/bash -c "cd '$TMPD/userhome' && CTRUN_CACHE_SHARED='$shared' \
+	CTRUN_CACHE_DIR='$TMPD/userhome/cache' $*"; }
+assert_eq "$r" "$(as_user "'$CTRUN' cache create '$I/busybox.sqsh'")" "a user's rootfs of that image"
+[ ! -e "$TMPD/userhome/cache/entries/$(basename "$(dirname "$r")")" ] ||
+	fail "the user unpacked the image again"
+assert_eq "hello from busybox" "$(as_user "'$CTRUN' -q --no-prefix --image '$I/busybox.sqsh' -- \
+	sh -c 'echo hello from busybox'")" "a user's container from the shared entry"
+run_rc as_user "'$CTRUN' cache create --shared '$I/busybox.sif'" 2> shared.err
+assert_eq 2 "$rc" "a user filling the shared cache"
+grep -q "only root fills the node's shared cache" shared.err || fail "message: $(cat shared.err)"
+chmod 777 "$shared/entries"
+run_rc as_user "'$CTRUN' cache create '$I/busybox.sqsh'" 2> shared.err
+assert_eq 125 "$rc" "a shared cache others can write"
+grep -q "$shared/entries: writable by group or others" shared.err || fail "message: $(cat shared.err)"

@@ -166,6 +166,28 @@ int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e)
 	return 0;
 }
 
+bool mount_point_provided(const struct ctr_mounts *ms, size_t i)
+{
+	const struct ctr_mount *m = &ms->v[i];
+
+	for (size_t j = 0; j < i; j++) {
+		const struct ctr_mount *o = &ms->v[j];
+		size_t len = strlen(o->dst);
+		char host[PATH_MAX];
+		struct stat st;
+
+		if (o->file || strncmp(m->dst, o->dst, len) != 0 ||
+		    (m->dst[len] != '/' && strcmp(o->dst, "/") != 0) || m->dst[len] == '\0')
+			continue;
+		if (xsnprintf(host, sizeof(host), "%s%s", o->src, m->dst + len) < 0 ||
+		    lstat(host, &st) < 0)
+			continue;
+		if (m->file ? !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) : S_ISDIR(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
 int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e)
 {
 	char leaf[NAME_MAX + 1];

@@ -52,5 +52,9 @@ int mount_resolve_dest(const char *rootfs, struct ctr_mount *m, struct err *e);
  * to pass through any symlink (inroot.h, INROOT_NO_LINKS), so nothing
  * outside rootfd is ever created. */
 int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e);
+/* Whether mount i needs no mount point in the image: it lies inside an
+ * earlier directory bind (the host's /tmp, the working directory...) whose
+ * source already holds it, so the runtime mounts it there. */
+bool mount_point_provided(const struct ctr_mounts *ms, size_t i);
 
 #endif

@@ -237,6 +237,39 @@ static void test_creation_never_follows_a_symlink(void **state)
 	close(fd);
 }
 
+/* A mount inside an earlier directory bind whose source holds it needs no
+ * mount point in the image (the runtime mounts it inside the bind). */
+static void test_mount_inside_an_earlier_bind_is_provided(void **state)
+{
+	char dir[] = "/tmp/ctrun-test-provided-XXXXXX", sub[64], file[64];
+	struct ctr_mount v[5];
+	struct ctr_mounts ms = { v, 5 };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/work", dir);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_int_equal(close(open(file, O_CREAT | O_WRONLY, 0644)), 0);
+	v[0] = (struct ctr_mount){ .src = "/tmp", .dst = "/tmp" };
+	v[1] = (struct ctr_mount){ .src = sub, .dst = sub };             /* under /tmp, exists */
+	v[2] = (struct ctr_mount){ .src = "/etc", .dst = "/data" };      /* not inside a bind */
+	v[3] = (struct ctr_mount){ .src = "/etc", .dst = "/tmpx/a" };    /* /tmp is no prefix */
+	v[4] = (struct ctr_mount){ .src = "/etc/hostname", .dst = file, .file = true };
+	assert_false(mount_point_provided(&ms, 0));
+	assert_true(mount_point_provided(&ms, 1));
+	assert_false(mount_point_provided(&ms, 2));
+	assert_false(mount_point_provided(&ms, 3));
+	assert_true(mount_point_provided(&ms, 4));
+	v[1].dst = "/tmp/ctrun-test-provided-missing/x";                  /* not in the source */
+	assert_false(mount_point_provided(&ms, 1));
+	v[4].file = false;                                               /* a file, not a dir */
+	assert_false(mount_point_provided(&ms, 4));
+	unlink(file);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_source_must_exist),
+		cmocka_unit_test(test_mount_inside_an_earlier_bind_is_provided),
 		cmocka_unit_test_setup_teardown(test_symlinks_resolve_inside_the_image, root_setup,
 						root_teardown),
 		cmocka_unit_test_setup_teardown(test_destination_that_is_the_root_or_a_loop_is_refused,
