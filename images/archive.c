@@ -29,6 +29,9 @@
 
 /* JSON members bigger than this are not an image's metadata. */
 #define JSON_MAX (16u << 20)
+/* Docker's overlay driver stops at 128 layers; each layer costs a pass over
+ * the archive's headers, so a hostile manifest may not list 100,000. */
+#define LAYERS_MAX 1000
 #define BLOCK 65536
 
 /* The archive as named (for messages) and as opened: a compressed one is
@@ -508,6 +511,12 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	if ((kind == IMAGE_DOCKER_ARCHIVE ? docker_layers(src, &layers, config, sizeof(config), e)
 					  : oci_layers(src, &layers, config, sizeof(config), e)) < 0)
 		goto out;
+	if (layers.n > LAYERS_MAX) {
+		err_set(e, EXIT_CTRUN, "%s: the manifest lists %zu layers; ctrun unpacks at most %d "
+			"(squash the image: docker build --squash, or enroot import)", path, layers.n,
+			LAYERS_MAX);
+		goto out;
+	}
 	/* Names as they will be compared: cleaned. */
 	for (size_t i = 0; i < layers.n; i++) {
 		char clean[PATH_MAX];

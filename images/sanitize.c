@@ -4,10 +4,12 @@
  * user could open through a shared cache), setuid and setgid programs
  * (root for whoever runs them from the host), file capabilities (xattrs,
  * which the unpackers no longer extract), files and directories others may
- * write (a shared cache's entry is every user's).  The container runtime provides
- * /dev, and an unprivileged user's unpack could not make any of these, so
- * an image never needed them: every unpack ends with this walk, as root or
- * not, so the tree is the same for both. */
+ * write (a shared cache's entry is every user's).  FIFOs and sockets go
+ * too: nothing needs one at rest, and a FIFO makes its reader (ldconfig,
+ * the hook) hang.  The container runtime provides /dev, and an
+ * unprivileged user's unpack could not make most of these, so an image
+ * never needed them: every unpack ends with this walk, as root or not, so
+ * the tree is the same for both. */
 #include "unpack.h"
 
 #include <dirent.h>
@@ -38,9 +40,11 @@ static int walk(int dfd, const char *shown, int depth, struct err *e)
 			continue;
 		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			rv = err_sys(e, EXIT_CTRUN, "sanitizing %s/%s", shown, n);
-		} else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		} else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+			   S_ISSOCK(st.st_mode)) {
+			/* A FIFO at rest only makes a reader (ldconfig, the hook) hang. */
 			if (unlinkat(dirfd(d), n, 0) < 0)
-				rv = err_sys(e, EXIT_CTRUN, "removing device node %s/%s", shown, n);
+				rv = err_sys(e, EXIT_CTRUN, "removing special file %s/%s", shown, n);
 		} else if (S_ISDIR(st.st_mode) && depth >= MAX_DEPTH) {
 			rv = err_set(e, EXIT_CTRUN, "directories nested deeper than %d (at %s/%s)",
 				     MAX_DEPTH, shown, n);

@@ -227,6 +227,33 @@ static void test_compressed_archive_is_read_once(void **state)
 	assert_int_equal(count_entries(f->dir), 3); /* dest, outside, image.tar */
 }
 
+/* A manifest listing 100,000 layers is refused at once, by name, instead of
+ * a pass over the archive per layer. */
+static void test_hundred_thousand_layers_are_refused(void **state)
+{
+	struct fx *f = *state;
+	struct err e = { 0 };
+	size_t cap = 100000 * 24 + 64, off;
+	char *man = malloc(cap);
+	struct member m[1];
+	struct blob outer;
+
+	assert_non_null(man);
+	off = (size_t)snprintf(man, cap, "[{\"Layers\":[");
+	for (int i = 0; i < 100000; i++)
+		off += (size_t)snprintf(man + off, cap - off, "%s\"%07d/l.tar\"", i ? "," : "", i);
+	snprintf(man + off, cap - off, "]}]");
+	m[0] = (struct member){ "manifest.json", 'f', man, 0 };
+	outer = tar_blob(m, 1, 0);
+	write_blob(f->image, outer);
+	blob_free(&outer);
+	free(man);
+	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), -1);
+	assert_int_equal(e.code, EXIT_CTRUN);
+	assert_non_null(strstr(e.msg, "lists 100000 layers; ctrun unpacks at most 1000"));
+	assert_int_equal(count_entries(f->dest), 0);
+}
+
 /* One hostile layer on top of a harmless one; returns image_unpack's result. */
 static int unpack_hostile(struct fx *f, const struct member *m, size_t n, struct err *e)
 {
@@ -662,6 +689,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oci_archive_with_gzip_layers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzipped_docker_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compressed_archive_is_read_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hundred_thousand_layers_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dotdot_member_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absolute_symlink_then_write_through_it_stays_inside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_symlink_climbing_out_stays_inside, setup, teardown),

@@ -54,7 +54,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void test_squashfs_as_root_keeps_no_device_setuid_or_capability(void **state)
+static void test_squashfs_as_root_keeps_no_device_fifo_setuid_capability_or_shared_write(void **state)
 {
 	char p[256], img[128], dest[128];
 	struct err e = { 0 };
@@ -68,6 +68,13 @@ static void test_squashfs_as_root_keeps_no_device_setuid_or_capability(void **st
 	assert_int_equal(mknod(img, S_IFBLK | 0666, makedev(8, 0)), 0);
 	snprintf(img, sizeof(img), "%s/tree/data/sub/tty", top);
 	assert_int_equal(mknod(img, S_IFCHR | 0666, makedev(5, 0)), 0);
+	snprintf(img, sizeof(img), "%s/tree/data/fifo", top);
+	assert_int_equal(mkfifo(img, 0644), 0);
+	snprintf(img, sizeof(img), "%s/tree/data/open", top);
+	sh("touch @", img);
+	assert_int_equal(chmod(img, 0666), 0);
+	snprintf(img, sizeof(img), "%s/tree/data/sub", top);
+	assert_int_equal(chmod(img, 01777), 0);
 	snprintf(img, sizeof(img), "%s/tree/bin/su", top);
 	sh("cp /bin/true @", img);
 	assert_int_equal(chmod(img, 04755), 0);
@@ -92,6 +99,14 @@ static void test_squashfs_as_root_keeps_no_device_setuid_or_capability(void **st
 	assert_int_equal(lstat(p, &st), -1);
 	snprintf(p, sizeof(p), "%s/data/sub/tty", dest);
 	assert_int_equal(lstat(p, &st), -1);
+	snprintf(p, sizeof(p), "%s/data/fifo", dest);
+	assert_int_equal(lstat(p, &st), -1);
+	snprintf(p, sizeof(p), "%s/data/open", dest);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	snprintf(p, sizeof(p), "%s/data/sub", dest);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 01755); /* sticky kept, write for others not */
 	snprintf(p, sizeof(p), "%s/bin/su", dest);
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
@@ -123,7 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			test_squashfs_as_root_keeps_no_device_setuid_or_capability, setup, teardown),
+			test_squashfs_as_root_keeps_no_device_fifo_setuid_capability_or_shared_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directories_nested_too_deep_are_refused, setup,
 						teardown),
 	};
