@@ -447,7 +447,7 @@ static int plain_copy(const struct src *src, const char *dest, struct progress *
 		char tmp[PATH_MAX];
 
 		if (xsnprintf(tmp, sizeof(tmp), "%s/.ctrun-decompress.XXXXXX",
-			      slash != NULL ? dir : ".") == 0 &&
+			      slash != NULL ? dir : ".") >= 0 &&
 		    (fd = mkostemp(tmp, O_CLOEXEC)) >= 0)
 			unlink(tmp);
 	}

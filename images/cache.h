@@ -57,6 +57,10 @@ int cache_identity(const char *image, char *id, size_t size, struct err *e);
  * keep the process that called this alive while the container runs. */
 int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs, size_t size, struct err *e);
 
+/* Whether the node's caches (c->lookup, then c->dir) already hold an entry
+ * for image: then using it is the fastest start. */
+bool cache_has_entry(const struct cache_cfg *c, const char *image);
+
 /* Generic "create once under a lock, publish by rename" used also for runtime-owned caches (enroot's data dir):
  * calls create(tmp_path, arg) only if `final_path` doesn't exist; same guarantees.
  * tmp_path is a sibling of final_path (same file system, so rename(2) works) that does

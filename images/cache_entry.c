@@ -255,7 +255,7 @@ static int shared_entry(const char *dir, const char *id, char *rootfs, size_t si
 		return err_set(e, EXIT_CTRUN, "shared cache %s: path too long", dir);
 	/* Read-only: root made it 0644 with the entry.  Without it the entry
 	 * is still whole; only gc would not see this use. */
-	if (xsnprintf(path, sizeof(path), "%s/locks/%s.use", dir, id) == 0 &&
+	if (xsnprintf(path, sizeof(path), "%s/locks/%s.use", dir, id) >= 0 &&
 	    (use = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		if (cache_lock(use, LOCK_SH) == 0 && nheld < sizeof(held) / sizeof(*held))
 			held[nheld++] = use;
@@ -263,6 +263,24 @@ static int shared_entry(const char *dir, const char *id, char *rootfs, size_t si
 			close(use);
 	}
 	return 1;
+}
+
+bool cache_has_entry(const struct cache_cfg *c, const char *image)
+{
+	char id[CACHE_ID_MAX], path[PATH_MAX];
+	struct err e = { 0 };
+	struct stat st;
+
+	if (cache_identity(image, id, sizeof(id), &e) < 0)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const char *dir = i == 0 ? c->lookup : c->dir;
+
+		if (dir != NULL && xsnprintf(path, sizeof(path), "%s/entries/%s/rootfs", dir, id) >= 0 &&
+		    lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			return true;
+	}
+	return false;
 }
 
 int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs, size_t size,

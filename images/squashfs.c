@@ -31,8 +31,8 @@ static uint64_t le(const unsigned char *p, int n)
 
 /* The squashfs at `offset` must fit in `size` bytes: a SIF partition whose
  * file system claims more would make unsquashfs read the next object. */
-static int check_superblock(const char *path, unsigned long long offset,
-			    unsigned long long size, struct err *e)
+int squashfs_check(const char *path, unsigned long long offset, unsigned long long size,
+		   struct err *e)
 {
 	unsigned char sb[96];
 	ssize_t n;
@@ -66,7 +66,7 @@ int squashfs_unpack(const char *path, unsigned long long offset, unsigned long l
 	char *argv[16];
 	int n = 0;
 
-	if (check_superblock(path, offset, size, e) < 0)
+	if (squashfs_check(path, offset, size, e) < 0)
 		return -1;
 	snprintf(off, sizeof(off), "%llu", offset);
 	argv[n++] = "unsquashfs";
@@ -94,19 +94,38 @@ int squashfs_unpack(const char *path, unsigned long long offset, unsigned long l
 	return 0;
 }
 
-int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)
+int squashfs_region(const char *path, enum image_kind kind, unsigned long long *offset,
+		    unsigned long long *size, struct err *e)
 {
 	struct sif_partition p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+	int fd, r;
 
-	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", path);
-	r = sif_read_fd(fd, &p, e);
-	close(fd);
-	if (r < 0)
-		return err_wrap(e, "%s", path);
-	if (p.fstype != SIF_FS_SQUASH)
-		return err_set(e, EXIT_CTRUN, "%s: the primary partition is not a squashfs "
-			       "(fstype %d; encrypted and ext3 SIFs are not supported)", path, p.fstype);
-	return squashfs_unpack(path, p.offset, p.size, dest, progress, e);
+	*offset = *size = 0;
+	if (kind == IMAGE_SIF) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", path);
+		r = sif_read_fd(fd, &p, e);
+		close(fd);
+		if (r < 0)
+			return err_wrap(e, "%s", path);
+		if (p.fstype != SIF_FS_SQUASH)
+			return err_set(e, EXIT_CTRUN, "%s: the primary partition is not a squashfs "
+				       "(fstype %d; encrypted and ext3 SIFs are not supported)", path,
+				       p.fstype);
+		*offset = p.offset;
+		*size = p.size;
+	} else if (kind != IMAGE_SQUASHFS) {
+		return err_set(e, EXIT_CTRUN, "%s: not a squashfs or SIF image", path);
+	}
+	return squashfs_check(path, *offset, *size, e);
+}
+
+int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)
+{
+	unsigned long long offset, size;
+
+	if (squashfs_region(path, IMAGE_SIF, &offset, &size, e) < 0)
+		return -1;
+	return squashfs_unpack(path, offset, size, dest, progress, e);
 }

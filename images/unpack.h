@@ -11,6 +11,14 @@
  * (0 for a .sqsh; the partition offset for a SIF). */
 int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
 		    const char *dest, bool progress, struct err *e);
+/* squashfs.c: the squashfs superblock at offset is version 4 and fits in
+ * size bytes (0 = whatever follows). */
+int squashfs_check(const char *path, unsigned long long offset, unsigned long long size,
+		   struct err *e);
+/* squashfs.c: where the root squashfs of a .sqsh (0, 0) or a SIF (its
+ * primary partition) lies, checked as above. */
+int squashfs_region(const char *path, enum image_kind kind, unsigned long long *offset,
+		    unsigned long long *size, struct err *e);
 /* squashfs.c: the SIF's primary partition, checked to be a squashfs within its bounds. */
 int sif_unpack(const char *path, const char *dest, bool progress, struct err *e);
 

@@ -13,6 +13,8 @@ pkgs=(
 	python3 python3-torch
 	# containers (runc, images built from Debian packages)
 	runc squashfs-tools debootstrap busybox-static
+	# images mounted, not unpacked, by a user (squashfuse_ll)
+	squashfuse
 	# tests: system calls of the cache (t_cache_durable)
 	strace
 	# benchmarks

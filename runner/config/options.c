@@ -29,6 +29,7 @@ struct key {
 static const char *const modes[] = { "auto", "standalone", "node", "task", "batch", NULL };
 static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci", NULL };
 static const char *const autobool[] = { "auto", "true", "false", NULL };
+static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -50,6 +51,7 @@ static const struct key keys[] = {
 	{ "output", "quiet", "quiet", K_BOOL, OFF(quiet), 0, 0, NULL },
 	{ "container", "image", "image", K_STR, OFF(image), 0, 0, NULL },
 	{ "container", "runtime", "runtime", K_ENUM, OFF(runtime), 0, 0, runtimes },
+	{ "container", "image_mode", "image-mode", K_ENUM, OFF(image_mode), 0, 0, image_modes },
 	{ "container", "workdir", "workdir", K_STR, OFF(workdir), 0, 0, NULL },
 	{ "container", "mount", "mount", K_LIST, OFF(mounts), 0, 0, NULL },
 	{ "container", "nv", "nv", K_ENUM, OFF(nv), 0, 0, autobool },
@@ -91,6 +93,7 @@ void options_free(struct options *o)
 	free_str(&o->workdir);
 	free_str(&o->nv);
 	free_str(&o->cache_dir);
+	free_str(&o->image_mode);
 	free_str(&o->cache_shared);
 	free_str(&o->cache_progress);
 	strv_free(&o->mounts);

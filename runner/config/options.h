@@ -47,6 +47,7 @@ struct options {
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
+	char *image_mode;     /* OCI: "auto", "mount", "unpack" a squashfs/SIF; NULL = auto */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */

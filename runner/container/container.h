@@ -14,6 +14,7 @@
 
 #include "cache.h"
 #include "err.h"
+#include "holder.h"
 #include "options.h"
 #include "rt.h"
 #include "strv.h"
@@ -37,6 +38,8 @@ struct ctr_setup {
 	char hook[4096];
 	char gpu_ids[1024];
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
+	struct img_holder holder; /* the mounted image (--image-mode), pid -1 = none */
+	char rootfs_ns[4096];   /* where the holder mounted it, in its namespace */
 	bool rundir_made;
 	bool rootfs_real;       /* false with --dry-run before the cache has the image */
 };
@@ -46,6 +49,11 @@ struct ctr_setup {
  * shell.  The caller sets spec.argv.  With o->dry_run nothing is created. */
 int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		   char *const *envp, bool agent, struct err *e);
+/* OCI from the squashfs or SIF mounted where it lies (holder.c), where
+ * --image-mode lets it and it works: 1 mounted (spec.rootfs, spec.holder
+ * set), 0 to unpack instead (auto; -v says why), -1 error (--image-mode
+ * mount, and it does not work). */
+int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e);
 /* The adapter's plan for c->spec. */
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "holder.h"
 #include "util.h"
 
 static int write_file(const char *path, const char *text)
@@ -53,25 +54,41 @@ static int escape(const char *in, char *out, size_t size)
 	return 0;
 }
 
+int ocins_userns(uid_t uid, gid_t gid, struct err *e)
+{
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: cannot create a user namespace "
+			       "(unprivileged user namespaces disabled?)");
+	/* setgroups must be denied before an unprivileged gid_map. */
+	if (write_file("/proc/self/setgroups", "deny") < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/setgroups");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/uid_map");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/gid_map");
+	return 0;
+}
+
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
-	char map[64];
 	int rootfd;
 
-	if (s->rootless) {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return err_sys(e, EXIT_CTRUN, "oci: cannot create a user namespace "
-				       "(unprivileged user namespaces disabled?)");
-		/* setgroups must be denied before an unprivileged gid_map. */
-		if (write_file("/proc/self/setgroups", "deny") < 0)
-			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/setgroups");
-		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)s->uid);
-		if (write_file("/proc/self/uid_map", map) < 0)
-			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/uid_map");
-		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)s->gid);
-		if (write_file("/proc/self/gid_map", map) < 0)
-			return err_sys(e, EXIT_CTRUN, "oci: /proc/self/gid_map");
+	if (s->holder > 0) {
+		/* The image is mounted in the holder's namespaces: join them,
+		 * then take a private copy of its mount namespace for the
+		 * overlay (in its user namespace we may). */
+		if (holder_join(s->holder, s->rootless, e) < 0)
+			return -1;
+		if (unshare(CLONE_NEWNS) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");
+	} else if (s->rootless) {
+		if (ocins_userns(s->uid, s->gid, e) < 0)
+			return -1;
 	} else if (unshare(CLONE_NEWNS) < 0) {
 		return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");
 	}
@@ -89,7 +106,9 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 	    escape(work, ew, sizeof(ew)) < 0 ||
 	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, eu, ew) < 0)
 		return err_set(e, EXIT_CTRUN, "oci: image path too long: %s", p->ovl_lower);
-	if (mount("overlay", p->ovl_merged, "overlay", 0, opts) < 0)
+	/* nodev, nosuid: a device node or setuid file of a mounted (not
+	 * sanitized, images/sanitize.c) image stays inert. */
+	if (mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: overlay of %s on %s", p->ovl_lower,
 			       p->ovl_merged);
 	rootfd = open(p->ovl_merged, O_PATH | O_DIRECTORY | O_CLOEXEC);

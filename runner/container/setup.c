@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "gpu_pin.h"
 #include "imgconfig.h"
+#include "imgmount.h"
 #include "privdir.h"
 #include "rootpath.h"
 #include "strv.h"
@@ -224,6 +225,10 @@ static int rootfs(struct ctr_setup *c, const struct options *o, char *const *env
 	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0)
 		return -1;
 	if (s->rt == RT_OCI) {
+		int mounted = ctr_mount_image(c, o, e);
+
+		if (mounted != 0)
+			return mounted < 0 ? -1 : 0;
 		if (o->dry_run) {
 			/* Unpacking is no dry run: name the entry instead. */
 			if (xsnprintf(c->rootfs, sizeof(c->rootfs), "<%s: node cache entry of %s>", dir,
@@ -367,9 +372,11 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool w
 	char path[PATH_MAX];
 	int fd;
 
-	if (mkdir(c->rundir, 0700) < 0)
-		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
-	c->rundir_made = true;
+	if (!c->rundir_made) {
+		if (mkdir(c->rundir, 0700) < 0)
+			return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
+		c->rundir_made = true;
+	}
 	if (xsnprintf(path, sizeof(path), "%s/owner", c->rundir) < 0 ||
 	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
 		return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
@@ -517,6 +524,8 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 {
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
+	c->holder.pid = -1;
+	c->holder.fd = -1;
 	if (setup(c, o, t, envp, agent, e) < 0) {
 		ctr_setup_free(c);
 		return -1;
@@ -527,7 +536,9 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 void ctr_setup_free(struct ctr_setup *c)
 {
 	/* Nothing is mounted there in ctrun's namespace (the overlay lived in
-	 * the runtime's private one); remove_tree never follows a link. */
+	 * the runtime's private one, the image in the holder's); remove_tree
+	 * never follows a link. */
+	holder_stop(&c->holder);
 	if (c->rundir_made && remove_tree(c->rundir) < 0 && errno != ENOENT)
 		fprintf(stderr, "ctrun: cannot remove %s: %s\n", c->rundir, strerror(errno));
 	if (c->hold_fd >= 0)
@@ -540,6 +551,8 @@ void ctr_setup_free(struct ctr_setup *c)
 	free(c->spec.devices);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
+	c->holder.pid = -1;
+	c->holder.fd = -1;
 }
 
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)

@@ -42,6 +42,8 @@ for ((g = 0; g < ngpus; g++)); do
     [[ -e $ndir/dev/nvidia$g ]] || mknod -m 666 "$ndir/dev/nvidia$g" c 195 "$g"
 done
 [[ -e $ndir/dev/nvidiactl ]] || mknod -m 666 "$ndir/dev/nvidiactl" c 195 255
+# /dev/fuse is 0666 on a compute node (udev's rule); a build machine may keep it 0600.
+[[ -e $ndir/dev/fuse ]] && chmod 666 "$ndir/dev/fuse"
 mount --move "$ndir/dev" /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts

@@ -172,7 +172,7 @@ for ((round = 0; round < rounds; round++)); do
 		mkdir -p small
 		run_rc unshare -m --propagation private sh -c '
 			mount -t tmpfs -o size=1m ctrun-full "$1" &&
-			CTRUN_CACHE_DIR="$1/cache" "$2" -q --image "$3" -- true 2> "$4/full.err"
+			CTRUN_CACHE_DIR="$1/cache" "$2" -q --image-mode unpack --image "$3" -- true 2> "$4/full.err"
 			rc=$?; ls -A "$1/cache/entries" > "$4/full.ls" 2>&1; exit $rc' \
 			sh "$TMPD/small" "$CTRUN" "$TORCH" "$TMPD"
 		cat full.err

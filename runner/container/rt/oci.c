@@ -370,7 +370,7 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	ret |= strv_push(&p->argv, s->rundir);
 	ret |= strv_push(&p->argv, s->id);
 	p->ovl = true;
-	p->ovl_lower = strdup(s->rootfs);
+	p->ovl_lower = strdup(s->holder > 0 ? s->rootfs_ns : s->rootfs);
 	ret |= asprintf(&p->ovl_tmp, "%s/ovl", s->rundir) < 0 ? -1 : 0;
 	ret |= asprintf(&p->ovl_merged, "%s/rootfs", s->rundir) < 0 ? -1 : 0;
 	if (ret != 0 || p->ovl_lower == NULL)

@@ -69,6 +69,11 @@ struct ctr_spec {
 	uid_t uid;
 	gid_t gid;
 	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
+	/* OCI from a mounted image: the image holder (runner/container/holder.h)
+	 * whose namespaces the runtime joins, and the rootfs there (rootfs is
+	 * the same tree as ctrun sees it, /proc/PID/root/...); 0 = unpacked. */
+	pid_t holder;
+	const char *rootfs_ns;
 };
 
 struct ctr_file {
@@ -125,6 +130,8 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		     struct err *e);
 /* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
+/* A user namespace (and mount namespace) mapping uid/gid to root. */
+int ocins_userns(uid_t uid, gid_t gid, struct err *e);
 
 /* worker_check.c: 0 when ctrun-worker (`worker`, on the host) can run in the
  * image whose root file system is the host directory `rootfs` (NULL: not

@@ -1,0 +1,108 @@
+#!/bin/bash
+# tag: every-slurm
+# A squashfs or SIF image mounted where it lies instead of unpacked
+# (--image-mode auto|mount|unpack): root mounts it with the kernel's
+# squashfs, a user with squashfuse_ll in a user namespace (the nodes'
+# /dev/fuse is 0666, as on a compute node).  Mount and unpack give the same
+# files and the same training; nothing is unpacked, and nothing stays
+# mounted or attached after success, kill -9 or scancel; without FUSE a
+# user's run unpacks and -v says why; --image-mode mount then fails, naming
+# the missing part; another user cannot read the image through the holder.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+need_image BB busybox.sqsh
+need_image BBSIF busybox.sif
+need_image TORCH torch.sqsh
+"$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser >/dev/null
+cd "$TMPD"
+cp "$BB" mine.sqsh # a file of this test's own: its loop devices are ours
+export CTRUN_CACHE_DIR=$TMPD/cache
+
+loops() { losetup -j "$TMPD/mine.sqsh" | wc -l; }
+no_loops() {
+	local i
+	for ((i = 0; i < 100; i++)); do [ "$(loops)" = 0 ] && return 0; sleep 0.05; done
+	fail "$1: loop devices still attached: $(losetup -j "$TMPD/mine.sqsh")"
+}
+sums() { # the files' contents, as the container sees them
+	"$CTRUN" -q --no-prefix --image-mode "$1" --image "$2" -- \
+		sh -c 'find /bin /etc /usr -xdev -type f 2>/dev/null | sort | xargs md5sum'
+}
+
+# Root, standalone: mounted (-v says so), no cache entry, same files.  (Once
+# an unpacked entry exists, auto uses it: the fastest start.)
+run_rc "$CTRUN" -v --image mine.sqsh -- sh -c 'echo from-mount' > out 2> err
+cat out err
+assert_eq 0 "$rc" "a run from the mounted image"
+grep -q "mine.sqsh mounted (kernel squashfs), not unpacked" err || fail "no mount line: $(cat err)"
+[ -z "$(ls -A cache/entries 2>/dev/null)" ] || fail "a mounted run unpacked: $(ls cache/entries)"
+no_loops "after a run"
+assert_eq "$(sums unpack mine.sqsh)" "$(sums mount mine.sqsh)" "files, mounted vs unpacked (sqsh)"
+assert_eq "$(sums unpack "$BBSIF")" "$(sums mount "$BBSIF")" "files, mounted vs unpacked (SIF)"
+no_loops "after the comparisons"
+
+# kill -9 of ctrun while the container runs from the mount: nothing stays.
+"$CTRUN" --image-mode mount --image mine.sqsh -- sh -c "echo up; exec sleep 3003$$" > k.out 2>&1 &
+pid=$!
+wait_lines k.out 1 30 || fail "the container did not start: $(cat k.out)"
+[ "$(loops)" = 1 ] || fail "one loop device while it runs, got $(loops)"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+for ((i = 0; i < 100; i++)); do pgrep -f "sleep 3003$$" > /dev/null || break; sleep 0.05; done
+! pgrep -f "sleep 3003$$" > /dev/null || fail "the container outlived ctrun"
+no_loops "after kill -9"
+! grep -q "$TMPD" /proc/self/mountinfo || fail "a mount is left: $(grep "$TMPD" /proc/self/mountinfo)"
+
+# Another user cannot reach root's mounted image through the holder.
+"$CTRUN" --image-mode mount --image mine.sqsh -- sh -c "echo up; exec sleep 3004$$" > h.out 2>&1 &
+pid=$!
+wait_lines h.out 1 30 || fail "the container did not start: $(cat h.out)"
+holder=$(pgrep -P "$pid" -x ctrun | head -1)
+[ -n "$holder" ] || fail "no image holder under ctrun $pid"
+run_rc su ctrunuser -s /bin/bash -c "ls /proc/$holder/root/ >/dev/null 2>&1"
+[ "$rc" -ne 0 ] || fail "ctrunuser read root's image holder's namespace"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+no_loops "after SIGTERM"
+
+# A user on a node: squashfuse_ll in a user namespace; DDP from the mount
+# gives the same weights as from an unpacked image.
+n1=${NODES[0]}
+mkdir -p m u && chmod 777 m u
+cp "$CTRUN_REPO/examples/train_ddp.py" .
+as_user() { su ctrunuser -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' \
+	CTRUN_CACHE_DIR='$TMPD/usercache' $*"; }
+run_rc as_user srun -N1 -w "$n1" "'$CTRUN'" -v --image-mode mount --image mine.sqsh -- true 2> uerr
+cat uerr
+assert_eq 0 "$rc" "a user's run from the mount"
+grep -q "mounted (squashfuse_ll), not unpacked" uerr || fail "no FUSE mount for ctrunuser: $(cat uerr)"
+assert_no_leftovers squashfuse 10
+for mode in mount unpack; do
+	run_rc as_user srun -N2 --ntasks-per-node=1 "'$CTRUN'" --image-mode "$mode" --image "'$TORCH'" \
+		--nproc-per-node 2 train_ddp.py --epochs 1 \
+		--out "'$TMPD/$([ $mode = mount ] && echo m || echo u)'"
+	assert_eq 0 "$rc" "DDP as ctrunuser, image $mode"
+done
+check_ddp m 2 2
+assert_eq "$(grep -ho '"weights": "[0-9a-f]*"' m/rank-0.json)" \
+	"$(grep -ho '"weights": "[0-9a-f]*"' u/rank-0.json)" "weights, mounted vs unpacked"
+assert_no_leftovers squashfuse 10
+
+# No FUSE for a user on this machine (/dev/fuse 0600 here, or chmod'ed so):
+# auto unpacks and says why under -v; mount fails naming it.
+if [ -r /dev/fuse ] && [ "$(stat -c %a /dev/fuse)" = 666 ]; then
+	why="squashfuse_ll is not installed"
+	as_env="PATH=/usr/local/bin:/bin"
+else
+	why="/dev/fuse cannot be opened"
+	as_env=""
+fi
+run_rc as_user env $as_env "'$CTRUN'" -v --image mine.sqsh -- true 2> ferr
+cat ferr
+assert_eq 0 "$rc" "a user's run without FUSE"
+grep -q "unpacking .*mine.sqsh, not mounting it: $why" ferr || fail "no reason given: $(cat ferr)"
+run_rc as_user env $as_env "'$CTRUN'" --image-mode mount --image mine.sqsh -- true 2> ferr
+assert_eq 125 "$rc" "--image-mode mount without FUSE"
+grep -q "image-mode mount: .*mine.sqsh: $why" ferr || fail "message: $(cat ferr)"
+assert_eq 1 "$(wc -l < ferr)" "lines of error"
+echo ok
