@@ -37,6 +37,7 @@ static const char usage[] =
 	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR\n"
 	"  --image-mode auto|mount|unpack   start from the mounted squashfs/SIF, or unpack it\n"
+	"  --stage auto|sbcast|off  batch mode: copy the image to every node first (sbcast)\n"
 	"  --nv                    require GPU passthrough (default: when the node has GPUs)\n"
 	"  --entrypoint            run the image's entrypoint before the command\n"
 	"Check (ctrun check) and bench:\n"
@@ -66,6 +67,7 @@ static const struct option longopts[] = {
 	{ "image", required_argument, NULL, OPT_FLAG_BASE },
 	{ "runtime", required_argument, NULL, OPT_FLAG_BASE },
 	{ "image-mode", required_argument, NULL, OPT_FLAG_BASE },
+	{ "stage", required_argument, NULL, OPT_FLAG_BASE },
 	{ "workdir", required_argument, NULL, OPT_FLAG_BASE },
 	{ "mount", required_argument, NULL, OPT_FLAG_BASE },
 	{ "nv", no_argument, NULL, OPT_FLAG_BASE + 1 },

@@ -30,6 +30,7 @@ static const char *const modes[] = { "auto", "standalone", "node", "task", "batc
 static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci", NULL };
 static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
+static const char *const stages[] = { "auto", "sbcast", "off", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -52,6 +53,7 @@ static const struct key keys[] = {
 	{ "container", "image", "image", K_STR, OFF(image), 0, 0, NULL },
 	{ "container", "runtime", "runtime", K_ENUM, OFF(runtime), 0, 0, runtimes },
 	{ "container", "image_mode", "image-mode", K_ENUM, OFF(image_mode), 0, 0, image_modes },
+	{ "container", "stage", "stage", K_ENUM, OFF(stage), 0, 0, stages },
 	{ "container", "workdir", "workdir", K_STR, OFF(workdir), 0, 0, NULL },
 	{ "container", "mount", "mount", K_LIST, OFF(mounts), 0, 0, NULL },
 	{ "container", "nv", "nv", K_ENUM, OFF(nv), 0, 0, autobool },
@@ -60,6 +62,7 @@ static const struct key keys[] = {
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
 	{ "cache", "shared", NULL, K_STR, OFF(cache_shared), 0, 0, NULL },
+	{ "cache", "stage_dir", NULL, K_STR, OFF(stage_dir), 0, 0, NULL },
 	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
 };
@@ -94,6 +97,8 @@ void options_free(struct options *o)
 	free_str(&o->nv);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
+	free_str(&o->stage);
+	free_str(&o->stage_dir);
 	free_str(&o->cache_shared);
 	free_str(&o->cache_progress);
 	strv_free(&o->mounts);

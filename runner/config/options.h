@@ -48,6 +48,8 @@ struct options {
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
 	char *image_mode;     /* OCI: "auto", "mount", "unpack" a squashfs/SIF; NULL = auto */
+	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
+	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */

@@ -26,6 +26,7 @@
 #include "imgmount.h"
 #include "privdir.h"
 #include "rootpath.h"
+#include "stage.h"
 #include "strv.h"
 #include "util.h"
 
@@ -458,6 +459,23 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 
 	if (realpath(o->image, c->image) == NULL)
 		return err_sys(e, EXIT_CTRUN, "image %s", o->image);
+	{
+		/* Inside a step there is nobody to stage before it starts. */
+		if (o->stage != NULL && strcmp(o->stage, "sbcast") == 0 &&
+		    envp_get(envp, "CTRUN_BATCH_STEP") == NULL && t->local_rank_base == 0 && !o->quiet)
+			fprintf(stderr, "ctrun: --stage sbcast: not inside srun; run ctrun in the sbatch "
+				"script (it stages before its step), or sbcast the image yourself and "
+				"pass its node-local path to --image\n");
+		/* The batch step's node-local copy (stage.h), when it is whole. */
+		const char *note, *local = stage_local(c->image, envp, &note);
+
+		if (note != NULL)
+			fprintf(stderr, "ctrun: %s: %s\n", c->image, note);
+		else if (local != c->image && o->verbose > 0)
+			fprintf(stderr, "ctrun: %s staged on %s: %s\n", c->image, t->host, local);
+		if (local != c->image && xsnprintf(c->image, sizeof(c->image), "%s", local) < 0)
+			return err_set(e, EXIT_CTRUN, "staged image path too long");
+	}
 	s->image = c->image;
 	if (image_detect(c->image, &s->kind, e) < 0)
 		return -1;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "quote.h"
+#include "stage.h"
 #include "step.h"
 #include "strv.h"
 #include "tasks.h"
@@ -155,6 +156,7 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 {
 	struct strv argv = { 0 }, env = { 0 };
 	char self[PATH_MAX];
+	struct stage stage = { .from = "", .to = "" };
 	int rv = -1, status = 0, stopped = 0;
 
 	/* The same binary on every node: the shared file system's path. */
@@ -179,6 +181,9 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	strv_unsetenv(&env, "SLURM_CPUS_PER_TASK");
 	if (strv_setenv(&env, "CTRUN_BATCH_STEP", "1", 1) < 0)
 		goto sys;
+	/* The image to every node once, before the first step. */
+	if (stage_image(o, t, &env, &stage, e) < 0)
+		goto out;
 	for (long restart = 0;; restart++) {
 		char count[32];
 
@@ -201,6 +206,7 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 sys:
 	err_sys(e, EXIT_CTRUN, "srun environment");
 out:
+	stage_remove(t, env.v, &stage);
 	strv_free(&argv);
 	strv_free(&env);
 	return rv;

@@ -63,7 +63,7 @@ EOF
 for img in "${images[@]}"; do
 	path=$("$repo/tests/images/build.sh" path "$img")
 	echo "bench: $img: warming the cache" >&2
-	"$CTRUN" -q --image "$path" -- true
+	"$CTRUN" -q --image-mode unpack --image "$path" -- true
 	rootfs=$(ls -d "$CTRUN_CACHE_DIR"/entries/*/rootfs | head -1)
 	[ -d "$rootfs" ] || { echo "bench: no cached rootfs for $img under $CTRUN_CACHE_DIR" >&2; exit 1; }
 	bundle "$work/bare-$img" "$rootfs"

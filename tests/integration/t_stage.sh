@@ -1,0 +1,69 @@
+#!/bin/bash
+# tag: every-slurm
+# Staging with sbcast (--stage, [cache] stage_dir): ctrun in a batch script
+# copies the image to every node's local directory once, the step's ctruns
+# start from those copies, and the copies are gone after the job.  auto
+# does not stage an image on a local file system; a stage directory that
+# does not exist is a one-line error (125); inside srun --stage sbcast says
+# how to stage; a copy that is not whole is refused and the original read.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+need_image BB busybox.sqsh
+cd "$TMPD"
+cp "$BB" bb.sqsh
+scratch=$CTRUN_CLUSTER_SCRATCH # node-local on every test node (/tmp is shared here)
+staged() { # node: the staged copies there
+	"$CLUSTER" exec "$1" sh -c "ls '$scratch' | grep '^ctrun-stage\.' || true"
+}
+
+cat > job.sh <<J
+#!/bin/bash
+export CTRUN_CACHE_STAGE_DIR=$scratch
+echo "\$SLURM_JOB_ID" > $TMPD/jobid
+exec "$CTRUN" -v --stage "\$1" --image "$TMPD/bb.sqsh" --nproc-per-node 1 -- \
+	sh -c 'ls $scratch | grep "^ctrun-stage\\." > $TMPD/seen.\$RANK || echo none > $TMPD/seen.\$RANK'
+J
+chmod +x job.sh
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh sbcast
+cat job.out
+assert_eq 0 "$rc" "the staged job"
+job=$(cat jobid)
+copy="ctrun-stage.0.$job.bb.sqsh"
+grep -q "ctrun: staging $TMPD/bb.sqsh to $scratch/$copy on 2 nodes (sbcast)" job.out ||
+	fail "no staging line"
+for n in "${NODES[@]}"; do
+	grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/$copy" job.out ||
+		fail "$n did not use its staged copy"
+	grep -q "$scratch/$copy mounted" job.out || fail "the container did not start from the copy"
+	assert_eq "" "$(staged "$n")" "staged copies left on $n after the job"
+done
+assert_eq "$copy $copy" "$(cat seen.0 seen.1 | tr '\n' ' ' | sed 's/ $//')" \
+	"what the workers saw in the stage directory"
+
+# auto: an image on a local file system is not staged.
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/auto.out" job.sh auto
+assert_eq 0 "$rc" "the auto job"
+! grep -q "staging" auto.out || fail "auto staged a local image: $(cat auto.out)"
+
+# A stage directory missing on the nodes: one line, 125, no step started.
+sed -i "s|CTRUN_CACHE_STAGE_DIR=$scratch|CTRUN_CACHE_STAGE_DIR=/nonexistent-ctrun-stage|" job.sh
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/bad.out" job.sh sbcast
+cat bad.out
+assert_eq 125 "$rc" "staging into a missing directory"
+grep -q "ctrun: --stage sbcast: sbcast of $TMPD/bb.sqsh to /nonexistent-ctrun-stage/.* failed" bad.out ||
+	fail "no error line"
+[ ! -e seen.2 ] || fail "a step ran"
+
+# Inside srun: nothing to stage before the step; it says what to do.
+run_rc srun -N1 "$CTRUN" --stage sbcast --image bb.sqsh -- true 2> srun.err
+assert_eq 0 "$rc" "--stage sbcast inside srun"
+grep -q "stage sbcast: not inside srun; run ctrun in the sbatch script" srun.err ||
+	fail "no hint: $(cat srun.err)"
+
+# A copy that is not whole: refused, the original read.
+head -c 1000 bb.sqsh > short
+run_rc env CTRUN_STAGED_FROM="$TMPD/bb.sqsh" CTRUN_STAGED_TO="$TMPD/short" \
+	srun -N1 "$CTRUN" --image bb.sqsh -- true 2> short.err
+assert_eq 0 "$rc" "a run with a short staged copy"
+grep -q "the staged copy is missing, not yours or not whole" short.err || fail "$(cat short.err)"
+echo ok

@@ -1,0 +1,77 @@
+/* Unit tests: a step's ctrun uses the batch step's staged copy only when
+ * it was staged for this image and is a whole file of the caller's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "stage.h"
+
+static char dir[] = "/tmp/ctrun-test-stage-XXXXXX", img[64], copy[64];
+
+static void write_bytes(const char *path, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fputc('x', f);
+	fclose(f);
+}
+
+static void test_the_copy_is_used_only_when_whole_and_ours(void **state)
+{
+	char from[96], to[96];
+	char *envp[] = { from, to, NULL }, *none[] = { NULL };
+	const char *note;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(img, sizeof(img), "%s/img.sqsh", dir);
+	snprintf(copy, sizeof(copy), "%s/copy", dir);
+	snprintf(from, sizeof(from), "CTRUN_STAGED_FROM=%s", img);
+	snprintf(to, sizeof(to), "CTRUN_STAGED_TO=%s", copy);
+	write_bytes(img, 100);
+	write_bytes(copy, 100);
+	assert_string_equal(stage_local(img, envp, &note), copy);
+	assert_null(note);
+	/* Nothing staged, or staged for another image: the image itself. */
+	assert_string_equal(stage_local(img, none, &note), img);
+	assert_null(note);
+	assert_string_equal(stage_local("/other.sqsh", envp, &note), "/other.sqsh");
+	/* Short (a failed copy), someone else's, or missing: refused, said. */
+	write_bytes(copy, 10);
+	assert_string_equal(stage_local(img, envp, &note), img);
+	assert_non_null(strstr(note, "not whole"));
+	write_bytes(copy, 100);
+	assert_int_equal(geteuid(), 0); /* make check runs as root */
+	assert_int_equal(chown(copy, 65534, 65534), 0);
+	assert_string_equal(stage_local(img, envp, &note), img);
+	assert_non_null(note);
+	unlink(copy);
+	assert_string_equal(stage_local(img, envp, &note), img);
+	assert_non_null(note);
+	unlink(img);
+	rmdir(dir);
+}
+
+static void test_local_file_systems_are_not_network(void **state)
+{
+	(void)state;
+	assert_false(stage_on_network_fs("/proc"));
+	assert_false(stage_on_network_fs("/nonexistent/path"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_the_copy_is_used_only_when_whole_and_ours),
+		cmocka_unit_test(test_local_file_systems_are_not_network),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
