@@ -3,7 +3,8 @@
  * agent inside it starting and supervising the workers.
  *
  * Folder runner/container/: a run in a container: set-up from the options
- * (image, cache, runtime, mounts, GPUs, run directory), spawning the plan,
+ * (image, cache or the mounted image and its holder, runtime, mounts, GPUs,
+ * run directory), spawning the plan,
  * watching the agent.  May use: runner/container/rt/, runner/agent/,
  * runner/launch/, runner/slurm/, runner/config/, runner/node/,
  * runner/supervise/, images/, core/ (the GNUmakefile's include paths enforce

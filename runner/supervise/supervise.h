@@ -8,7 +8,8 @@
  * wants to wait for.  Everything is restored on return.
  *
  * Folder runner/supervise/: starting and keeping workers: command
- * resolution, the supervisor, the output prefixer, the guardian; linked into
+ * resolution, the supervisor, the worker from fork to exec, the output
+ * prefixer, the guardian; linked into
  * ctrun and the static ctrun-agent.  May use: core/ (the GNUmakefile's
  * include paths enforce it).
  */
