@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "container.h"
 #include "launch.h"
+#include "phase.h"
 #include "topology.h"
 
 extern char **environ;
@@ -23,6 +24,7 @@ int cmd_run(struct options *o, struct err *e)
 
 	if (launch_topology(o, &t, e) < 0)
 		goto out;
+	phase_mark("topology");
 	if (t.mode == MODE_BATCH) {
 		if (o->cmd == CMD_RUN && o->command.n == 0) {
 			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
@@ -38,6 +40,8 @@ int cmd_run(struct options *o, struct err *e)
 		goto out;
 	}
 	rv = run_workers(o, &t, environ, e);
+	if (o->timings || o->verbose > 0)
+		phase_report(stderr, t.host);
 out:
 	topo_free(&t);
 	return rv;

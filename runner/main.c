@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "err.h"
 #include "options.h"
+#include "phase.h"
 
 extern char **environ;
 
@@ -17,8 +18,10 @@ int main(int argc, char **argv)
 	struct options o;
 	int ret, status = EXIT_CTRUN;
 
+	phase_mark("exec");
 	options_init(&o);
 	ret = options_load(&o, argc, argv, environ, &e);
+	phase_mark("options");
 	if (ret == 1) {
 		status = 0;
 		goto out;

@@ -32,6 +32,7 @@ static const char usage[] =
 	"Output:\n"
 	"  --no-prefix             do not prefix output lines with [rankN]:\n"
 	"  --log-dir DIR           per-rank logs in DIR/JOBID/HOST/rank-N.log\n"
+	"  --timings               print the time of each start-up phase (also with -v)\n"
 	"  -v, --verbose  -q, --quiet  --dry-run  -h, --help  -V, --version\n"
 	"Container:\n"
 	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci\n"
@@ -75,6 +76,7 @@ static const struct option longopts[] = {
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "timings", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "rdzv-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },

@@ -50,6 +50,7 @@ static const struct key keys[] = {
 	{ "output", "log_dir", "log-dir", K_STR, OFF(log_dir), 0, 0, NULL },
 	{ "output", "verbose", NULL, K_LONG, OFF(verbose), 0, 9, NULL },
 	{ "output", "quiet", "quiet", K_BOOL, OFF(quiet), 0, 0, NULL },
+	{ "output", "timings", "timings", K_BOOL, OFF(timings), 0, 0, NULL },
 	{ "container", "image", "image", K_STR, OFF(image), 0, 0, NULL },
 	{ "container", "runtime", "runtime", K_ENUM, OFF(runtime), 0, 0, runtimes },
 	{ "container", "image_mode", "image-mode", K_ENUM, OFF(image_mode), 0, 0, image_modes },

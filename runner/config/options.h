@@ -40,6 +40,7 @@ struct options {
 	char *log_dir;
 	long verbose;         /* -v count; -q sets quiet */
 	bool quiet;
+	bool timings;         /* print the start-up phases' times (phase.h) */
 	bool dry_run;
 	/* container */
 	char *image;

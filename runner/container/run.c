@@ -28,6 +28,7 @@
 #include "launch.h"
 #include "step.h"
 #include "quote.h"
+#include "phase.h"
 #include "util.h"
 #include "workerenv.h"
 
@@ -150,6 +151,7 @@ static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 
 			if (w->len == 0 && ch == 'S') {
 				w->started = true;
+				phase_mark("container start");
 				continue;
 			}
 			if (ch != '\n') {
@@ -222,6 +224,7 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 		err_sys(e, EXIT_CTRUN, "signalfd");
 		goto restore;
 	}
+	phase_mark("setup");
 	w.pid = ctr_plan_spawn(&c->spec, p, envp, e);
 	if (w.pid < 0)
 		goto restore;
@@ -257,6 +260,7 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 		}
 	}
 	events(&w, efd, t, cancel);
+	phase_mark("workers");
 	step_helper_finish(w.helper);
 	if (!w.started && w.status != 0) {
 		if (w.got_signal != 0) {

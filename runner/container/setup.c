@@ -24,6 +24,7 @@
 #include "gpu_pin.h"
 #include "imgconfig.h"
 #include "imgmount.h"
+#include "phase.h"
 #include "privdir.h"
 #include "rootpath.h"
 #include "stage.h"
@@ -520,6 +521,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			       "runs the workers inside the container", c->agent);
 	if (rootfs(c, o, envp, e) < 0)
 		return -1;
+	phase_mark(c->holder.pid > 0 ? "image (mounted)" : "image");
 	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
 		return -1;
 	if (c->rootfs_real) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "phase.h"
 #include "gpu.h"
 #include "hostlist.h"
 #include "cpubind.h"
@@ -186,7 +187,9 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 		if (step_cancel_argv(t, &cancel) == 0)
 			so.on_death = cancel.argv;
 	}
+	phase_mark("setup");
 	rv = supervise_run(w, (size_t)t->nproc, &so, r, e);
+	phase_mark("workers");
 out:
 	for (long i = 0; envs != NULL && i < t->nproc; i++)
 		strv_free(&envs[i]);

@@ -90,3 +90,12 @@ unshare -m --propagation private sh -c '
 	"$2" hooks uninstall oci --system && test ! -e /usr/share/containers/oci/hooks.d/ctrun-hook.json
 ' sh "$TMPD" "$CTRUN" || fail "hooks install/uninstall oci --system"
 [ ! -e /usr/share/containers/oci/hooks.d/ctrun-hook.json ] || fail "--system wrote the machine's /usr/share"
+
+# --timings: one line with each start-up phase, here and in a container.
+"$CTRUN" --timings -- true 2> t.err
+grep -Eq "^ctrun: timings on $(hostname -s): exec [0-9.]+ ms, options [0-9.]+ ms, topology [0-9.]+ ms, setup [0-9.]+ ms, workers [0-9.]+ ms; total [0-9.]+ ms$" t.err ||
+	fail "--timings: $(cat t.err)"
+need_image TBB busybox.sqsh
+"$CTRUN" --timings --image-mode mount --image "$TBB" -- true 2> t.err
+grep -Eq "image \(mounted\) [0-9.]+ ms, setup [0-9.]+ ms, container start [0-9.]+ ms, workers" t.err ||
+	fail "--timings in a container: $(cat t.err)"

@@ -1,0 +1,74 @@
+/* phase.c - the start-up timeline (see phase.h). */
+#include "phase.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PHASES_MAX 16
+
+static struct {
+	const char *name;
+	double at; /* seconds, CLOCK_MONOTONIC */
+} marks[PHASES_MAX];
+static size_t nmarks;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* When this process started: its start time in /proc/self/stat (clock
+ * ticks since boot, the same clock as CLOCK_MONOTONIC without suspend). */
+static double process_start(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (p == NULL)
+		return -1;
+	/* Field 22 is the start time; after ')' come fields 3.. */
+	for (int field = 2; p != NULL && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%llu", &ticks) != 1)
+		return -1;
+	return (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+void phase_mark(const char *name)
+{
+	if (nmarks < PHASES_MAX) {
+		marks[nmarks].name = name;
+		marks[nmarks].at = now();
+		nmarks++;
+	}
+}
+
+void phase_report(FILE *f, const char *host)
+{
+	double start = process_start(), prev;
+
+	if (nmarks == 0)
+		return;
+	if (start < 0 || start > marks[0].at)
+		start = marks[0].at;
+	prev = start;
+	fprintf(f, "ctrun: timings on %s:", host);
+	for (size_t i = 0; i < nmarks; i++) {
+		fprintf(f, "%s %s %.1f ms", i ? "," : "", marks[i].name, (marks[i].at - prev) * 1e3);
+		prev = marks[i].at;
+	}
+	fprintf(f, "; total %.1f ms\n", (prev - start) * 1e3);
+}

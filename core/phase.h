@@ -1,0 +1,15 @@
+/* phase.h - the start-up timeline of one ctrun: named marks on the
+ * monotonic clock, printed as the time of each phase (`--timings`, -v):
+ * "ctrun: timings on HOST: topology 2.1 ms, image 48.0 ms, ...". */
+#ifndef CTRUN_PHASE_H
+#define CTRUN_PHASE_H
+
+#include <stdio.h>
+
+/* Ends the phase called name now (the first mark ends the phase since the
+ * process started).  At most 16 marks; later ones are dropped. */
+void phase_mark(const char *name);
+/* One line on f: each phase's duration and the total; nothing without marks. */
+void phase_report(FILE *f, const char *host);
+
+#endif
