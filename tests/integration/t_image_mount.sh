@@ -88,20 +88,19 @@ assert_eq "$(grep -ho '"weights": "[0-9a-f]*"' m/rank-0.json)" \
 	"$(grep -ho '"weights": "[0-9a-f]*"' u/rank-0.json)" "weights, mounted vs unpacked"
 assert_no_leftovers squashfuse 10
 
-# No FUSE for a user on this machine (/dev/fuse 0600 here, or chmod'ed so):
-# auto unpacks and says why under -v; mount fails naming it.
-if [ -r /dev/fuse ] && [ "$(stat -c %a /dev/fuse)" = 666 ]; then
-	why="squashfuse_ll is not installed"
-	as_env="PATH=/usr/local/bin:/bin"
-else
-	why="/dev/fuse cannot be opened"
-	as_env=""
-fi
-run_rc as_user env $as_env "'$CTRUN'" -v --image mine.sqsh -- true 2> ferr
+# No FUSE for a user (here: a root-only file over /dev/fuse, in a private
+# mount namespace): auto unpacks and says why under -v; mount fails, naming it.
+touch nofuse && chmod 600 nofuse
+no_fuse() { unshare -m --propagation private sh -c 'mount --bind "$1" /dev/fuse && shift && "$@"' \
+	sh "$TMPD/nofuse" "$@"; }
+why="/dev/fuse cannot be opened"
+run_rc no_fuse su ctrunuser -s /bin/bash -c "cd '$TMPD' && CTRUN_CACHE_DIR='$TMPD/usercache' \
+	'$CTRUN' -v --image mine.sqsh -- true" 2> ferr
 cat ferr
 assert_eq 0 "$rc" "a user's run without FUSE"
 grep -q "unpacking .*mine.sqsh, not mounting it: $why" ferr || fail "no reason given: $(cat ferr)"
-run_rc as_user env $as_env "'$CTRUN'" --image-mode mount --image mine.sqsh -- true 2> ferr
+run_rc no_fuse su ctrunuser -s /bin/bash -c "cd '$TMPD' && CTRUN_CACHE_DIR='$TMPD/usercache' \
+	'$CTRUN' --image-mode mount --image mine.sqsh -- true" 2> ferr
 assert_eq 125 "$rc" "--image-mode mount without FUSE"
 grep -q "image-mode mount: .*mine.sqsh: $why" ferr || fail "message: $(cat ferr)"
 assert_eq 1 "$(wc -l < ferr)" "lines of error"
