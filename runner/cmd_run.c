@@ -2,6 +2,7 @@
  * topology, re-launch through srun from a batch script, else start this
  * node's workers (here, or with --image inside a container). */
 #include <stdio.h>
+#include <string.h>
 
 #include "batch.h"
 #include "commands.h"
@@ -25,6 +26,11 @@ int cmd_run(struct options *o, struct err *e)
 	if (launch_topology(o, &t, e) < 0)
 		goto out;
 	phase_mark("topology");
+	/* As srun without -l and docker run: one worker's lines as they are. */
+	if (o->prefix_mode == NULL || strcmp(o->prefix_mode, "auto") == 0)
+		o->prefix = t.world_size > 1;
+	else
+		o->prefix = strcmp(o->prefix_mode, "true") == 0;
 	if (t.mode == MODE_BATCH) {
 		if (o->cmd == CMD_RUN && o->command.n == 0) {
 			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");

@@ -30,7 +30,7 @@ static const char usage[] =
 	"  --python PATH           interpreter for COMMAND ending in .py (default python3)\n"
 	"  --no-python             run a .py COMMAND directly\n"
 	"Output:\n"
-	"  --no-prefix             do not prefix output lines with [rankN]:\n"
+	"  --prefix, --no-prefix   [rankN]: on each output line or not (default: from 2 workers)\n"
 	"  --log-dir DIR           per-rank logs in DIR/JOBID/HOST/rank-N.log\n"
 	"  --timings               print the time of each start-up phase (also with -v)\n"
 	"  -v, --verbose  -q, --quiet  --dry-run  -h, --help  -V, --version\n"
@@ -50,7 +50,7 @@ static const char usage[] =
 	"Exit status: the first failing worker's, 2 usage/config, 125 ctrun failed,\n"
 	"126 not executable, 127 command not found.\n";
 
-enum { OPT_NO_PREFIX = 1000, OPT_DRY_RUN, OPT_FLAG_BASE = 2000 };
+enum { OPT_NO_PREFIX = 1000, OPT_PREFIX, OPT_DRY_RUN, OPT_FLAG_BASE = 2000 };
 
 /* Long options that take a value map to keys with the same name, '-' for '_'. */
 static const struct option longopts[] = {
@@ -81,6 +81,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "no-prefix", no_argument, NULL, OPT_NO_PREFIX },
+	{ "prefix", no_argument, NULL, OPT_PREFIX },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -120,7 +121,12 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 			o->quiet = true;
 			break;
 		case OPT_NO_PREFIX:
-			o->prefix = false;
+		case OPT_PREFIX:
+			free(o->prefix_mode);
+			o->prefix_mode = strdup(c == OPT_PREFIX ? "true" : "false");
+			if (o->prefix_mode == NULL)
+				return err_sys(e, EXIT_CTRUN, "options");
+			o->prefix = c == OPT_PREFIX;
 			break;
 		case OPT_DRY_RUN:
 			o->dry_run = true;

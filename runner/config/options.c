@@ -46,7 +46,7 @@ static const struct key keys[] = {
 	{ "run", "python", "python", K_STR, OFF(python), 0, 0, NULL },
 	{ "run", "no_python", "no-python", K_BOOL, OFF(no_python), 0, 0, NULL },
 	{ "run", "env", "env", K_KV, OFF(env), 0, 0, NULL },
-	{ "output", "prefix", NULL, K_BOOL, OFF(prefix), 0, 0, NULL },
+	{ "output", "prefix", NULL, K_ENUM, OFF(prefix_mode), 0, 0, autobool },
 	{ "output", "log_dir", "log-dir", K_STR, OFF(log_dir), 0, 0, NULL },
 	{ "output", "verbose", NULL, K_LONG, OFF(verbose), 0, 9, NULL },
 	{ "output", "quiet", "quiet", K_BOOL, OFF(quiet), 0, 0, NULL },
@@ -98,6 +98,7 @@ void options_free(struct options *o)
 	free_str(&o->nv);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
+	free_str(&o->prefix_mode);
 	free_str(&o->stage);
 	free_str(&o->stage_dir);
 	free_str(&o->cache_shared);

@@ -36,7 +36,8 @@ struct options {
 	char *python;         /* interpreter for COMMAND ending in .py */
 	bool no_python;
 	/* output */
-	bool prefix;
+	bool prefix;          /* resolved by cmd_run: [rankN]: on each line */
+	char *prefix_mode;    /* "auto" (from two workers on), "true", "false"; NULL = auto */
 	char *log_dir;
 	long verbose;         /* -v count; -q sets quiet */
 	bool quiet;

@@ -67,7 +67,7 @@ echo "prefixed output throughput" >&2
 line=$(printf 'x%.0s' $(seq 99))
 gen=(sh -c "yes $line | head -c 2147483648")
 t0=$(date +%s.%N); "${gen[@]}" > /dev/null; t1=$(date +%s.%N)
-"$CTRUN" --nproc-per-node 1 -- "${gen[@]}" > /dev/null; t2=$(date +%s.%N)
+"$CTRUN" --prefix --nproc-per-node 1 -- "${gen[@]}" > /dev/null; t2=$(date +%s.%N)
 raw=$("$PY" -c "print('%.0f' % (2048 / ($t1 - $t0)))")
 thr=$("$PY" -c "print('%.0f' % (2048 / ($t2 - $t1)))")
 
@@ -93,6 +93,6 @@ is cheaper than Slurm's per-task launch, hence a ratio below 1.)
 | same, bare \`srun -K1\` for reference | ${td_srun} s | | \`srun -N2 -n4 -K1 fail.sh\` |
 | same, torchrun (capped at 200 s) | ${td_tr} s | | \`srun -N2 --ntasks-per-node=1 torchrun ... --no_python fail.sh\` |
 | ctrun peak RSS supervising 4 workers | **$((rss_kb / 1024)).$(( (rss_kb % 1024) * 10 / 1024 )) MiB** ($rss_kb KiB VmHWM; \`/usr/bin/time\`, which also counts the workers: $time_kb KiB) | ≤ 4 MiB | \`ctrun --nproc-per-node 4 -- sleep 3 &\` then VmHWM from \`/proc/PID/status\` |
-| prefixed output through the supervisor | **$thr MB/s** (generator alone: $raw MB/s) | ≥ 200 MB/s | \`ctrun --nproc-per-node 1 -- sh -c 'yes <99 x> \| head -c 2GiB' > /dev/null\` |
+| prefixed output through the supervisor | **$thr MB/s** (generator alone: $raw MB/s) | ≥ 200 MB/s | \`ctrun --prefix --nproc-per-node 1 -- sh -c 'yes <99 x> \| head -c 2GiB' > /dev/null\` |
 
 MD

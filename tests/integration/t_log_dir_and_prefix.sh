@@ -25,3 +25,9 @@ done
 assert_eq 2000 "$(grep -c '^\[rank' out.txt)" "total prefixed lines"
 srun -N1 -n1 "$CTRUN" --no-prefix -- "$TMPD/talk.sh" > plain.txt 2>/dev/null
 assert_eq 500 "$(grep -c '^line [0-9]* from rank 0 of 1$' plain.txt)" "--no-prefix lines"
+# One worker in the whole job: lines as they are (srun without -l, docker
+# run); --prefix puts [rank0]: back.
+srun -N1 -n1 "$CTRUN" -- "$TMPD/talk.sh" > one.txt 2>/dev/null
+assert_eq 500 "$(grep -c '^line [0-9]* from rank 0 of 1$' one.txt)" "one worker's lines, unprefixed"
+srun -N1 -n1 "$CTRUN" --prefix -- "$TMPD/talk.sh" > forced.txt 2>/dev/null
+assert_eq 500 "$(grep -c '^\[rank0\]: line [0-9]* from rank 0 of 1$' forced.txt)" "--prefix lines"

@@ -41,7 +41,7 @@ static void test_defaults(void **state)
 	(void)state;
 	options_init(&o);
 	assert_int_equal(o.mode, MODE_AUTO);
-	assert_true(o.prefix);
+	assert_null(o.prefix_mode); /* auto: [rankN]: from two workers on */
 	assert_int_equal(o.kill_timeout, 3);
 	assert_int_equal(o.max_restarts, 0);
 	assert_int_equal(o.nnodes, -1);
@@ -141,10 +141,37 @@ static void test_ini_sets_keys_by_section(void **state)
 	assert_int_equal(options_load_file(&o, path, false, &e), 0);
 	assert_int_equal(o.max_restarts, 2);
 	assert_int_equal(o.kill_timeout, 7);
-	assert_false(o.prefix);
+	assert_string_equal(o.prefix_mode, "false");
 	assert_int_equal(o.mounts.n, 2);
 	unlink(path);
 	options_free(&o);
+}
+
+static void test_prefix_flags_override_the_config(void **state)
+{
+	char *path = write_tmp("[output]\nprefix = false\n");
+	char *on[] = { "ctrun", "--prefix", "x", NULL };
+	char *off[] = { "ctrun", "--no-prefix", "x", NULL };
+	struct err e = { 0 };
+	struct options o;
+
+	(void)state;
+	options_init(&o);
+	assert_int_equal(options_load_file(&o, path, false, &e), 0);
+	assert_int_equal(parse(&o, on, &e), 0);
+	assert_string_equal(o.prefix_mode, "true");
+	options_free(&o);
+	options_init(&o);
+	assert_int_equal(parse(&o, off, &e), 0);
+	assert_string_equal(o.prefix_mode, "false");
+	options_free(&o);
+	unlink(path);
+	path = write_tmp("[output]\nprefix = sometimes\n");
+	options_init(&o);
+	assert_int_equal(options_load_file(&o, path, false, &e), -1);
+	assert_non_null(strstr(e.msg, "sometimes"));
+	options_free(&o);
+	unlink(path);
 }
 
 static void test_ini_unknown_key_names_file_and_line(void **state)
@@ -262,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_repeatable_env_and_mount),
 		cmocka_unit_test(test_rejects_bad_values_naming_the_flag),
 		cmocka_unit_test(test_ini_sets_keys_by_section),
+		cmocka_unit_test(test_prefix_flags_override_the_config),
 		cmocka_unit_test(test_ini_unknown_key_names_file_and_line),
 		cmocka_unit_test(test_ini_key_in_wrong_section_is_an_error),
 		cmocka_unit_test(test_ini_bad_value_and_syntax_error),
