@@ -13,8 +13,9 @@ pkgs=(
 	python3 python3-torch
 	# containers (runc, images built from Debian packages)
 	runc squashfs-tools debootstrap busybox-static
-	# images mounted, not unpacked, by a user (squashfuse_ll)
-	squashfuse
+	# images mounted, not unpacked: by a user (squashfuse_ll), by enroot's
+	# start from a squashfs (squashfuse + fuse-overlayfs)
+	squashfuse fuse-overlayfs
 	# tests: system calls of the cache (t_cache_durable)
 	strace
 	# benchmarks

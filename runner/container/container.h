@@ -35,6 +35,7 @@ struct ctr_setup {
 	char id[256];
 	char enroot_name[256];
 	char enroot_data[4096];
+	char enroot_image[4096]; /* the squashfs enroot starts without unpacking, or "" */
 	char agent[4096];       /* ctrun-agent on the host */
 	char hook[4096];
 	char gpu_ids[1024];
@@ -55,6 +56,12 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
  * set), 0 to unpack instead (auto; -v says why), -1 error (--image-mode
  * mount, and it does not work). */
 int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e);
+/* enroot started from the squashfs itself (enroot's start IMAGE.sqsh:
+ * squashfuse + fuse-overlayfs, nothing unpacked) where --image-mode lets
+ * it and it works: 1 (spec.enroot_name is the image's real path), 0 to
+ * create the unpacked entry instead (auto; -v says why), -1 error. */
+int ctr_enroot_from_file(struct ctr_setup *c, const struct options *o, char *const *envp,
+			 struct err *e);
 /* The adapter's plan for c->spec. */
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */

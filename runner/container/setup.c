@@ -261,6 +261,12 @@ static int rootfs(struct ctr_setup *c, const struct options *o, char *const *env
 		return err_set(e, EXIT_CTRUN, "enroot data path too long");
 	s->enroot_data = c->enroot_data;
 	s->enroot_name = c->enroot_name;
+	{
+		int from_file = ctr_enroot_from_file(c, o, envp, e);
+
+		if (from_file != 0)
+			return from_file < 0 ? -1 : 0;
+	}
 	if (o->dry_run) {
 		c->rootfs_real = access(c->rootfs, F_OK) == 0;
 		s->rootfs = c->rootfs_real ? c->rootfs : NULL;

@@ -18,7 +18,7 @@ mkdir -p "$src1" "$src2"
 cd "$TMPD"
 export PATH="$CTRUN_REPO/tests/integration/stubs:$PATH" ENROOT_STUB_OUT=$out ENROOT_DATA_PATH=$data
 export NVIDIA_VISIBLE_DEVICES=all # the host's must not reach enroot's NVIDIA hook
-run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image "$IMG" \
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image-mode unpack --image "$IMG" \
 	--mount "$src1:/data/in side \$x:ro" --mount "$src2:/mnt/evil/ctrun-t" -- echo hi
 assert_eq 0 "$rc" "ctrun with the enroot stub"
 
@@ -81,4 +81,32 @@ mkdir -p "$nl"
 run_rc "$CTRUN" --runtime enroot --image "$IMG" --mount "$nl:/data" -- true 2> "$TMPD/err"
 assert_eq 2 "$rc" "exit status for a newline path"
 grep -q "enroot cannot mount a path that contains a newline" "$TMPD/err" || fail "message: $(cat "$TMPD/err")"
+# Started from the squashfs itself (enroot's `start IMAGE.sqsh`, squashfuse
+# + fuse-overlayfs): auto uses an entry that is there, else the file; the
+# start argument is the image's real path and nothing is created.  A path
+# that enroot would put inside single quotes in its shell is refused
+# (--image-mode mount) or unpacked instead (auto; -v says why).
+arg0() { mapfile -d '' argv < "$out/argv"; printf '%s' "${argv[0]}"; }
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image "$IMG" -- true
+assert_eq "0 $names" "$rc $(arg0)" "auto with an unpacked entry there: enroot starts the entry"
+rm -rf "${data:?}"/* "$out/argv"
+mkdir -p "$TMPD/via link"
+ln -s "$IMG" "$TMPD/via link/i.sqsh"
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image "$TMPD/via link/i.sqsh" -- true
+assert_eq "0 $(readlink -f "$IMG")" "$rc $(arg0)" "auto without an entry: enroot starts the file"
+assert_eq "" "$(ls -A "$data")" "nothing created in the enroot data directory"
+rm -f "$out/argv"
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image-mode mount --image "$IMG" -- true
+assert_eq "0 $(readlink -f "$IMG")" "$rc $(arg0)" "--image-mode mount: enroot starts the file"
+q="$TMPD/it's.sqsh"
+cp "$IMG" "$q"
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image-mode mount --image "$q" -- true 2> "$TMPD/err"
+assert_eq 125 "$rc" "--image-mode mount of a path with a quote"
+grep -q "enroot cannot start .*it's.sqsh without unpacking it: .*single quotes" "$TMPD/err" ||
+	fail "message: $(cat "$TMPD/err")"
+run_rc env CTRUN_NV=false "$CTRUN" -v --runtime enroot --image "$q" -- true 2> "$TMPD/err"
+assert_eq 0 "$rc" "auto with a path with a quote"
+grep -q "unpacking .*it's.sqsh for enroot, not starting it from the file" "$TMPD/err" ||
+	fail "auto does not say why it unpacks: $(cat "$TMPD/err")"
+case $(arg0) in ctrun-*) ;; *) fail "auto with a quote started $(arg0), not an entry" ;; esac
 echo "ok: enroot conf, fstab, environ and rc as enroot reads them"
