@@ -1,6 +1,7 @@
 /* phase.c - the start-up timeline (see phase.h). */
 #include "phase.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -56,19 +57,35 @@ void phase_mark(const char *name)
 	}
 }
 
-void phase_report(FILE *f, const char *host)
+size_t phase_rows(struct phase_row *rows, size_t max)
 {
 	double start = process_start(), prev;
+	size_t n = 0;
 
-	if (nmarks == 0)
-		return;
+	if (nmarks == 0 || max == 0)
+		return 0;
 	if (start < 0 || start > marks[0].at)
 		start = marks[0].at;
 	prev = start;
-	fprintf(f, "ctrun: timings on %s:", host);
-	for (size_t i = 0; i < nmarks; i++) {
-		fprintf(f, "%s %s %.1f ms", i ? "," : "", marks[i].name, (marks[i].at - prev) * 1e3);
+	for (size_t i = 0; i < nmarks && n + 1 < max; i++) {
+		rows[n].name = marks[i].name;
+		rows[n++].ms = (marks[i].at - prev) * 1e3;
 		prev = marks[i].at;
 	}
-	fprintf(f, "; total %.1f ms\n", (prev - start) * 1e3);
+	rows[n].name = "total";
+	rows[n++].ms = (prev - start) * 1e3;
+	return n;
+}
+
+void phase_report(FILE *f, const char *host)
+{
+	struct phase_row rows[PHASE_ROWS_MAX];
+	size_t n = phase_rows(rows, PHASE_ROWS_MAX);
+
+	if (n == 0)
+		return;
+	fprintf(f, "ctrun: timings on %s:", host);
+	for (size_t i = 0; i + 1 < n; i++)
+		fprintf(f, "%s %s %.1f ms", i ? "," : "", rows[i].name, rows[i].ms);
+	fprintf(f, "; total %.1f ms\n", rows[n - 1].ms);
 }

@@ -12,4 +12,13 @@ void phase_mark(const char *name);
 /* One line on f: each phase's duration and the total; nothing without marks. */
 void phase_report(FILE *f, const char *host);
 
+/* Each phase's duration in ms, in order, then "total"; at most max rows
+ * (PHASE_ROWS_MAX holds them all).  Returns how many. */
+#define PHASE_ROWS_MAX 17
+struct phase_row {
+	const char *name;
+	double ms;
+};
+size_t phase_rows(struct phase_row *rows, size_t max);
+
 #endif

@@ -10,6 +10,7 @@
 #include "launch.h"
 #include "phase.h"
 #include "topology.h"
+#include "tsummary.h"
 
 extern char **environ;
 
@@ -21,7 +22,7 @@ int run_workers(const struct options *o, struct topo *t, char *const *envp, stru
 int cmd_run(struct options *o, struct err *e)
 {
 	struct topo t;
-	int rv = -1;
+	int rv = -1, tfd = -1;
 
 	if (launch_topology(o, &t, e) < 0)
 		goto out;
@@ -45,9 +46,15 @@ int cmd_run(struct options *o, struct err *e)
 		rv = 0;
 		goto out;
 	}
-	rv = run_workers(o, &t, environ, e);
 	if (o->timings || o->verbose > 0)
+		tfd = tsum_listen(&t, (int)o->verbose);
+	rv = run_workers(o, &t, environ, e);
+	if (o->timings || o->verbose > 0) {
 		phase_report(stderr, t.host);
+		/* The others' reports come as they end: wait a little for them,
+		 * not at all after a failure. */
+		tsum_finish(tfd, &t, rv == 0 ? 2000 : 0, stderr);
+	}
 out:
 	topo_free(&t);
 	return rv;

@@ -99,3 +99,16 @@ need_image TBB busybox.sqsh
 "$CTRUN" --timings --image-mode mount --image "$TBB" -- true 2> t.err
 grep -Eq "image \(mounted\) [0-9.]+ ms, setup [0-9.]+ ms, container start [0-9.]+ ms, workers" t.err ||
 	fail "--timings in a container: $(cat t.err)"
+# Several nodes (tasks): each prints its own line, rank 0 one more with the
+# slowest node of each phase, gathered over UDP from the others.
+n1=${NODES[0]} n2=${NODES[1]}
+srun -N2 --ntasks-per-node=1 "$CTRUN" --timings -- true 2> t.err
+assert_eq 2 "$(grep -c '^ctrun: timings on ' t.err)" "per-node timings lines"
+assert_eq 1 "$(grep -c '^ctrun: timings, slowest of 2 nodes: ' t.err)" "summary lines: $(cat t.err)"
+grep -Eq "^ctrun: timings, slowest of 2 nodes: exec [0-9.]+ ms \(($n1|$n2)\), .*workers [0-9.]+ ms \(($n1|$n2)\); total [0-9.]+ ms \(($n1|$n2)\)$" t.err ||
+	fail "--timings summary: $(cat t.err)"
+# The slowest total is the larger of the two nodes' own totals.
+want=$(sed -n 's/^ctrun: timings on .*; total \([0-9.]*\) ms$/\1/p' t.err | sort -n | tail -1)
+grep -Eq "; total $want ms \(($n1|$n2)\)\$" t.err || fail "summary total is not the slowest ($want): $(cat t.err)"
+srun -N1 -n2 -w "$n1" "$CTRUN" --timings -- true 2> t.err
+grep -q '^ctrun: timings, slowest of 2 tasks: ' t.err || fail "task-mode summary: $(cat t.err)"
