@@ -167,26 +167,36 @@ int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
 			snprintf(list + o, sizeof(list) - o, "%s%s", i == 0 ? "" : i + 1 == looked.n ?
 				 " and " : ", ", looked.v[i]);
 		}
-		err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH",
-			image, image_kind_name(kind), list);
+		err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH; "
+			"install one of them or add its directory to PATH", image,
+			image_kind_name(kind), list);
 		goto out;
 	}
 	for (enum ctr_runtime r = RT_ENROOT; r <= RT_OCI; r++)
 		if (strcmp(want, ctr_runtime_name(r)) == 0)
 			*rt = r;
 	if (*rt == RT_NONE) {
-		err_set(e, EXIT_USAGE, "--runtime %s: unknown runtime", want);
+		err_set(e, EXIT_USAGE, "--runtime %s: unknown runtime (use auto, enroot, apptainer, "
+			"singularity or oci)", want);
 		goto out;
 	}
 	if (!fits(*rt, kind)) {
-		err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s)%s", want, image,
-			image_kind_name(kind), kind == IMAGE_DOCKER_ARCHIVE ||
-			kind == IMAGE_OCI_ARCHIVE ? ": use --runtime oci" : "");
+		char fit[128] = "";
+
+		for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++) {
+			size_t o = strlen(fit);
+
+			snprintf(fit + o, sizeof(fit) - o, "%s%s", o ? " or " : "",
+				 ctr_runtime_name(*r));
+		}
+		err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s): use --runtime %s", want,
+			image, image_kind_name(kind), *fit ? fit : "auto");
 		*rt = RT_NONE;
 		goto out;
 	}
 	if (!find(*rt, have, bin, size, &looked)) {
-		err_set(e, EXIT_CTRUN, "--runtime %s: %s not found in PATH", want,
+		err_set(e, EXIT_CTRUN, "--runtime %s: %s not found in PATH; install it, add its "
+			"directory to PATH or use --runtime auto", want,
 			*rt == RT_OCI ? "runc or crun" : want);
 		*rt = RT_NONE;
 		goto out;

@@ -57,7 +57,8 @@ int net_resolve_master(const char *name, bool self, char *out, size_t size, stru
 
 	ret = getaddrinfo(name, NULL, &hints, &res);
 	if (ret != 0)
-		return err_set(e, EXIT_CTRUN, "master address '%s' does not resolve: %s", name,
+		return err_set(e, EXIT_CTRUN, "master address '%s' does not resolve: %s (pass "
+			       "--master-addr with a name or address every node resolves)", name,
 			       gai_strerror(ret));
 	/* IPv4 first: what every rank will agree on, and what gloo prefers. */
 	for (int family = AF_INET; rv < 0 && family != 0; family = family == AF_INET ? AF_INET6 : 0)

@@ -195,7 +195,8 @@ static void test_none_installed_names_what_was_looked_for(void **state)
 					  sizeof(bin), &e), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
 	assert_string_equal(e.msg, "no container runtime for /i.sif (sif): looked for apptainer, "
-			    "singularity, runc and crun in PATH");
+			    "singularity, runc and crun in PATH; install one of them or add its "
+			    "directory to PATH");
 }
 
 static void test_explicit_runtime_must_fit_and_be_installed(void **state)
@@ -208,7 +209,8 @@ static void test_explicit_runtime_must_fit_and_be_installed(void **state)
 	assert_int_equal(ctr_pick_runtime("enroot", IMAGE_SIF, "/i.sif", fake_have, &rt, bin,
 					  sizeof(bin), &e), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
-	assert_non_null(strstr(e.msg, "cannot run /i.sif (sif)"));
+	assert_non_null(strstr(e.msg, "cannot run /i.sif (sif): use --runtime apptainer or "
+				      "singularity or oci"));
 	assert_int_equal(ctr_pick_runtime("enroot", IMAGE_SQUASHFS, "/i.sqsh", fake_have, &rt, bin,
 					  sizeof(bin), &e), -1);
 	assert_non_null(strstr(e.msg, "enroot not found"));
