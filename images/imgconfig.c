@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "envfile.h"
 #include "inroot.h"
 #include "rootpath.h"
 #include "util.h"
@@ -224,8 +225,10 @@ static char *read_image_environment(const char *rootfs)
 		n = read(fd, text + len, cap - len - 1);
 		if (n > 0)
 			len += (size_t)n;
-	} while (n > 0 || (n < 0 && errno == EINTR));
-	if (n < 0)
+	} while ((n > 0 || (n < 0 && errno == EINTR)) && len <= ENVFILE_MAX);
+	if (len > ENVFILE_MAX)
+		errno = EFBIG; /* a hostile image's endless file */
+	if (n < 0 || len > ENVFILE_MAX)
 		goto fail;
 	text[len] = '\0';
 	close(fd);
@@ -243,39 +246,12 @@ fail:
 
 int image_environ_read(const char *rootfs, struct strv *env, struct err *e)
 {
-	char *text, *line, *save = NULL;
+	char *text = read_image_environment(rootfs);
+	int rc;
 
-	text = read_image_environment(rootfs);
 	if (text == NULL)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s/etc/environment", rootfs);
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *eq, *v;
-		size_t vl;
-
-		line += strspn(line, " \t");
-		if (*line == '#' || *line == '\0')
-			continue;
-		if (strncmp(line, "export ", 7) == 0)
-			line += 7;
-		eq = strchr(line, '=');
-		if (eq == NULL || eq == line || strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
-					"nopqrstuvwxyz0123456789_") != (size_t)(eq - line) ||
-		    (line[0] >= '0' && line[0] <= '9'))
-			continue;
-		*eq = '\0';
-		v = eq + 1;
-		vl = strlen(v);
-		while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t' || v[vl - 1] == '\r'))
-			v[--vl] = '\0';
-		if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && (v[vl - 1] == '"' || v[vl - 1] == '\'')) {
-			v[vl - 1] = '\0';
-			v++;
-		}
-		if (strv_setenv(env, line, v, 1) < 0) {
-			free(text);
-			return err_sys(e, EXIT_CTRUN, "image environment");
-		}
-	}
+	rc = envfile_parse(text, env);
 	free(text);
-	return 0;
+	return rc < 0 ? err_sys(e, EXIT_CTRUN, "image environment") : 0;
 }

@@ -23,6 +23,7 @@ int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
 int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
+int cmd_version(const struct options *o);         /* cmd_version.c: --version */
 
 /* This node's workers of a run, with its restarts: forked here, or with
  * o->image inside a container (cmd_run.c). */

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	ret = options_load(&o, argc, argv, environ, &e);
 	phase_mark("options");
 	if (ret == 1) {
-		status = 0;
+		status = o.show_version ? cmd_version(&o) : 0;
 		goto out;
 	}
 	if (ret < 0)

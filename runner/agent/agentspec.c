@@ -82,6 +82,14 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'K', s->control);
 	for (size_t i = 0; i < s->inherit.n; i++)
 		puts_(&b, 'I', s->inherit.v[i]);
+	for (size_t i = 0; i < s->over.n; i++)
+		puts_(&b, 'O', s->over.v[i]);
+	for (size_t i = 0; i < s->libdirs.n; i++)
+		puts_(&b, 'J', s->libdirs.v[i]);
+	for (size_t i = 0; i < s->entry.n; i++)
+		puts_(&b, 'Y', s->entry.v[i]);
+	if (s->apptainer_env)
+		puts_(&b, 'N', "1");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct agent_worker *w = &s->w[i];
 
@@ -184,9 +192,11 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 			break;
 		case 'P':
 		case 'Q':
+		case 'N':
 			if (n != 1 || (v[0] != '0' && v[0] != '1'))
 				goto malformed;
-			*(tag == 'P' ? &s->prefix : &s->quiet) = v[0] == '1';
+			*(tag == 'P' ? &s->prefix : tag == 'Q' ? &s->quiet : &s->apptainer_env) =
+				v[0] == '1';
 			break;
 		case 'G':
 			if (parse_num(v, n, 0, 3600L * 1000, &s->grace_ms) < 0)
@@ -205,9 +215,16 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 			bad = set_str(&s->control, v, n);
 			break;
 		case 'I':
-			if (memchr(v, '=', n) == NULL)
+		case 'O':
+			if (memchr(v, '=', n) == NULL || v[0] == '=')
 				goto malformed;
-			bad = strv_pushn(&s->inherit, v, n);
+			bad = strv_pushn(tag == 'I' ? &s->inherit : &s->over, v, n);
+			break;
+		case 'J':
+		case 'Y':
+			if (n == 0 || v[0] != '/')
+				goto malformed;
+			bad = strv_pushn(tag == 'J' ? &s->libdirs : &s->entry, v, n);
 			break;
 		case 'W':
 			if (parse_num(v, n, 0, LONG_MAX, &num) < 0)
@@ -270,6 +287,9 @@ void agentspec_free(struct agent_spec *s)
 	free(s->events);
 	free(s->control);
 	strv_free(&s->inherit);
+	strv_free(&s->over);
+	strv_free(&s->libdirs);
+	strv_free(&s->entry);
 	for (size_t i = 0; i < s->n; i++) {
 		strv_free(&s->w[i].argv);
 		strv_free(&s->w[i].env);
@@ -312,13 +332,41 @@ static int layer(struct strv *out, char *const *v)
 	return 0;
 }
 
+/* Whether the colon-separated list holds dir as one of its entries. */
+static bool path_list_has(const char *list, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	for (const char *p = list; p != NULL; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+		if (strncmp(p, dir, n) == 0 && (p[n] == ':' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
 int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *container_env,
 			 struct strv *out, struct err *e)
 {
 	if (i >= s->n)
 		return err_set(e, EXIT_CTRUN, "agent spec: no worker %zu", i);
 	if (layer(out, s->inherit.v) < 0 || layer(out, container_env) < 0 ||
-	    layer(out, s->w[i].env.v) < 0)
+	    layer(out, s->over.v) < 0)
+		return err_sys(e, EXIT_CTRUN, "worker environment");
+	for (size_t k = 0; k < s->libdirs.n; k++) {
+		const char *dir = s->libdirs.v[k], *cur = strv_getenv(out, "LD_LIBRARY_PATH");
+		char *v;
+		int rc;
+
+		if (cur != NULL && path_list_has(cur, dir))
+			continue;
+		if (asprintf(&v, "%s%s%s", cur != NULL && *cur != '\0' ? cur : "",
+			     cur != NULL && *cur != '\0' ? ":" : "", dir) < 0)
+			return err_sys(e, EXIT_CTRUN, "worker environment");
+		rc = strv_setenv(out, "LD_LIBRARY_PATH", v, 1);
+		free(v);
+		if (rc < 0)
+			return err_sys(e, EXIT_CTRUN, "worker environment");
+	}
+	if (layer(out, s->w[i].env.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "worker environment");
 	return 0;
 }

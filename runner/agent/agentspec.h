@@ -12,7 +12,14 @@
  * (version "1") and ends with Z, so a truncated file is refused.
  *   global: H host, P prefix 0|1, L log dir, G grace ms, Q quiet 0|1,
  *           C working directory, E events FIFO, K control FIFO,
- *           I inherited variable K=V (repeatable)
+ *           I inherited variable K=V (repeatable),
+ *           O the runtime's variable K=V, over the container's own (repeatable),
+ *           J a library directory appended to LD_LIBRARY_PATH when it exists
+ *             in the container (repeatable),
+ *           N 0|1 the container's environment is apptainer's (--cleanenv):
+ *             complete it as apptainer does not (agent_apptainer_env),
+ *           Y an entrypoint candidate (repeatable): the first that is an
+ *             executable file in the container runs each worker's argv
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
@@ -60,6 +67,11 @@ struct agent_spec {
 	char *events;         /* NULL = none */
 	char *control;        /* NULL = none */
 	struct strv inherit;  /* ctrun's environment, under the container's own */
+	struct strv over;     /* the runtime's variables, over the container's own */
+	struct strv libdirs;  /* appended to LD_LIBRARY_PATH (the agent drops those
+			       * that do not exist in the container first) */
+	struct strv entry;    /* entrypoint candidates, in order; empty = none */
+	bool apptainer_env;   /* complete apptainer's --cleanenv environment */
 	struct agent_worker *w;
 	size_t n;
 };
@@ -75,7 +87,10 @@ struct agent_worker *agentspec_add_worker(struct agent_spec *s, long rank, long 
 /* Worker i's environment inside the container, lowest layer first:
  * `inherit` (ctrun's environment), then the container's own (the image's
  * variables and what the runtime set: PATH, LD_LIBRARY_PATH for --nv...),
- * then the worker's variables (the torchrun contract, --env).  As with
+ * then `over` (what ctrun's runtime adapter sets, e.g. the renumbered
+ * CUDA_VISIBLE_DEVICES of an isolated apptainer container), `libdirs`
+ * appended to LD_LIBRARY_PATH, then the worker's variables (the torchrun
+ * contract, --env).  As with
  * pyxis, the image wins over the host, and ctrun's contract over both. */
 int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *container_env,
 			 struct strv *out, struct err *e);

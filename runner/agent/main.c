@@ -32,12 +32,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <dirent.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agentspec.h"
 #include "command.h"
+#include "envfile.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -77,6 +80,124 @@ static const char *env_of(char *const *env, const char *key)
 	return NULL;
 }
 
+/* Whether apptainer sourced an environment of the image's own: the
+ * /.singularity.d/env/ *.sh scripts of an image it built, or the
+ * /environment of a Singularity 2 image (its action scripts read nothing
+ * else). */
+static bool has_apptainer_env(void)
+{
+	DIR *d = opendir("/.singularity.d/env");
+	struct dirent *de;
+	bool found = access("/environment", F_OK) == 0;
+
+	while (!found && d != NULL && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		found = n > 3 && strcmp(de->d_name + n - 3, ".sh") == 0;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
+/* /etc/environment of the image, a plain file read up to ENVFILE_MAX bytes;
+ * NULL when there is none (or it is not a plain file). */
+static char *read_environment(void)
+{
+	int fd = open("/etc/environment", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	size_t len = 0;
+	struct stat st;
+	char *text = NULL;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (text = malloc(ENVFILE_MAX + 1)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	while (len < ENVFILE_MAX && ((n = read(fd, text + len, ENVFILE_MAX - len)) > 0 ||
+				     (n < 0 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	close(fd);
+	text[len] = '\0';
+	return text;
+}
+
+/* The container's own environment under apptainer --cleanenv, completed as
+ * apptainer does not: an image it did not build (an enroot squashfs, a
+ * directory) keeps its Docker ENV in /etc/environment, which apptainer
+ * never reads; and --cleanenv sets LANG=C over the host's LANG, which
+ * ctrun passes on as it passes every other variable (docs/containers.md). */
+static int apptainer_env(const struct agent_spec *s, struct strv *env)
+{
+	const char *lang = strv_getenv(env, "LANG");
+
+	if (lang != NULL && strcmp(lang, "C") == 0) {
+		for (size_t i = 0; i < s->inherit.n; i++)
+			if (strncmp(s->inherit.v[i], "LANG=", 5) == 0 && strv_unsetenv(env, "LANG") < 0)
+				return -1;
+	}
+	if (!has_apptainer_env()) {
+		char *text = read_environment();
+		int rc = text != NULL ? envfile_parse(text, env) : 0;
+
+		free(text);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Enters the working directory, creating it when the image lacks it (as
+ * runc and docker do for process.cwd, so every runtime behaves alike). */
+static int enter_cwd(const char *cwd)
+{
+	char path[PATH_MAX];
+
+	if (chdir(cwd) == 0)
+		return 0;
+	if (errno != ENOENT || strlen(cwd) >= sizeof(path))
+		goto fail;
+	strcpy(path, cwd);
+	for (char *p = path + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+				fprintf(stderr, "ctrun: the working directory %s is not in the image and "
+					"cannot be created there (%s): create it in the image or "
+					"--mount a directory there\n", cwd, strerror(errno));
+				return -1;
+			}
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	if (chdir(cwd) == 0)
+		return 0;
+fail:
+	fprintf(stderr, "ctrun: cannot enter the working directory %s in the container: %s\n", cwd,
+		strerror(errno));
+	return -1;
+}
+
+/* The first entrypoint candidate that is an executable file, NULL if none. */
+static const char *entrypoint(const struct agent_spec *s)
+{
+	for (size_t i = 0; i < s->entry.n; i++) {
+		struct stat st;
+
+		if (stat(s->entry.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(s->entry.v[i], X_OK) == 0)
+			return s->entry.v[i];
+	}
+	return NULL;
+}
+
 /* The supervisor process: workers from the spec, supervise_run, exit code. */
 static int supervisor(struct agent_spec *s)
 {
@@ -89,20 +210,51 @@ static int supervisor(struct agent_spec *s)
 				     .arg = &r };
 	struct err e = { 0 };
 	char **paths = calloc(s->n, sizeof(*paths));
+	struct strv own = { 0 }, dirs = { 0 };
+	const char *entry = NULL;
 
-	if (envs == NULL || w == NULL || paths == NULL) {
+	if (envs == NULL || w == NULL || paths == NULL || strv_extend(&own, environ) < 0 ||
+	    (s->apptainer_env && apptainer_env(s, &own) < 0)) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;
 	}
-	if (s->cwd != NULL && chdir(s->cwd) < 0) {
-		fprintf(stderr, "ctrun: cannot enter the working directory %s in the container: "
-			"%s\n", s->cwd, strerror(errno));
+	/* Library directories that are there (--nv's /.singularity.d/libs). */
+	for (size_t i = 0; i < s->libdirs.n; i++) {
+		struct stat st;
+
+		if (stat(s->libdirs.v[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    strv_push(&dirs, s->libdirs.v[i]) < 0) {
+			fail("agent: out of memory", NULL);
+			return EXIT_CTRUN;
+		}
+	}
+	strv_free(&s->libdirs);
+	s->libdirs = dirs;
+	if (s->entry.n > 0 && (entry = entrypoint(s)) == NULL) {
+		fprintf(stderr, "ctrun: --entrypoint: the image has no entrypoint on %s (looked for",
+			s->host);
+		for (size_t i = 0; i < s->entry.n; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", s->entry.v[i]);
+		fprintf(stderr, "); run without --entrypoint\n");
 		return EXIT_CTRUN;
 	}
+	if (s->cwd != NULL && enter_cwd(s->cwd) < 0)
+		return EXIT_CTRUN;
 	for (size_t i = 0; i < s->n; i++) {
 		char path[PATH_MAX];
 
-		if (agentspec_worker_env(s, i, environ, &envs[i], &e) < 0) {
+		/* The image's entrypoint runs the command, as `apptainer run` does. */
+		if (entry != NULL) {
+			struct strv a = { 0 };
+
+			if (strv_push(&a, entry) < 0 || strv_extend(&a, s->w[i].argv.v) < 0) {
+				fail("agent: out of memory", NULL);
+				return EXIT_CTRUN;
+			}
+			strv_free(&s->w[i].argv);
+			s->w[i].argv = a;
+		}
+		if (agentspec_worker_env(s, i, own.v, &envs[i], &e) < 0) {
 			fail("agent", &e);
 			return EXIT_CTRUN;
 		}

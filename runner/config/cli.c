@@ -112,7 +112,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 			fputs(usage, stdout);
 			return 1;
 		case 'V':
-			printf("ctrun %s\n", CTRUN_VERSION);
+			o->show_version = true; /* main prints it, with the parts found */
 			return 1;
 		case 'v':
 			o->verbose++;

@@ -43,6 +43,7 @@ struct options {
 	bool quiet;
 	bool timings;         /* print the start-up phases' times (phase.h) */
 	bool dry_run;
+	bool show_version;  /* --version: main prints it and exits */
 	/* container */
 	char *image;
 	char *runtime;

@@ -39,6 +39,7 @@ struct ctr_setup {
 	char agent[4096];       /* ctrun-agent on the host */
 	char hook[4096];
 	char gpu_ids[1024];
+	char home[4096];        /* apptainer isolation: $HOME, bound back */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct img_holder holder; /* the mounted image (--image-mode), pid -1 = none */
 	char rootfs_ns[4096];   /* where the holder mounted it, in its namespace */

@@ -80,6 +80,37 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 	return 0;
 }
 
+/* What the runtime's adapter tells the agent (rt.h ctr_plan), and a
+ * worker's own GPU under --gpu-isolation named as the container numbers
+ * it when the container renumbers its GPUs 0..n-1. */
+static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
+			const struct ctr_plan *p, const struct options *o, const struct topo *t,
+			struct err *e)
+{
+	size_t ngpus = 0;
+
+	if (strv_extend(&as->over, p->agent_env.v) < 0 ||
+	    strv_extend(&as->libdirs, p->agent_libdirs.v) < 0 ||
+	    strv_extend(&as->entry, p->agent_entry.v) < 0)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
+	as->apptainer_env = p->agent_apptainer_env;
+	if (!p->gpus_renumbered || !o->gpu_isolation || c->spec.gpu_ids == NULL ||
+	    t->gpus.n == 0)
+		return 0;
+	for (const char *g = c->spec.gpu_ids; g != NULL; g = strchr(g, ',') ? strchr(g, ',') + 1
+									      : NULL)
+		ngpus++;
+	for (size_t i = 0; i < as->n; i++) {
+		size_t local = (size_t)(t->local_rank_base + (long)i);
+		char idx[32];
+
+		snprintf(idx, sizeof(idx), "%zu", ngpus == 1 ? 0 : local % ngpus);
+		if (strv_setenv(&as->w[i].env, "CUDA_VISIBLE_DEVICES", idx, 1) < 0)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+	}
+	return 0;
+}
+
 /* --dry-run: the workers as the agent will start them, then the runtime's plan. */
 static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 		      const struct ctr_plan *p)
@@ -311,7 +342,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 		err_sys(e, EXIT_CTRUN, "container argv");
 		goto out;
 	}
-	if (ctr_make_plan(&c, &p, e) < 0)
+	if (ctr_make_plan(&c, &p, e) < 0 || plan_to_spec(&as, &c, &p, o, t, e) < 0)
 		goto out;
 	if (o->dry_run) {
 		print_dry(&as, &c, &p);

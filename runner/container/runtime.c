@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,10 @@ void ctr_plan_free(struct ctr_plan *p)
 	strv_free(&p->argv);
 	strv_free(&p->setenv);
 	strv_free(&p->unsetenv);
+	strv_free(&p->keepenv);
+	strv_free(&p->agent_env);
+	strv_free(&p->agent_libdirs);
+	strv_free(&p->agent_entry);
 	for (size_t i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
 		free(p->files[i].data);
@@ -93,6 +98,58 @@ bool ctr_which(const char *bin, char *path, size_t size)
 			break;
 	}
 	return false;
+}
+
+void ctr_app_version(const char *bin, struct app_version *v)
+{
+	char buf[4096];
+	size_t len = 0;
+	int pfd[2], ws;
+	pid_t pid;
+
+	memset(v, 0, sizeof(*v));
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = { (char *)bin, "--version", NULL };
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
+		    dup2(pfd[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		execv(bin, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		return;
+	}
+	for (int waited = 0; len < sizeof(buf) - 1 && waited < 5000;) {
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+		int r = poll(&pf, 1, 100);
+		ssize_t n;
+
+		if (r == 0) {
+			waited += 100;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		n = r < 0 ? -1 : read(pfd[0], buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(pfd[0]);
+	kill(pid, SIGKILL); /* gone already, or hung past the limit */
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	app_version_parse(buf, v);
 }
 
 /* Runtimes in order of preference for each image kind under --runtime auto. */
@@ -213,6 +270,18 @@ int ctr_plan_write(const struct ctr_plan *p, struct err *e)
 		const struct ctr_file *f = &p->files[i];
 		int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 
+		if (fd < 0 && errno == ENOENT) {
+			/* A file in a directory of the run directory (driver/). */
+			char dir[PATH_MAX], *slash;
+
+			if (xsnprintf(dir, sizeof(dir), "%s", f->path) == 0 &&
+			    (slash = strrchr(dir, '/')) != NULL && slash != dir) {
+				*slash = '\0';
+				if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+					fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+						  O_NOFOLLOW, 0644);
+			}
+		}
 		if (fd < 0)
 			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
 		if (write_all(fd, f->data, f->len) < 0) {
@@ -248,11 +317,33 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 		shell_quote(stdout, p->ovl_merged);
 		fputs(" with the mount points created, then:\n", stdout);
 	}
-	if (p->setenv.n > 0 || p->unsetenv.n > 0) {
+	/* Prefix patterns are no env(1) syntax: a comment says what goes. */
+	for (size_t i = 0; i < p->unsetenv.n; i++) {
+		const char *u = p->unsetenv.v[i];
+
+		if (u[0] != '\0' && u[strlen(u) - 1] == '*')
+			printf("# removed from its environment: every %s variable%s", u,
+			       p->keepenv.n > 0 ? " but" : "\n");
+		for (size_t k = 0; u[0] != '\0' && u[strlen(u) - 1] == '*' && k < p->keepenv.n; k++)
+			if (strncmp(p->keepenv.v[k], u, strlen(u) - 1) == 0)
+				printf(" %s", p->keepenv.v[k]);
+		if (u[0] != '\0' && u[strlen(u) - 1] == '*' && p->keepenv.n > 0)
+			putchar('\n');
+	}
+	bool plain_unset = false;
+
+	for (size_t i = 0; i < p->unsetenv.n; i++)
+		plain_unset |= p->unsetenv.v[i][0] != '\0' &&
+			       p->unsetenv.v[i][strlen(p->unsetenv.v[i]) - 1] != '*';
+	if (p->setenv.n > 0 || plain_unset) {
 		fputs("env", stdout);
 		for (size_t i = 0; i < p->unsetenv.n; i++) {
+			const char *u = p->unsetenv.v[i];
+
+			if (u[0] == '\0' || u[strlen(u) - 1] == '*')
+				continue;
 			fputs(" -u ", stdout);
-			shell_quote(stdout, p->unsetenv.v[i]);
+			shell_quote(stdout, u);
 		}
 		for (size_t i = 0; i < p->setenv.n; i++) {
 			putchar(' ');
@@ -269,8 +360,30 @@ static int child_env(const struct ctr_plan *p, char *const *envp, struct strv *e
 {
 	if (strv_extend(env, envp) < 0)
 		return -1;
-	for (size_t i = 0; i < p->unsetenv.n; i++)
-		strv_unsetenv(env, p->unsetenv.v[i]);
+	for (size_t i = 0; i < p->unsetenv.n; i++) {
+		const char *u = p->unsetenv.v[i];
+		size_t n = strlen(u);
+
+		if (n == 0 || u[n - 1] != '*') {
+			strv_unsetenv(env, u);
+			continue;
+		}
+		for (size_t k = 0; k < env->n;) {
+			const char *kv = env->v[k], *eq = strchr(kv, '=');
+			bool keep = false;
+
+			for (size_t j = 0; eq != NULL && j < p->keepenv.n; j++)
+				keep |= strlen(p->keepenv.v[j]) == (size_t)(eq - kv) &&
+					strncmp(kv, p->keepenv.v[j], (size_t)(eq - kv)) == 0;
+			if (!keep && strncmp(kv, u, n - 1) == 0) {
+				free(env->v[k]);
+				memmove(&env->v[k], &env->v[k + 1], (env->n - k) * sizeof(*env->v));
+				env->n--;
+			} else {
+				k++;
+			}
+		}
+	}
 	for (size_t i = 0; i < p->setenv.n; i++) {
 		char *kv = p->setenv.v[i], *eq = strchr(kv, '=');
 		int rc;

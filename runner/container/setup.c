@@ -452,6 +452,23 @@ static int gpus(struct ctr_setup *c, const struct options *o, const struct topo 
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
 	strv_free(&ids);
+	if ((s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY) && o->gpu_isolation &&
+	    s->gpu_ids != NULL) {
+		/* Only the container's GPUs (rt/apptainer.c): the driver's files
+		 * come from ctrun-hook, chosen as it chooses them for OCI. */
+		const char *home = envp_get(envp, "HOME");
+		struct stat st;
+
+		s->gpu_isolate = true;
+		if (home != NULL && home[0] == '/' && home[1] != '\0' && stat(home, &st) == 0 &&
+		    S_ISDIR(st.st_mode) && xsnprintf(c->home, sizeof(c->home), "%s", home) == 0)
+			s->home = c->home;
+		if (sibling("ctrun-hook", c->hook, sizeof(c->hook)) < 0)
+			return err_set(e, EXIT_CTRUN, "--gpu-isolation with %s needs ctrun-hook next "
+				       "to ctrun (%s): it names the driver's files", s->bin, c->hook);
+		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
+			return -1;
+	}
 	if (s->rt == RT_OCI && sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
 		s->hook = c->hook;
 	return 0;
@@ -490,6 +507,9 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			     e) < 0)
 		return -1;
 	s->bin = c->bin;
+	if (s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY)
+		ctr_app_version(c->bin, &s->app);
+	s->agent = agent;
 	s->uid = geteuid();
 	s->gid = getegid();
 	s->rootless = s->uid != 0;
@@ -570,6 +590,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	if (c->hold_fd >= 0)
 		close(c->hold_fd);
 	mounts_free(&c->spec.mounts);
+	mounts_free(&c->spec.driver);
 	strv_free(&c->spec.env);
 	strv_free(&c->spec.argv);
 	for (size_t i = 0; i < c->spec.ndevices; i++)

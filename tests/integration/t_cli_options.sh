@@ -16,8 +16,21 @@ assert_eq 0 "$rc" "--help exit status"
 grep -q '^Usage: ctrun \[OPTIONS\] \[--\] COMMAND' help.txt || fail "--help: no usage line"
 grep -q -- '--kill-timeout SEC' help.txt || fail "--help does not list --kill-timeout"
 [ ! -s err.txt ] || fail "--help wrote to stderr: $(cat err.txt)"
-# The build's git describe (a tag, or the commit, -dirty for local changes).
-"$CTRUN" --version | grep -qxE 'ctrun [0-9A-Za-z.+_-]+' || fail "--version: $("$CTRUN" --version)"
+# The build's git describe (a tag, or the commit, -dirty for local changes),
+# then what was found of the parts loaded or run at run time.
+"$CTRUN" --version > version.txt
+head -1 version.txt | grep -qxE 'ctrun [0-9A-Za-z.+_-]+' || fail "--version: $(cat version.txt)"
+grep -qE "^  runc +$(command -v runc)\$" version.txt || fail "--version names no runc: $(cat version.txt)"
+grep -qE '^  libarchive +loaded' version.txt || fail "--version: libarchive: $(cat version.txt)"
+want="not found on PATH" && command -v crun > /dev/null && want=$(command -v crun)
+grep -qxE "  crun +$want" version.txt || fail "--version: crun: $(cat version.txt)"
+# An apptainer/singularity is named with its release, read from its answer.
+mkdir -p fakebin
+printf '#!/bin/sh\n[ "$1" = --version ] && echo "singularity-ce version 4.1.0-jammy"\n' > fakebin/singularity
+chmod +x fakebin/singularity
+PATH="$TMPD/fakebin:$PATH" "$CTRUN" --version > version.txt
+grep -qx "  singularity   $TMPD/fakebin/singularity (SingularityCE 4.1.0)" version.txt ||
+	fail "--version: singularity: $(cat version.txt)"
 
 note "--workdir: the container starts there; a relative one is refused"
 assert_eq /opt "$("$CTRUN" -q --no-prefix --image "$BB" --workdir /opt -- pwd)" "pwd with --workdir /opt"

@@ -1,30 +1,103 @@
-/* apptainer.c - the apptainer / singularity adapter: `exec` (or `run`
- * when the image's entrypoint is wanted) with binds, --pwd and --nv.
+/* apptainer.c - the apptainer / singularity adapter.
  *
- * Binds go as `--bind SRC:DST[:ro]` when both paths are plain; a path with
- * ',' ':' '^' or '\' (characters of the --bind parser) or surrounding
- * whitespace (trimmed by its parser) goes as `--mount` instead, whose value
- * is CSV (Go's encoding/csv): such a field is double-quoted with inner
- * quotes doubled.  Newlines and carriage returns are refused: CSV rewrites
- * "\r\n" and singularity < 3.9 has no --mount at all.
+ *   BIN exec [--no-oci] --cleanenv [--nv | --contain --no-home] [--pwd DIR]
+ *       (--bind SRC:DST[:ro] ... | --mount type=bind,source=..,destination=..[,ro] ...)
+ *       IMAGE /.ctrun/agent /.ctrun/spec
  *
- * --cleanenv: the container starts from the image's environment (plus what
- * apptainer itself sets, e.g. LD_LIBRARY_PATH for --nv); the agent layers
- * the host's and the workers' variables on top from its spec, so no value
- * ever goes through APPTAINERENV_ / SINGULARITYENV_ or a shell.  The two
- * binaries take the same flags here. */
+ * Always `exec`: `run` would start the image's runscript, and without one
+ * `/bin/sh /.ctrun/agent`, which sh cannot read.  --entrypoint is the
+ * agent's: it runs each worker through /.singularity.d/runscript (or an
+ * enroot image's /etc/rc), as `apptainer run IMAGE COMMAND` does.
+ *
+ * Binds.  Both launchers apply every --bind before every --mount
+ * (apptainer launcher_linux.go setBinds), so ctrun sends all of them one
+ * way, in its own order (the run directory before the agent inside it, a
+ * mount before one under it).  --bind when every path is plain for the
+ * --bind parser: apptainer's ParseBindPath splits on ',' ':' and '^' (the
+ * regexp `[^,^:]+:?`), takes '\' as an escape, and trims every piece with
+ * Go's strings.TrimSpace (Unicode White_Space, not only ' ' and '\t');
+ * SingularityCE's and Singularity 3's --bind is a pflag string slice, read
+ * as CSV, where a '"' is an error.  Otherwise --mount, whose value is one
+ * CSV record (encoding/csv, apptainer mount.go ParseMountString): a field
+ * with ',' or '"' double-quoted, inner quotes doubled.  --mount exists
+ * from apptainer 1.0.0 and SingularityCE 3.9.0; on older releases such a
+ * path is refused naming the release.  Newlines and carriage returns are
+ * refused everywhere (CSV rewrites "\r\n").
+ *
+ * GPUs.  `--nv` binds every GPU and the driver into /.singularity.d/libs,
+ * which the agent puts on LD_LIBRARY_PATH (apptainer does so only through
+ * the 99-base.sh of an image it built).  With isolation (--gpu-isolation)
+ * the container gets only its GPUs: --contain (a minimal /dev) and --no-home,
+ * then binds of /tmp, /dev/shm and $HOME back (what an unisolated run
+ * shares), the GPUs' and control device nodes, and the driver's files
+ * onto empty files in the run directory (CTR_DRIVER_DIR: a file bound onto
+ * /.singularity.d/libs/X is renamed by apptainer >= 1.1 only); inside they
+ * are 0..n-1.
+ *
+ * Environment.  --cleanenv: the container starts from the image's
+ * environment and what apptainer sets; the agent completes it (the image's
+ * /etc/environment when apptainer read none, the host's LANG over
+ * --cleanenv's LANG=C) and layers the host's and the workers' variables
+ * from its spec, so no value goes through APPTAINERENV_ or a shell.  The
+ * user's APPTAINER_* / SINGULARITY_* settings (BIND, CONTAINALL, NV,
+ * ...ENV_*) are removed from the runtime's environment, all but where it
+ * keeps its cache and temporary files. */
 #include "rt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_pin.h"
+
+/* The code point at the start of s (n bytes), its length in *len; -1 when
+ * it is not UTF-8. */
+static long utf8_at(const unsigned char *s, size_t n, size_t *len)
+{
+	if (n >= 1 && s[0] < 0x80) {
+		*len = 1;
+		return s[0];
+	}
+	if (n >= 2 && (s[0] & 0xe0) == 0xc0 && (s[1] & 0xc0) == 0x80) {
+		*len = 2;
+		return ((long)(s[0] & 0x1f) << 6) | (s[1] & 0x3f);
+	}
+	if (n >= 3 && (s[0] & 0xf0) == 0xe0 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
+		*len = 3;
+		return ((long)(s[0] & 0x0f) << 12) | ((long)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
+	}
+	return -1;
+}
+
+/* Go's unicode.IsSpace: what strings.TrimSpace removes. */
+static bool go_space(long c)
+{
+	return c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == ' ' ||
+	       c == 0x85 || c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+	       c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/* Whether the path ends with a Go space (the last code point, up to 3 bytes). */
+static bool ends_in_space(const char *p, size_t n)
+{
+	for (size_t k = 1; k <= 3 && k <= n; k++) {
+		size_t len;
+		long c = utf8_at((const unsigned char *)p + n - k, k, &len);
+
+		if (c >= 0 && len == k)
+			return go_space(c);
+	}
+	return false;
+}
+
+/* A path that --bind carries unchanged in every release. */
 static bool plain(const char *p)
 {
-	size_t n = strlen(p);
+	size_t n = strlen(p), len;
 
-	return strpbrk(p, ",:^\\") == NULL && n > 0 && p[0] != ' ' && p[0] != '\t' &&
-	       p[n - 1] != ' ' && p[n - 1] != '\t';
+	return n > 0 && strpbrk(p, ",:^\\\"") == NULL &&
+	       !go_space(utf8_at((const unsigned char *)p, n, &len)) && !ends_in_space(p, n);
 }
 
 /* One CSV field "key=value", quoted when the value needs it. */
@@ -32,7 +105,7 @@ static int csv_field(struct strv *out, const char *key, const char *value)
 {
 	size_t n = strlen(key) + 1 + 2 * strlen(value) + 3;
 	char *f = malloc(n), *o = f;
-	bool quote = strpbrk(value, ",\"") != NULL || value[0] == ' ' || value[0] == '\t';
+	bool quote = strpbrk(value, ",\"") != NULL;
 
 	if (f == NULL)
 		return -1;
@@ -50,23 +123,13 @@ static int csv_field(struct strv *out, const char *key, const char *value)
 	return strv_take(out, f);
 }
 
-static int bind_arg(const struct ctr_spec *s, const struct ctr_mount *m, struct ctr_plan *p,
-		    struct err *e)
+static int mount_arg(const struct ctr_mount *m, struct strv *argv)
 {
 	struct strv fields = { 0 };
 	char *joined = NULL;
 	size_t len = 0;
 	int ret = 0;
 
-	if (strpbrk(m->src, "\n\r") != NULL || strpbrk(m->dst, "\n\r") != NULL)
-		return err_set(e, EXIT_USAGE, "mount %s: %s cannot mount a path that contains a "
-			       "newline or carriage return", strpbrk(m->src, "\n\r") ? m->src : m->dst,
-			       ctr_runtime_name(s->rt));
-	if (plain(m->src) && plain(m->dst)) {
-		ret |= strv_push(&p->argv, "--bind");
-		ret |= strv_pushf(&p->argv, "%s:%s%s", m->src, m->dst, m->ro ? ":ro" : "");
-		return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
-	}
 	ret |= strv_push(&fields, "type=bind");
 	ret |= csv_field(&fields, "source", m->src);
 	ret |= csv_field(&fields, "destination", m->dst);
@@ -79,36 +142,172 @@ static int bind_arg(const struct ctr_spec *s, const struct ctr_mount *m, struct 
 
 		for (size_t i = 0; i < fields.n; i++)
 			o += sprintf(o, "%s%s", i ? "," : "", fields.v[i]);
-		ret |= strv_push(&p->argv, "--mount");
-		ret |= strv_take(&p->argv, joined);
+		ret |= strv_push(argv, "--mount");
+		ret |= strv_take(argv, joined);
 	} else {
 		ret = -1;
 	}
 	strv_free(&fields);
+	return ret;
+}
+
+/* Every bind, in order, all as --bind or all as --mount. */
+static int bind_args(const struct ctr_spec *s, const struct ctr_mounts *binds,
+		     struct ctr_plan *p, struct err *e)
+{
+	char name[64];
+	const struct ctr_mount *odd = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < binds->n; i++) {
+		const struct ctr_mount *m = &binds->v[i];
+		const char *nl = strpbrk(m->src, "\n\r") ? m->src : strpbrk(m->dst, "\n\r") ? m->dst
+											 : NULL;
+
+		if (nl != NULL)
+			return err_set(e, EXIT_USAGE, "mount %s: %s cannot mount a path that contains "
+				       "a newline or carriage return", nl, ctr_runtime_name(s->rt));
+		if (odd == NULL && (!plain(m->src) || !plain(m->dst)))
+			odd = m;
+	}
+	if (odd != NULL && !app_has_mount(&s->app))
+		return err_set(e, EXIT_USAGE, "mount %s:%s: %s (%s) cannot bind a path with ',' "
+			       "':' '^' '\\' '\"' or blanks at either end (its --bind syntax), and "
+			       "--mount needs apptainer >= 1.0 or SingularityCE >= 3.9: rename the "
+			       "path or use a newer release", odd->src, odd->dst, s->bin,
+			       app_version_name(&s->app, name, sizeof(name)));
+	for (size_t i = 0; ret == 0 && i < binds->n; i++) {
+		const struct ctr_mount *m = &binds->v[i];
+
+		if (odd != NULL) {
+			ret = mount_arg(m, &p->argv);
+		} else {
+			ret |= strv_push(&p->argv, "--bind");
+			ret |= strv_pushf(&p->argv, "%s:%s%s", m->src, m->dst, m->ro ? ":ro" : "");
+		}
+	}
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
+}
+
+/* GPUs: flags, the binds that come before the user's (isolation), the
+ * agent's variables and library directories. */
+static int gpu_args(const struct ctr_spec *s, struct ctr_mounts *pre, struct ctr_plan *p,
+		    struct err *e)
+{
+	struct strv gpus = { 0 }, env = { 0 };
+	bool isolate = s->gpu_isolate && s->gpu_ids != NULL;
+	int rv = -1;
+
+	for (const char *g = s->gpu_ids; g != NULL && *g != '\0';) {
+		size_t n = strcspn(g, ",");
+
+		if (n > 0 && strv_pushn(&gpus, g, n) < 0)
+			goto nomem;
+		g += n + (g[n] == ',');
+	}
+	if (gpus.n == 0 && strv_push(&gpus, "all") < 0)
+		goto nomem;
+	if (isolate) {
+		/* What --contain takes away and an unisolated run shares. */
+		if (mounts_add(pre, "/tmp", "/tmp", false, false, e) < 0 ||
+		    mounts_add(pre, "/dev/shm", "/dev/shm", false, false, e) < 0 ||
+		    (s->home != NULL && mounts_add(pre, s->home, s->home, false, false, e) < 0))
+			goto out;
+	}
+	if (gpu_pin_apptainer(&gpus, isolate, &p->argv, pre, &env, e) < 0)
+		goto out;
+	if (!isolate) {
+		/* --nv: every GPU; the task's are named by CUDA_VISIBLE_DEVICES,
+		 * which Slurm already set for a step (host ids otherwise). */
+		if ((!s->slurm && s->gpu_ids != NULL && strv_extend(&p->agent_env, env.v) < 0) ||
+		    strv_push(&p->agent_libdirs, "/.singularity.d/libs") < 0)
+			goto nomem;
+		rv = 0;
+		goto out;
+	}
+	if (strv_push(&p->argv, "--no-home") < 0 || strv_extend(&p->agent_env, env.v) < 0 ||
+	    strv_push(&p->agent_libdirs, CTR_DRIVER_DIR) < 0)
+		goto nomem;
+	p->gpus_renumbered = true;
+	rv = 0;
+	goto out;
+nomem:
+	err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+out:
+	strv_free(&gpus);
+	strv_free(&env);
+	return rv;
+}
+
+/* The driver's files, each bound onto an empty file of the run directory. */
+static int driver_files(const struct ctr_spec *s, struct ctr_mounts *binds, struct ctr_plan *p,
+			struct err *e)
+{
+	const size_t prefix = strlen("/.ctrun");
+
+	for (size_t i = 0; i < s->driver.n; i++) {
+		const struct ctr_mount *m = &s->driver.v[i];
+		char path[4096];
+
+		if (strncmp(m->dst, CTR_DRIVER_DIR "/", strlen(CTR_DRIVER_DIR) + 1) != 0 ||
+		    strchr(m->dst + strlen(CTR_DRIVER_DIR) + 1, '/') != NULL || s->rundir == NULL)
+			continue;
+		if (snprintf(path, sizeof(path), "%s%s", s->rundir, m->dst + prefix) >=
+		    (int)sizeof(path))
+			return err_set(e, EXIT_CTRUN, "%s plan: run directory path too long", s->bin);
+		if (ctr_plan_file(p, path, "", 0, e) < 0 ||
+		    mounts_add(binds, m->src, m->dst, true, true, e) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	static const char *const keep[] = { "APPTAINER_CACHEDIR", "APPTAINER_TMPDIR",
+					    "APPTAINER_CONFIGDIR", "SINGULARITY_CACHEDIR",
+					    "SINGULARITY_TMPDIR", "SINGULARITY_CONFIGDIR", NULL };
+	struct ctr_mounts binds = { 0 };
 	int ret = 0;
 
 	if (s->image == NULL)
 		return err_set(e, EXIT_CTRUN, "%s: no image", ctr_runtime_name(s->rt));
 	ret |= strv_push(&p->argv, s->bin);
-	ret |= strv_push(&p->argv, s->entrypoint ? "run" : "exec");
+	ret |= strv_push(&p->argv, "exec");
+	if (app_has_no_oci(&s->app))
+		ret |= strv_push(&p->argv, "--no-oci");
 	ret |= strv_push(&p->argv, "--cleanenv");
-	if (s->gpus)
-		ret |= strv_push(&p->argv, "--nv");
-	if (s->cwd != NULL) {
-		ret |= strv_push(&p->argv, "--pwd");
-		ret |= strv_push(&p->argv, s->cwd);
-	}
+	ret |= strv_push(&p->unsetenv, "APPTAINER*");
+	ret |= strv_push(&p->unsetenv, "SINGULARITY*");
+	ret |= strv_extend(&p->keepenv, (char *const *)keep);
 	if (ret != 0)
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+	if (s->gpus && gpu_args(s, &binds, p, e) < 0)
+		goto fail;
+	/* The agent enters the working directory itself (creating it when the
+	 * image lacks it, as runc does); a shell gets --pwd. */
+	if (s->cwd != NULL && !s->agent &&
+	    (strv_push(&p->argv, "--pwd") < 0 || strv_push(&p->argv, s->cwd) < 0))
+		goto nomem;
 	for (size_t i = 0; i < s->mounts.n; i++)
-		if (bind_arg(s, &s->mounts.v[i], p, e) < 0)
-			return -1;
+		if (mounts_add(&binds, s->mounts.v[i].src, s->mounts.v[i].dst, s->mounts.v[i].ro,
+			       s->mounts.v[i].file, e) < 0)
+			goto fail;
+	if (s->gpus && s->gpu_isolate && driver_files(s, &binds, p, e) < 0)
+		goto fail;
+	if (bind_args(s, &binds, p, e) < 0)
+		goto fail;
+	mounts_free(&binds);
+	p->agent_apptainer_env = true;
+	if (s->entrypoint && (strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0 ||
+			      strv_push(&p->agent_entry, "/etc/rc") < 0))
+		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	ret |= strv_push(&p->argv, s->image);
 	ret |= strv_extend(&p->argv, s->argv.v);
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
+nomem:
+	err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+fail:
+	mounts_free(&binds);
+	return -1;
 }

@@ -279,9 +279,8 @@ out:
 	return rv;
 }
 
-int gpu_pin_apptainer_args(const struct strv *gpus, bool isolate,
-			   const struct strv *driver_binds, struct strv *argv, struct strv *env,
-			   struct err *e)
+int gpu_pin_apptainer(const struct strv *gpus, bool isolate, struct strv *flags,
+		      struct ctr_mounts *binds, struct strv *env, struct err *e)
 {
 	static const char *const control[] = { "/dev/nvidiactl", "/dev/nvidia-uvm",
 					       "/dev/nvidia-uvm-tools" };
@@ -295,25 +294,26 @@ int gpu_pin_apptainer_args(const struct strv *gpus, bool isolate,
 	if (!isolate) {
 		/* --nv binds every GPU of the node: CUDA_VISIBLE_DEVICES (host
 		 * ids, since all are visible) is what pins the workers. */
-		if (strv_push(argv, "--nv") < 0 || strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", ids) < 0)
+		if (strv_push(flags, "--nv") < 0 || strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", ids) < 0)
 			return err_sys(e, EXIT_CTRUN, "apptainer arguments");
 		return 0;
 	}
 	/* --contain gives a minimal /dev; --nv would add every NVIDIA node back
 	 * to it, so the GPUs, control nodes and driver files are bound one by
 	 * one instead. */
-	if (strv_push(argv, "--contain") < 0)
+	if (strv_push(flags, "--contain") < 0)
 		return err_sys(e, EXIT_CTRUN, "apptainer arguments");
 	for (size_t i = 0; i < gpus->n; i++) {
+		char dev[64];
 		long minor;
 		int w;
 
 		if (parse_long(gpus->v[i], 0, 254, &minor) < 0)
 			return err_set(e, EXIT_USAGE, "GPU '%s': apptainer isolation needs GPU "
 				       "indices, not UUIDs", gpus->v[i]);
-		if (strv_push(argv, "--bind") < 0 ||
-		    strv_pushf(argv, "/dev/nvidia%ld:/dev/nvidia%ld", minor, minor) < 0)
-			return err_sys(e, EXIT_CTRUN, "apptainer arguments");
+		snprintf(dev, sizeof(dev), "/dev/nvidia%ld", minor);
+		if (mounts_add(binds, dev, dev, false, true, e) < 0)
+			return -1;
 		w = snprintf(cvd + off, sizeof(cvd) - off, "%s%zu", i ? "," : "", i);
 		if (w < 0 || (size_t)w >= sizeof(cvd) - off)
 			return err_set(e, EXIT_CTRUN, "too many GPUs");
@@ -321,17 +321,14 @@ int gpu_pin_apptainer_args(const struct strv *gpus, bool isolate,
 	}
 	for (size_t i = 0; i < sizeof(control) / sizeof(*control); i++)
 		if (access(control[i], F_OK) == 0 &&
-		    (strv_push(argv, "--bind") < 0 || strv_pushf(argv, "%s:%s", control[i], control[i]) < 0))
-			return err_sys(e, EXIT_CTRUN, "apptainer arguments");
-	for (size_t i = 0; driver_binds != NULL && i < driver_binds->n; i++)
-		if (strv_push(argv, "--bind") < 0 || strv_push(argv, driver_binds->v[i]) < 0)
-			return err_sys(e, EXIT_CTRUN, "apptainer arguments");
+		    mounts_add(binds, control[i], control[i], false, true, e) < 0)
+			return -1;
 	if (strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", cvd) < 0)
 		return err_sys(e, EXIT_CTRUN, "apptainer arguments");
 	return 0;
 }
 
-int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct strv *out,
+int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct ctr_mounts *out,
 			 struct err *e)
 {
 	char line[8192];
@@ -362,10 +359,10 @@ int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct strv 
 		if (sp == NULL || strchr(sp + 1, ' ') != NULL)
 			continue;
 		*sp = '\0';
-		if (strv_pushf(out, "%s:%s:ro", line, sp + 1) < 0) {
-			err_sys(e, EXIT_CTRUN, "driver files");
+		if (line[0] != '/' || sp[1] != '/')
+			continue;
+		if (mounts_add(out, line, sp + 1, true, true, e) < 0)
 			goto out;
-		}
 	}
 	rv = 0;
 out:

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "mounts.h"
 #include "strv.h"
 
 struct json_object;
@@ -40,24 +41,22 @@ int gpu_pin_oci_config(struct json_object *config, const struct strv *gpus,
 int gpu_pin_oci_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
 		       struct err *e);
 
-/* apptainer/singularity arguments and worker variables for `gpus`:
- *   isolate = false  "--nv" (binds every GPU and the driver);
+/* apptainer/singularity flags, binds and worker variables for `gpus`:
+ *   isolate = false  flag "--nv" (binds every GPU and the driver);
  *                    CUDA_VISIBLE_DEVICES=IDS pins the workers (host ids:
  *                    every GPU is visible in the container);
- *   isolate = true   "--contain" (a minimal /dev), "--bind /dev/nvidiaN" for
- *                    each GPU and the control nodes present, plus
- *                    `driver_binds` ("SRC:DST:ro" specs of the driver's
- *                    libraries, from `ctrun-hook driver-files`);
- *                    CUDA_VISIBLE_DEVICES=0..n-1.
- * Appends to argv (before the image) and env (KEY=VALUE, for the caller
- * to pass as APPTAINERENV_KEY or --env). */
-int gpu_pin_apptainer_args(const struct strv *gpus, bool isolate,
-			   const struct strv *driver_binds, struct strv *argv, struct strv *env,
-			   struct err *e);
+ *   isolate = true   flag "--contain" (a minimal /dev), a bind of
+ *                    /dev/nvidiaN for each GPU and of the control nodes
+ *                    present; CUDA_VISIBLE_DEVICES=0..n-1.  The driver's
+ *                    files are the caller's (gpu_pin_driver_binds).
+ * Appends to flags (before the image), binds (in order) and env (KEY=VALUE,
+ * for the agent). */
+int gpu_pin_apptainer(const struct strv *gpus, bool isolate, struct strv *flags,
+		      struct ctr_mounts *binds, struct strv *env, struct err *e);
 
 /* Runs `HOOK_PATH driver-files LIBDIR` (no shell) and collects its
- * "SRC DST" lines as "SRC:DST:ro" bind specs. */
-int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct strv *out,
+ * "SRC DST" lines as read-only file binds. */
+int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct ctr_mounts *out,
 			 struct err *e);
 
 #endif

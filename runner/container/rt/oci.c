@@ -369,6 +369,8 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	ret |= strv_push(&p->argv, "--bundle");
 	ret |= strv_push(&p->argv, s->rundir);
 	ret |= strv_push(&p->argv, s->id);
+	/* ctrun-hook renumbers the container's GPUs 0..n-1 (gpu_pin.h). */
+	p->gpus_renumbered = s->gpus && s->hook != NULL;
 	p->ovl = true;
 	p->ovl_lower = strdup(s->holder > 0 ? s->rootfs_ns : s->rootfs);
 	ret |= asprintf(&p->ovl_tmp, "%s/ovl", s->rundir) < 0 ? -1 : 0;

@@ -26,10 +26,32 @@
 
 enum ctr_runtime { RT_NONE, RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI };
 
+/* Which apptainer or singularity binary it is, from its `--version` line
+ * ("apptainer version 1.3.4", "singularity-ce version 4.1.0",
+ * "singularity version 3.4.2"): the adapter's arguments depend on it. */
+enum app_flavor { APP_UNKNOWN, APP_APPTAINER, APP_SINGULARITYCE, APP_SINGULARITY };
+struct app_version {
+	enum app_flavor flavor;
+	int major, minor, patch;
+};
+/* Parses the first line of `BIN --version`; an unknown text gives APP_UNKNOWN. */
+void app_version_parse(const char *text, struct app_version *v);
+/* "apptainer 1.3.4", "SingularityCE 4.1.0", "Singularity 3.4.2", "an unknown version". */
+const char *app_version_name(const struct app_version *v, char *buf, size_t size);
+/* --mount exists: apptainer >= 1.0.0, SingularityCE >= 3.9.0. */
+bool app_has_mount(const struct app_version *v);
+/* SingularityCE >= 4.0: `oci mode` in singularity.conf switches to its OCI
+ * launcher unless --no-oci. */
+bool app_has_no_oci(const struct app_version *v);
+
 /* build/ctrun-worker in the container: the workers of `check` and `bench`
  * (ctrun itself needs libraries an image lacks).  A run whose command is
  * this path gets it mounted there, next to the agent. */
 #define CTR_WORKER_BIN "/.ctrun/worker"
+/* apptainer isolation: the driver's libraries, bound onto empty files that
+ * ctrun creates in the run directory (so every apptainer and singularity
+ * release finds the mount point), on the workers' LD_LIBRARY_PATH. */
+#define CTR_DRIVER_DIR "/.ctrun/driver"
 
 const char *ctr_runtime_name(enum ctr_runtime rt);
 
@@ -60,11 +82,17 @@ struct ctr_spec {
 	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
+	bool gpu_isolate;         /* apptainer: only these GPUs' device nodes (--contain) */
+	struct ctr_mounts driver; /* apptainer isolation: the driver's files, destinations
+				   * in CTR_DRIVER_DIR (from `ctrun-hook driver-files`) */
+	const char *home;         /* apptainer isolation: the host's $HOME, bound back */
+	struct app_version app;   /* apptainer/singularity: which one */
 	struct ctr_device *devices;
 	size_t ndevices;
 	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
+	bool agent;               /* argv is ctrun-agent (which enters cwd itself) */
 	bool rootless;            /* the caller is not root: user namespace (OCI) */
 	uid_t uid;
 	gid_t gid;
@@ -85,7 +113,19 @@ struct ctr_file {
 struct ctr_plan {
 	struct strv argv;      /* the command run on the host */
 	struct strv setenv;    /* K=V added to (or replacing in) its environment */
-	struct strv unsetenv;  /* names removed from its environment */
+	struct strv unsetenv;  /* names removed from its environment; "PREFIX*" removes
+				* every name that starts with PREFIX ... */
+	struct strv keepenv;   /* ... except these names */
+	/* For the agent (agentspec.h): variables over the container's own (O),
+	 * library directories (J), entrypoint candidates (Y), apptainer's
+	 * environment to complete (N); with gpus_renumbered the container's
+	 * GPUs are 0..n-1 inside, so a worker's own GPU (--gpu-isolation) is
+	 * named by its position. */
+	struct strv agent_env;
+	struct strv agent_libdirs;
+	struct strv agent_entry;
+	bool agent_apptainer_env;
+	bool gpus_renumbered;
 	struct ctr_file *files;
 	size_t nfiles;
 	/* OCI: before exec, enter a private mount namespace (and a user namespace
@@ -118,6 +158,8 @@ int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
 		     char *bin, size_t size, struct err *e);
 /* PATH lookup of an executable. */
 bool ctr_which(const char *bin, char *path, size_t size);
+/* Runs `bin --version` (no shell, 5 s at most) and parses its answer. */
+void ctr_app_version(const char *bin, struct app_version *v);
 
 /* Writes the plan's files (creating them, mode 0644). */
 int ctr_plan_write(const struct ctr_plan *p, struct err *e);

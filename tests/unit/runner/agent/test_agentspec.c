@@ -132,6 +132,58 @@ static void test_environment_layers(void **state)
 	agentspec_free(&s);
 }
 
+/* The runtime's layer (O) over the image's, library directories (J)
+ * appended to LD_LIBRARY_PATH once, the worker's layer over both; and the
+ * apptainer records (N, Y) survive a round trip. */
+static void test_runtime_layer_and_library_dirs(void **state)
+{
+	struct agent_spec s, t;
+	struct strv env = { 0 };
+	struct err e = { 0 };
+	char *container[] = { "CUDA_VISIBLE_DEVICES=2,3", "LD_LIBRARY_PATH=/opt/lib", NULL };
+	char *bare[] = { "PATH=/bin", NULL };
+	char *buf;
+	size_t len;
+
+	(void)state;
+	build(&s);
+	assert_int_equal(strv_push(&s.over, "CUDA_VISIBLE_DEVICES=0,1"), 0);
+	assert_int_equal(strv_push(&s.libdirs, "/.singularity.d/libs"), 0);
+	assert_int_equal(strv_push(&s.entry, "/.singularity.d/runscript"), 0);
+	s.apptainer_env = true;
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_string_equal(t.over.v[0], "CUDA_VISIBLE_DEVICES=0,1");
+	assert_string_equal(t.libdirs.v[0], "/.singularity.d/libs");
+	assert_string_equal(t.entry.v[0], "/.singularity.d/runscript");
+	assert_true(t.apptainer_env);
+	assert_int_equal(agentspec_worker_env(&t, 0, container, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "CUDA_VISIBLE_DEVICES"), "0,1");
+	assert_string_equal(strv_getenv(&env, "LD_LIBRARY_PATH"), "/opt/lib:/.singularity.d/libs");
+	strv_free(&env);
+	/* No LD_LIBRARY_PATH in the image: the directory alone; the worker's
+	 * own CUDA_VISIBLE_DEVICES (--gpu-isolation) over the runtime's. */
+	assert_int_equal(strv_push(&t.w[0].env, "CUDA_VISIBLE_DEVICES=1"), 0);
+	assert_int_equal(agentspec_worker_env(&t, 0, bare, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "LD_LIBRARY_PATH"), "/.singularity.d/libs");
+	assert_string_equal(strv_getenv(&env, "CUDA_VISIBLE_DEVICES"), "1");
+	strv_free(&env);
+	/* Already there: not added twice. */
+	char *again[] = { "LD_LIBRARY_PATH=/.singularity.d/libs:/x", NULL };
+	assert_int_equal(agentspec_worker_env(&t, 0, again, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "LD_LIBRARY_PATH"), "/.singularity.d/libs:/x");
+	strv_free(&env);
+	free(buf);
+	agentspec_free(&s);
+	agentspec_free(&t);
+	/* A relative library directory or entrypoint is malformed. */
+	assert_int_equal(agentspec_parse("V1:1\nJ3:lib\nZ0:\n", 16, &t, &e), -1);
+	assert_int_equal(agentspec_parse("V1:1\nY2:rc\nZ0:\n", 15, &t, &e), -1);
+	assert_int_equal(agentspec_parse("V1:1\nN1:1\nZ0:\n", 14, &t, &e), 0);
+	assert_true(t.apptainer_env);
+	agentspec_free(&t);
+}
+
 static void test_inheritable(void **state)
 {
 	(void)state;
@@ -168,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_truncated_or_malformed_is_refused),
 		cmocka_unit_test(test_environment_layers),
+		cmocka_unit_test(test_runtime_layer_and_library_dirs),
 		cmocka_unit_test(test_inheritable),
 		cmocka_unit_test(test_cpulist),
 	};

@@ -62,30 +62,49 @@ static void test_oci_config_pins_and_renumbers(void **state)
 	strv_free(&gpus);
 }
 
+static bool has_bind(const struct ctr_mounts *ms, const char *src, const char *dst)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (strcmp(ms->v[i].src, src) == 0 && strcmp(ms->v[i].dst, dst) == 0)
+			return true;
+	return false;
+}
+
 static void test_apptainer_arguments(void **state)
 {
-	struct strv gpus = { 0 }, argv = { 0 }, env = { 0 }, binds = { 0 };
+	struct strv gpus = { 0 }, flags = { 0 }, env = { 0 };
+	struct ctr_mounts binds = { 0 };
 	struct err e = { 0 };
 
 	(void)state;
 	strv_push(&gpus, "1");
 	strv_push(&gpus, "3");
-	assert_int_equal(gpu_pin_apptainer_args(&gpus, false, NULL, &argv, &env, &e), 0);
-	assert_string_equal(argv.v[0], "--nv");
+	assert_int_equal(gpu_pin_apptainer(&gpus, false, &flags, &binds, &env, &e), 0);
+	assert_int_equal(flags.n, 1);
+	assert_string_equal(flags.v[0], "--nv");
+	assert_int_equal(binds.n, 0);
 	assert_string_equal(env.v[0], "CUDA_VISIBLE_DEVICES=1,3");
-	strv_free(&argv);
+	strv_free(&flags);
 	strv_free(&env);
-	strv_push(&binds, "/usr/lib64/libcuda.so.535:/.singularity.d/libs/libcuda.so.1:ro");
-	assert_int_equal(gpu_pin_apptainer_args(&gpus, true, &binds, &argv, &env, &e), 0);
-	assert_string_equal(argv.v[0], "--contain");
-	assert_true(strv_find(&argv, "--nv") < 0);
-	assert_true(strv_find(&argv, "/dev/nvidia1:/dev/nvidia1") > 0);
-	assert_true(strv_find(&argv, "/dev/nvidia3:/dev/nvidia3") > 0);
-	assert_true(strv_find(&argv, "/usr/lib64/libcuda.so.535:/.singularity.d/libs/libcuda.so.1:ro") > 0);
+	assert_int_equal(gpu_pin_apptainer(&gpus, true, &flags, &binds, &env, &e), 0);
+	assert_string_equal(flags.v[0], "--contain");
+	assert_true(strv_find(&flags, "--nv") < 0);
+	assert_true(has_bind(&binds, "/dev/nvidia1", "/dev/nvidia1"));
+	assert_true(has_bind(&binds, "/dev/nvidia3", "/dev/nvidia3"));
+	assert_false(has_bind(&binds, "/dev/nvidia0", "/dev/nvidia0"));
 	assert_string_equal(env.v[0], "CUDA_VISIBLE_DEVICES=0,1");
-	strv_free(&argv);
+	strv_free(&flags);
 	strv_free(&env);
-	strv_free(&binds);
+	mounts_free(&binds);
+	/* Isolation binds device nodes by index: a UUID cannot be one. */
+	strv_free(&gpus);
+	strv_push(&gpus, "GPU-0d9b6a9e-1c2f-4b1e-9d6c-3f1f2a7e8b00");
+	assert_int_equal(gpu_pin_apptainer(&gpus, true, &flags, &binds, &env, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "not UUIDs"));
+	strv_free(&flags);
+	strv_free(&env);
+	mounts_free(&binds);
 	strv_free(&gpus);
 }
 
