@@ -510,6 +510,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	if (s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY)
 		ctr_app_version(c->bin, &s->app);
 	s->agent = agent;
+	s->quiet = o->quiet;
 	s->uid = geteuid();
 	s->gid = getegid();
 	s->rootless = s->uid != 0;

@@ -1,6 +1,6 @@
 /* apptainer.c - the apptainer / singularity adapter.
  *
- *   BIN exec [--no-oci] --cleanenv [--nv | --contain --no-home] [--pwd DIR]
+ *   BIN [--silent] exec [--no-oci] --cleanenv [--nv | --contain --no-home] [--pwd DIR]
  *       (--bind SRC:DST[:ro] ... | --mount type=bind,source=..,destination=..[,ro] ...)
  *       IMAGE /.ctrun/agent /.ctrun/spec
  *
@@ -273,6 +273,8 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (s->image == NULL)
 		return err_set(e, EXIT_CTRUN, "%s: no image", ctr_runtime_name(s->rt));
 	ret |= strv_push(&p->argv, s->bin);
+	if (s->quiet) /* its INFO and WARNING lines: errors only */
+		ret |= strv_push(&p->argv, "--silent");
 	ret |= strv_push(&p->argv, "exec");
 	if (app_has_no_oci(&s->app))
 		ret |= strv_push(&p->argv, "--no-oci");

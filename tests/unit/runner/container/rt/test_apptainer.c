@@ -150,10 +150,14 @@ static void test_singularityce_nv_and_entrypoint(void **state)
 	assert_false(p.gpus_renumbered);
 	ctr_plan_free(&p);
 	spec_free(&s);
-	/* apptainer has no --no-oci (an unknown flag is an error). */
+	/* apptainer has no --no-oci (an unknown flag is an error); ctrun -q
+	 * silences its notes with the global --silent (errors only). */
 	spec_init(&s, RT_APPTAINER, "apptainer");
+	s.quiet = true;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(strv_find(&p.argv, "--no-oci") < 0);
+	assert_string_equal(p.argv.v[1], "--silent");
+	assert_string_equal(p.argv.v[2], "exec");
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
