@@ -20,6 +20,8 @@ pkgs=(
 	strace
 	# benchmarks
 	hyperfine time iperf3
+	# manual pages, bash completion (and its test), the Debian package
+	scdoc bash-completion debhelper dpkg-dev fakeroot man-db
 )
 missing=()
 for p in "${pkgs[@]}"; do

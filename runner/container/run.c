@@ -132,6 +132,28 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 	}
 	printf("# agent spec %s/spec: %zu worker(s), %zu inherited variables, events and "
 	       "control FIFOs in %s\n", c->rundir, as->n, as->inherit.n, c->rundir);
+	/* What the runtime's adapter asks of the agent (apptainer). */
+	for (size_t i = 0; i < as->over.n; i++) {
+		printf("# agent sets over the container's environment: ");
+		shell_quote(stdout, as->over.v[i]);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < as->libdirs.n; i++) {
+		printf("# agent appends to LD_LIBRARY_PATH where it exists: ");
+		shell_quote(stdout, as->libdirs.v[i]);
+		putchar('\n');
+	}
+	if (as->entry.n > 0) {
+		printf("# agent runs each command through the first entrypoint found of:");
+		for (size_t i = 0; i < as->entry.n; i++) {
+			putchar(' ');
+			shell_quote(stdout, as->entry.v[i]);
+		}
+		putchar('\n');
+	}
+	if (as->apptainer_env)
+		printf("# agent completes apptainer's environment: the image's /etc/environment "
+		       "when apptainer read none, the host's LANG\n");
 	ctr_plan_print(&c->spec, p);
 }
 

@@ -87,9 +87,17 @@ static int sibling(const char *name, char *out, size_t size)
 	if (slash == NULL)
 		return -1;
 	*slash = '\0';
+	/* Next to ctrun (the build tree), else where `make install` and the
+	 * Debian package put the helpers: PREFIX/libexec/ctrun. */
 	if (xsnprintf(out, size, "%s/%s", self, name) < 0)
 		return -1;
-	return access(out, X_OK);
+	if (access(out, X_OK) == 0)
+		return 0;
+	if (xsnprintf(out, size, "%s/../libexec/ctrun/%s", self, name) < 0 || access(out, X_OK) < 0) {
+		xsnprintf(out, size, "%s/%s", self, name); /* the error names the first place */
+		return -1;
+	}
+	return 0;
 }
 
 /* /dev/nvidia0, nvidiactl, nvidia-uvm...: the GPU device nodes of this node. */
