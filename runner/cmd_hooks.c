@@ -24,20 +24,6 @@ static const char usage[] =
 	"usage: ctrun hooks install|uninstall enroot|oci [--system] [--dir D] [--hook PATH], "
 	"or ctrun hooks configure BUNDLE [--gpus LIST] [--hook PATH]";
 
-/* The enroot hook: a script enroot runs with bash (any executable *.sh).
- * It gives way quietly when ctrun-hook is gone, so removing ctrun never
- * stops every enroot container of the user. */
-static const char enroot_fmt[] =
-	"#!/bin/sh\n"
-	"# ctrun GPU pinning for enroot containers; written by `ctrun hooks install enroot`,\n"
-	"# removed by `ctrun hooks uninstall enroot`. See ctrun's docs/hooks.md.\n"
-	"hook=%s\n"
-	"if [ ! -x \"$hook\" ]; then\n"
-	"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
-	"\texit 0\n"
-	"fi\n"
-	"exec \"$hook\" enroot\n";
-
 /* containers/common hooks.d schema 1.0.0: run at createContainer for
  * containers carrying ctrun's annotation. */
 static const char oci_fmt[] =
@@ -69,7 +55,12 @@ char *hooks_file_text(const char *what, const char *hook_path)
 
 	if (!plain_path(hook_path))
 		return NULL;
-	if (asprintf(&text, strcmp(what, "enroot") == 0 ? enroot_fmt : oci_fmt, hook_path) < 0)
+	/* The enroot hook gives way quietly when ctrun-hook is gone, so removing
+	 * ctrun never stops every enroot container of the user. */
+	if (strcmp(what, "enroot") == 0)
+		return gpu_pin_enroot_hook(hook_path, "written by `ctrun hooks install enroot`,\n"
+					   "# removed by `ctrun hooks uninstall enroot`");
+	if (asprintf(&text, oci_fmt, hook_path) < 0)
 		return NULL;
 	return text;
 }

@@ -10,45 +10,50 @@
 #include "options.h"
 #include "util.h"
 
+/* One screen; the rest is in ctrun SUBCOMMAND --help and ctrun(1). */
 static const char usage[] =
-	"Usage: ctrun [OPTIONS] [--] COMMAND [ARG...]   launch workers (in or out of Slurm)\n"
-	"       ctrun env [OPTIONS]                      print each local worker's environment\n"
-	"       ctrun shell|check|bench|cache|hooks ...  see docs/cli.md\n"
-	"\n"
+	"Usage: ctrun [OPTIONS] [--] COMMAND [ARG...]   launch COMMAND as this node's workers\n"
+	"       ctrun [OPTIONS] env|shell|check         worker variables, container shell, preflight\n"
+	"       ctrun [OPTIONS] bench [FLAGS]           bus bandwidth (ctrun bench --help)\n"
+	"       ctrun cache|hooks ...                   node cache, GPU hooks (ctrun cache --help)\n"
 	"Launch:\n"
-	"  --nproc-per-node N|gpu|auto  workers per node (auto: this task's GPUs, else 1)\n"
-	"  --mode auto|node|task|standalone\n"
-	"                          node: one Slurm task per node, ctrun starts the workers;\n"
-	"                          task: one Slurm task per worker\n"
-	"  --master-addr ADDR      rendezvous host (default: first node of the step)\n"
-	"  --master-port PORT      (default: derived from the job and step ids)\n"
-	"  --nnodes N  --node-rank R   override what Slurm says\n"
-	"  --max-restarts N        restart all workers up to N times after a failure\n"
-	"  --kill-timeout SEC      SIGTERM to SIGKILL grace period (default 3)\n"
-	"  --gpu-isolation         each worker sees only its own GPU\n"
-	"  --env KEY=VALUE         extra worker variable (repeatable)\n"
-	"  --python PATH           interpreter for COMMAND ending in .py (default python3)\n"
-	"  --no-python             run a .py COMMAND directly\n"
+	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
+	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
+	"  --max-restarts N  --kill-timeout SEC  --gpu-isolation  --env KEY=VALUE\n"
+	"  --python PATH  --no-python\n"
 	"Output:\n"
-	"  --prefix, --no-prefix   [rankN]: on each output line or not (default: from 2 workers)\n"
-	"  --log-dir DIR           per-rank logs in DIR/JOBID/HOST/rank-N.log\n"
-	"  --timings               print the time of each start-up phase (also with -v)\n"
-	"  -v, --verbose  -q, --quiet  --dry-run  -h, --help  -V, --version\n"
+	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
 	"Container:\n"
-	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci\n"
-	"  --mount SRC[:DST[:ro]]  --workdir DIR\n"
-	"  --image-mode auto|mount|unpack   start from the mounted squashfs/SIF, or unpack it\n"
-	"  --stage auto|sbcast|off  batch mode: copy the image to every node first (sbcast)\n"
-	"  --nv                    require GPU passthrough (default: when the node has GPUs)\n"
-	"  --entrypoint            run the image's entrypoint before the command\n"
-	"Check (ctrun check) and bench:\n"
-	"  --json                  machine-readable output\n"
-	"  --rdzv-timeout SEC      how long ranks wait for each other (default 60)\n"
+	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci  --nv  --entrypoint\n"
+	"  --mount SRC[:DST[:ro]]  --workdir DIR  --image-mode auto|mount|unpack\n"
+	"  --stage auto|sbcast|off\n"
+	"Check and bench:  --json  --rdzv-timeout SEC\n"
 	"\n"
-	"Settings also come from /etc/ctrun/ctrun.ini, ~/.config/ctrun/ctrun.ini,\n"
-	"$CTRUN_CONFIG and CTRUN_<KEY> variables (see configs/ctrun.ini).\n"
-	"Exit status: the first failing worker's, 2 usage/config, 125 ctrun failed,\n"
-	"126 not executable, 127 command not found.\n";
+	"Settings: /etc/ctrun/ctrun.ini, ~/.config/ctrun/ctrun.ini, $CTRUN_CONFIG, CTRUN_<KEY>.\n"
+	"Exit status: the first failing worker's; 2 usage or config, 125 ctrun failed,\n"
+	"126 not executable, 127 not found.  Every option: man ctrun; settings: man ctrun.ini.\n";
+
+/* ctrun SUBCOMMAND --help (bench, cache and hooks have their own). */
+static const char usage_env[] =
+	"Usage: ctrun [OPTIONS] env\n"
+	"Prints the variables ctrun would set for each worker of this node (the torchrun\n"
+	"contract, its defaults, --gpu-isolation's CUDA_VISIBLE_DEVICES, --env): KEY=VALUE\n"
+	"lines sorted by key, one block per worker.  Launches nothing; from a batch script\n"
+	"it runs on every node through srun.  OPTIONS as for a run (ctrun --help).\n";
+static const char usage_shell[] =
+	"Usage: ctrun [OPTIONS] shell [COMMAND...]\n"
+	"An interactive shell (bash if the image has it, else sh), or COMMAND, in the\n"
+	"container of --image, with the binds, environment and GPUs a run would get.\n"
+	"From an salloc shell or a batch script it runs on the allocation's first node\n"
+	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
+	"--nv  --image-mode  --entrypoint (ctrun --help).\n";
+static const char usage_check[] =
+	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
+	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
+	"prints a table of rank, node, host, GPU, CPUs and NUMA node, checks that every\n"
+	"rank reaches MASTER_ADDR:MASTER_PORT and that an all-reduce sums right, and names\n"
+	"each misconfiguration found in one line (loopback master, port in use or blocked,\n"
+	"wrong interface, world size mismatch, duplicate GPU).  Exit status 0 when all is well.\n";
 
 enum { OPT_NO_PREFIX = 1000, OPT_PREFIX, OPT_DRY_RUN, OPT_FLAG_BASE = 2000 };
 
@@ -99,7 +104,8 @@ static int flag_to_key(const char *flag, char *key, size_t size)
 }
 
 /* One getopt pass from optind; stops at the first non-option word. */
-static int parse_flags(struct options *o, int argc, char *const *argv, struct err *e)
+static int parse_flags(struct options *o, int argc, char *const *argv, const char *help,
+		       struct err *e)
 {
 	int c, idx;
 
@@ -109,7 +115,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, struct er
 
 		switch (c) {
 		case 'h':
-			fputs(usage, stdout);
+			fputs(help, stdout);
 			return 1;
 		case 'V':
 			o->show_version = true; /* main prints it, with the parts found */
@@ -164,7 +170,7 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 		if (strv_push(&o->args, argv[i]) < 0)
 			return err_sys(e, EXIT_CTRUN, "argv");
 	optind = 0; /* full reset: options_parse_argv may run more than once */
-	ret = parse_flags(o, argc, argv, e);
+	ret = parse_flags(o, argc, argv, usage, e);
 	if (ret != 0)
 		return ret;
 	/* A subcommand word is only recognised before "--": `ctrun -- env` runs env(1). */
@@ -179,7 +185,11 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
 			    o->cmd == CMD_WORKER)
 				break;
-			ret = parse_flags(o, argc, argv, e);
+			ret = parse_flags(o, argc, argv,
+					  o->cmd == CMD_ENV     ? usage_env
+					  : o->cmd == CMD_SHELL ? usage_shell
+					  : o->cmd == CMD_CHECK ? usage_check
+								: usage, e);
 			if (ret != 0)
 				return ret;
 			break;

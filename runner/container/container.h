@@ -40,6 +40,7 @@ struct ctr_setup {
 	char hook[4096];
 	char gpu_ids[1024];
 	char home[4096];        /* apptainer isolation: $HOME, bound back */
+	char enroot_config[4096]; /* enroot: the user's ENROOT_CONFIG_PATH */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct img_holder holder; /* the mounted image (--image-mode), pid -1 = none */
 	char rootfs_ns[4096];   /* where the holder mounted it, in its namespace */
@@ -86,6 +87,13 @@ int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e);
  * (both from envp) when Slurm numbered CUDA_VISIBLE_DEVICES inside its
  * device cgroup.  Empty when the task has none. */
 int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, struct err *e);
+/* gpus.c: the container's GPUs and their pinning (spec.gpus, gpu_ids,
+ * devices, hook, apptainer isolation, enroot's per-run hook). */
+int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
+	     char *const *envp, struct err *e);
+/* ctrun-agent, ctrun-worker, ctrun-hook: next to ctrun, else in
+ * ../libexec/ctrun; 0, or -1 with out naming the first place looked at. */
+int ctr_sibling(const char *name, char *out, size_t size);
 
 /* The node cache's settings from the [cache] options: dir ([cache] dir,
  * CTRUN_CACHE_DIR, else the default) stored in dirbuf; progress "auto" =

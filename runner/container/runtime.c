@@ -42,6 +42,7 @@ void ctr_plan_free(struct ctr_plan *p)
 	strv_free(&p->setenv);
 	strv_free(&p->unsetenv);
 	strv_free(&p->keepenv);
+	strv_free(&p->links);
 	strv_free(&p->agent_env);
 	strv_free(&p->agent_libdirs);
 	strv_free(&p->agent_entry);
@@ -75,7 +76,45 @@ int ctr_plan_file(struct ctr_plan *p, const char *path, const char *data, size_t
 	memcpy(f->data, data, len);
 	f->data[len] = '\0';
 	f->len = len;
+	f->mode = 0644;
 	p->nfiles++;
+	return 0;
+}
+
+int ctr_plan_exec_file(struct ctr_plan *p, const char *path, const char *text, struct err *e)
+{
+	if (ctr_plan_file(p, path, text, strlen(text), e) < 0)
+		return -1;
+	p->files[p->nfiles - 1].mode = 0755;
+	return 0;
+}
+
+int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, struct err *e)
+{
+	if (strv_push(&p->links, target) < 0 || strv_push(&p->links, path) < 0)
+		return err_sys(e, EXIT_CTRUN, "plan");
+	return 0;
+}
+
+/* The missing directories above path (never through a symbolic link). */
+static int make_parents(const char *path)
+{
+	char dir[PATH_MAX];
+
+	if (xsnprintf(dir, sizeof(dir), "%s", path) < 0)
+		return -1;
+	for (char *s = strchr(dir + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+		struct stat st;
+
+		*s = '\0';
+		if (lstat(dir, &st) < 0 && (errno != ENOENT || mkdir(dir, 0755) < 0))
+			return -1;
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
+		*s = '/';
+	}
 	return 0;
 }
 
@@ -268,29 +307,23 @@ int ctr_plan_write(const struct ctr_plan *p, struct err *e)
 {
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ctr_file *f = &p->files[i];
-		int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int fd;
 
-		if (fd < 0 && errno == ENOENT) {
-			/* A file in a directory of the run directory (driver/). */
-			char dir[PATH_MAX], *slash;
-
-			if (xsnprintf(dir, sizeof(dir), "%s", f->path) == 0 &&
-			    (slash = strrchr(dir, '/')) != NULL && slash != dir) {
-				*slash = '\0';
-				if (mkdir(dir, 0755) == 0 || errno == EEXIST)
-					fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-						  O_NOFOLLOW, 0644);
-			}
-		}
+		if (make_parents(f->path) < 0)
+			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
+		fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, f->mode);
 		if (fd < 0)
 			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
 		if (write_all(fd, f->data, f->len) < 0) {
 			close(fd);
 			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
 		}
-		if (close(fd) < 0)
+		if (fchmod(fd, f->mode) < 0 || close(fd) < 0)
 			return err_sys(e, EXIT_CTRUN, "writing %s", f->path);
 	}
+	for (size_t i = 0; i + 1 < p->links.n; i += 2)
+		if (make_parents(p->links.v[i + 1]) < 0 || symlink(p->links.v[i], p->links.v[i + 1]) < 0)
+			return err_sys(e, EXIT_CTRUN, "link %s", p->links.v[i + 1]);
 	return 0;
 }
 
@@ -307,6 +340,8 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 			putchar('\n');
 		printf("# end of %s\n", f->path);
 	}
+	for (size_t i = 0; i + 1 < p->links.n; i += 2)
+		printf("# link %s -> %s\n", p->links.v[i + 1], p->links.v[i]);
 	if (p->ovl) {
 		printf("# in a private mount namespace%s: tmpfs on ", s->rootless ?
 		       " and a user namespace mapping the caller to root" : "");

@@ -76,75 +76,6 @@ static void gc_rundirs(const char *base, const char *host)
 	closedir(d);
 }
 
-/* ctrun-agent and ctrun-hook live next to ctrun (build/, or the install's bin/). */
-static int sibling(const char *name, char *out, size_t size)
-{
-	char self[PATH_MAX], *slash;
-
-	if (realpath("/proc/self/exe", self) == NULL)
-		return -1;
-	slash = strrchr(self, '/');
-	if (slash == NULL)
-		return -1;
-	*slash = '\0';
-	/* Next to ctrun (the build tree), else where `make install` and the
-	 * Debian package put the helpers: PREFIX/libexec/ctrun. */
-	if (xsnprintf(out, size, "%s/%s", self, name) < 0)
-		return -1;
-	if (access(out, X_OK) == 0)
-		return 0;
-	if (xsnprintf(out, size, "%s/../libexec/ctrun/%s", self, name) < 0 || access(out, X_OK) < 0) {
-		xsnprintf(out, size, "%s/%s", self, name); /* the error names the first place */
-		return -1;
-	}
-	return 0;
-}
-
-/* /dev/nvidia0, nvidiactl, nvidia-uvm...: the GPU device nodes of this node. */
-static int gpu_devices(struct ctr_spec *s, bool collect, bool *present, struct err *e)
-{
-	DIR *d = opendir("/dev");
-	struct dirent *de;
-
-	*present = false;
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		char path[PATH_MAX];
-		struct stat st;
-		struct ctr_device *v;
-
-		if (strncmp(de->d_name, "nvidia", 6) != 0 ||
-		    xsnprintf(path, sizeof(path), "/dev/%s", de->d_name) < 0 ||
-		    stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
-			continue;
-		if (strcmp(de->d_name, "nvidiactl") == 0 ||
-		    (de->d_name[6] >= '0' && de->d_name[6] <= '9'))
-			*present = true;
-		if (!collect)
-			continue;
-		v = realloc(s->devices, (s->ndevices + 1) * sizeof(*v));
-		if (v == NULL) {
-			closedir(d);
-			return err_sys(e, EXIT_CTRUN, "devices");
-		}
-		s->devices = v;
-		v = &s->devices[s->ndevices];
-		v->path = strdup(path);
-		v->type = 'c';
-		v->major = major(st.st_rdev);
-		v->minor = minor(st.st_rdev);
-		v->mode = st.st_mode & 07777;
-		if (v->path == NULL) {
-			closedir(d);
-			return err_sys(e, EXIT_CTRUN, "devices");
-		}
-		s->ndevices++;
-	}
-	closedir(d);
-	return 0;
-}
-
 struct enroot_create {
 	const char *bin, *image, *data;
 	char *const *envp;
@@ -370,7 +301,7 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 	if (runs_worker(o, agent)) {
 		char worker[PATH_MAX] = "";
 
-		if (sibling("ctrun-worker", worker, sizeof(worker)) < 0)
+		if (ctr_sibling("ctrun-worker", worker, sizeof(worker)) < 0)
 			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
 				       "runs the workers of check and bench inside the container",
 				       worker);
@@ -420,65 +351,6 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool w
 			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *d) < 0 ||
 			    mkdir(path, 0755) < 0)
 				return err_sys(e, EXIT_CTRUN, "%s", path);
-	return 0;
-}
-
-static int gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
-		char *const *envp, struct err *e)
-{
-	struct ctr_spec *s = &c->spec;
-	struct strv ids = { 0 };
-	bool present;
-	const char *nv = o->nv != NULL ? o->nv : "auto";
-
-	if (gpu_devices(s, s->rt == RT_OCI, &present, e) < 0)
-		return -1;
-	if (strcmp(nv, "true") == 0 && !present)
-		return err_set(e, EXIT_CTRUN, "GPU passthrough was requested (nv = true) but %s "
-			       "has no NVIDIA GPU (no /dev/nvidia0 or /dev/nvidiactl)", t->host);
-	s->gpus = strcmp(nv, "false") != 0 && present;
-	if (!s->gpus) {
-		for (size_t i = 0; i < s->ndevices; i++)
-			free(s->devices[i].path);
-		free(s->devices);
-		s->devices = NULL;
-		s->ndevices = 0;
-		return 0;
-	}
-	/* Node mode: all the task's GPUs; task mode: the one of its local rank. */
-	if (gpu_pin_select(t, envp, &ids, e) < 0)
-		return -1;
-	c->gpu_ids[0] = '\0';
-	for (size_t i = 0; i < ids.n; i++) {
-		size_t n = strlen(c->gpu_ids);
-
-		if (xsnprintf(c->gpu_ids + n, sizeof(c->gpu_ids) - n, "%s%s", i ? "," : "",
-			      ids.v[i]) < 0) {
-			strv_free(&ids);
-			return err_set(e, EXIT_CTRUN, "GPU list too long");
-		}
-	}
-	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
-	strv_free(&ids);
-	if ((s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY) && o->gpu_isolation &&
-	    s->gpu_ids != NULL) {
-		/* Only the container's GPUs (rt/apptainer.c): the driver's files
-		 * come from ctrun-hook, chosen as it chooses them for OCI. */
-		const char *home = envp_get(envp, "HOME");
-		struct stat st;
-
-		s->gpu_isolate = true;
-		if (home != NULL && home[0] == '/' && home[1] != '\0' && stat(home, &st) == 0 &&
-		    S_ISDIR(st.st_mode) && xsnprintf(c->home, sizeof(c->home), "%s", home) == 0)
-			s->home = c->home;
-		if (sibling("ctrun-hook", c->hook, sizeof(c->hook)) < 0)
-			return err_set(e, EXIT_CTRUN, "--gpu-isolation with %s needs ctrun-hook next "
-				       "to ctrun (%s): it names the driver's files", s->bin, c->hook);
-		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
-			return -1;
-	}
-	if (s->rt == RT_OCI && sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
-		s->hook = c->hook;
 	return 0;
 }
 
@@ -551,7 +423,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->id = c->id;
 	s->rundir = c->rundir;
 	s->oci_root = c->oci_root;
-	if (agent && sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+	if (agent && ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 			       "runs the workers inside the container", c->agent);
 	if (rootfs(c, o, envp, e) < 0)
@@ -567,7 +439,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 		if (s->rt == RT_OCI && image_environ_read(s->rootfs, &s->env, e) < 0)
 			return -1;
 	}
-	if (gpus(c, o, t, envp, e) < 0)
+	if (ctr_gpus(c, o, t, envp, e) < 0)
 		return -1;
 	if (!o->dry_run && make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0)
 		return -1;
@@ -600,6 +472,7 @@ void ctr_setup_free(struct ctr_setup *c)
 		close(c->hold_fd);
 	mounts_free(&c->spec.mounts);
 	mounts_free(&c->spec.driver);
+	strv_free(&c->spec.enroot_config_entries);
 	strv_free(&c->spec.env);
 	strv_free(&c->spec.argv);
 	for (size_t i = 0; i < c->spec.ndevices; i++)

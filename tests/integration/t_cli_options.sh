@@ -16,6 +16,17 @@ assert_eq 0 "$rc" "--help exit status"
 grep -q '^Usage: ctrun \[OPTIONS\] \[--\] COMMAND' help.txt || fail "--help: no usage line"
 grep -q -- '--kill-timeout SEC' help.txt || fail "--help does not list --kill-timeout"
 [ ! -s err.txt ] || fail "--help wrote to stderr: $(cat err.txt)"
+[ "$(wc -l < help.txt)" -le 24 ] || fail "--help is $(wc -l < help.txt) lines: more than a screen"
+[ "$(wc -L < help.txt)" -le 100 ] || fail "--help has lines wider than 100 columns"
+# Each subcommand answers --help with its own usage (global options before the word too).
+for sub in env shell check bench; do
+	run_rc "$CTRUN" "$sub" --help > help.txt
+	assert_eq 0 "$rc" "ctrun $sub --help"
+	grep -q "^Usage: ctrun \[OPTIONS\] $sub" help.txt || fail "ctrun $sub --help: $(head -2 help.txt)"
+done
+for sub in cache hooks; do
+	"$CTRUN" "$sub" --help | grep -qi "^usage: ctrun $sub" || fail "ctrun $sub --help"
+done
 # The build's git describe (a tag, or the commit, -dirty for local changes),
 # then what was found of the parts loaded or run at run time.
 "$CTRUN" --version > version.txt

@@ -109,4 +109,38 @@ assert_eq 0 "$rc" "auto with a path with a quote"
 grep -q "unpacking .*it's.sqsh for enroot, not starting it from the file" "$TMPD/err" ||
 	fail "auto does not say why it unpacks: $(cat "$TMPD/err")"
 case $(arg0) in ctrun-*) ;; *) fail "auto with a quote started $(arg0), not an entry" ;; esac
+
+# GPUs (a node's fakes): ENROOT_RESTRICT_DEV=y, and, with no ctrun hook
+# installed, ctrun-hook added for this run: a per-run ENROOT_CONFIG_PATH
+# with a link to every entry of the user's own and the hook script, the
+# user's directory left as it was.  Once installed, the installed one runs.
+ucfg=$TMPD/user-enroot
+mkdir -p "$ucfg/hooks.d" "$ucfg/environ.d"
+echo 'ENROOT_ROOTFS_WRITABLE=yes' > "$ucfg/enroot.conf"
+printf '#!/bin/sh\nexit 0\n' > "$ucfg/hooks.d/10-mine.sh" && chmod +x "$ucfg/hooks.d/10-mine.sh"
+before=$(cd "$ucfg" && find . | sort)
+on_gpu_node() { srun -N1 -w "${NODES[0]}" --gpus-per-node=1 env ENROOT_CONFIG_PATH="$ucfg" \
+	ENROOT_SYSCONF_PATH="$TMPD/no-sysconf" "$CTRUN" --runtime enroot --image-mode unpack --image "$IMG" "$@"; }
+rm -rf "${data:?}"/*
+run_rc on_gpu_node -- true
+assert_eq 0 "$rc" "ctrun --runtime enroot on a GPU node"
+assert_eq y "$(cat "$out/restrict_dev")" "ENROOT_RESTRICT_DEV with GPUs"
+cfg=$(cat "$out/config_path")
+case $cfg in "$ucfg" | "") fail "ENROOT_CONFIG_PATH is the user's ($cfg): no per-run hook" ;; esac
+assert_eq "./enroot.conf -> $ucfg/enroot.conf;./environ.d -> $ucfg/environ.d;./hooks.d;./hooks.d/10-mine.sh -> $ucfg/hooks.d/10-mine.sh;./hooks.d/99-ctrun-gpus.sh;" \
+	"$(tr '\n' ';' < "$out/config")" "the per-run configuration directory"
+assert_eq "10-mine.sh;99-ctrun-gpus.sh;" "$(tr '\n' ';' < "$out/hooks")" "the hooks enroot runs, in order"
+grep -qx "hook=$CTRUN_REPO/build/ctrun-hook" "$out/ctrun-hook.sh" || fail "hook script: $(cat "$out/ctrun-hook.sh")"
+grep -qx 'exec "$hook" enroot' "$out/ctrun-hook.sh" || fail "hook script: $(cat "$out/ctrun-hook.sh")"
+assert_eq "$before" "$(cd "$ucfg" && find . | sort)" "the user's enroot directory after a run"
+[ ! -e "$cfg" ] || fail "the per-run configuration $cfg outlived the run"
+run_rc env ENROOT_CONFIG_PATH="$ucfg" "$CTRUN" hooks install enroot > /dev/null
+assert_eq 0 "$rc" "ctrun hooks install enroot"
+run_rc on_gpu_node -- true
+assert_eq "0 $ucfg" "$rc $(cat "$out/config_path")" "with the hook installed: the user's directory"
+assert_eq "10-mine.sh;99-ctrun-gpus.sh;" "$(tr '\n' ';' < "$out/hooks")" "the installed hook runs once"
+run_rc env ENROOT_CONFIG_PATH="$ucfg" "$CTRUN" hooks uninstall enroot > /dev/null
+assert_eq 0 "$rc" "ctrun hooks uninstall enroot"
+run_rc env CTRUN_NV=false "$CTRUN" --runtime enroot --image-mode unpack --image "$IMG" -- true
+assert_eq "0|" "$rc|$(cat "$out/restrict_dev")" "no GPUs: the host's /dev as enroot's default"
 echo "ok: enroot conf, fstab, environ and rc as enroot reads them"

@@ -328,6 +328,26 @@ int gpu_pin_apptainer(const struct strv *gpus, bool isolate, struct strv *flags,
 	return 0;
 }
 
+char *gpu_pin_enroot_hook(const char *hook_path, const char *why)
+{
+	static const char fmt[] =
+		"#!/bin/sh\n"
+		"# ctrun GPU pinning for enroot containers; %s. See ctrun's docs/hooks.md.\n"
+		"hook=%s\n"
+		"if [ ! -x \"$hook\" ]; then\n"
+		"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
+		"\texit 0\n"
+		"fi\n"
+		"exec \"$hook\" enroot\n";
+	char *text;
+
+	if (hook_path[0] != '/' || strstr(hook_path, "/../") != NULL ||
+	    strspn(hook_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") !=
+		    strlen(hook_path))
+		return NULL;
+	return asprintf(&text, fmt, why, hook_path) < 0 ? NULL : text;
+}
+
 int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct ctr_mounts *out,
 			 struct err *e)
 {

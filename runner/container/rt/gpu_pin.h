@@ -54,6 +54,12 @@ int gpu_pin_oci_bundle(const char *bundle, const struct strv *gpus, const char *
 int gpu_pin_apptainer(const struct strv *gpus, bool isolate, struct strv *flags,
 		      struct ctr_mounts *binds, struct strv *env, struct err *e);
 
+/* The enroot hook script (an executable *.sh enroot runs from hooks.d)
+ * that execs `HOOK_PATH enroot`, and gives way quietly when HOOK_PATH is
+ * gone; `why` says who wrote it.  NULL when HOOK_PATH would need quoting
+ * (only [A-Za-z0-9/._+@-]) or on ENOMEM. */
+char *gpu_pin_enroot_hook(const char *hook_path, const char *why);
+
 /* Runs `HOOK_PATH driver-files LIBDIR` (no shell) and collects its
  * "SRC DST" lines as read-only file binds. */
 int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct ctr_mounts *out,

@@ -74,6 +74,13 @@ struct ctr_spec {
 				   * the container in its data directory) */
 	const char *enroot_name;  /* enroot: the container's name in ENROOT_DATA_PATH */
 	const char *enroot_data;  /* enroot: ENROOT_DATA_PATH */
+	/* enroot with GPUs and no ctrun hook installed: ctrun-hook is added for
+	 * this run through a per-run ENROOT_CONFIG_PATH holding links to every
+	 * entry of the user's own (enroot_config; its entries, hooks.d's as
+	 * "hooks.d/NAME") and the hook script. */
+	const char *enroot_hook;
+	const char *enroot_config;
+	struct strv enroot_config_entries;
 	const char *rundir;       /* ctrun's directory of generated files on the host */
 	struct ctr_mounts mounts; /* in mount order; destinations already resolved */
 	const char *cwd;          /* working directory in the container, NULL = default */
@@ -109,6 +116,7 @@ struct ctr_file {
 	char *path;
 	char *data;
 	size_t len;
+	unsigned mode;         /* 0644 unless ctr_plan_exec_file */
 };
 
 struct ctr_plan {
@@ -129,6 +137,7 @@ struct ctr_plan {
 	bool gpus_renumbered;
 	struct ctr_file *files;
 	size_t nfiles;
+	struct strv links;     /* pairs: TARGET, PATH of a symbolic link to make */
 	/* OCI: before exec, enter a private mount namespace (and a user namespace
 	 * mapping the caller to root when rootless), mount a tmpfs at ovl_tmp and
 	 * an overlay (lower: ovl_lower, upper and work on the tmpfs) at
@@ -138,9 +147,14 @@ struct ctr_plan {
 };
 
 void ctr_plan_free(struct ctr_plan *p);
-/* Adds a generated file (data copied). */
+/* Adds a generated file (data copied); missing parent directories of a
+ * planned file or link are created (0755) when the plan is written. */
 int ctr_plan_file(struct ctr_plan *p, const char *path, const char *data, size_t len,
 		  struct err *e);
+/* The same, executable (0755): a hook script. */
+int ctr_plan_exec_file(struct ctr_plan *p, const char *path, const char *text, struct err *e);
+/* A symbolic link PATH -> TARGET. */
+int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, struct err *e);
 
 /* The adapters. */
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
