@@ -16,7 +16,6 @@
 #include "rootpath.h"
 #include "util.h"
 
-#define ENV_TMP ".environment.ctrun-tmp"
 
 static json_object *jget(json_object *o, const char *key, json_type type)
 {
@@ -34,6 +33,25 @@ static bool is_name(const char *s, size_t len)
 	if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
 		return false;
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == len;
+}
+
+/* config.KEY, an array of strings (null or absent: none), into out. */
+static int strings(json_object *conf, const char *key, const char *what, struct strv *out,
+		   struct err *e)
+{
+	json_object *a = jget(conf, key, json_type_array);
+
+	for (size_t i = 0; a != NULL && i < json_object_array_length(a); i++) {
+		json_object *s = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(s, json_type_string) ||
+		    strlen(json_object_get_string(s)) != (size_t)json_object_get_string_len(s))
+			return err_set(e, EXIT_CTRUN, "%s: config.%s[%zu] is not a string without "
+				       "NUL bytes", what, key, i);
+		if (strv_push(out, json_object_get_string(s)) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", what);
+	}
+	return 0;
 }
 
 int imgconfig_parse(json_object *cfg, const char *what, struct imgconfig *c, struct err *e)
@@ -68,6 +86,9 @@ int imgconfig_parse(json_object *cfg, const char *what, struct imgconfig *c, str
 			goto fail;
 		}
 	}
+	if (strings(conf, "Entrypoint", what, &c->entrypoint, e) < 0 ||
+	    strings(conf, "Cmd", what, &c->cmd, e) < 0)
+		goto fail;
 	wd = jget(conf, "WorkingDir", json_type_string);
 	if (wd != NULL && json_object_get_string_len(wd) > 0) {
 		c->workdir = strdup(json_object_get_string(wd));
@@ -116,32 +137,83 @@ int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, s
 	return 0;
 }
 
-/* Writes text into <etc>/environment by a temporary file and rename(2):
- * rename replaces a symlink or file named environment, never follows it. */
-static int write_environment(int etcfd, const char *text, size_t len, struct err *e)
+/* Writes text into <etc>/NAME by a temporary file and rename(2): rename
+ * replaces a symlink or file of that name, never follows it. */
+static int write_etc(int etcfd, const char *name, const char *text, size_t len, struct err *e)
 {
+	char tmp[64];
 	int fd, r;
 
-	if (rootpath_remove(etcfd, ENV_TMP) < 0)
-		return err_sys(e, EXIT_CTRUN, "/etc/%s", ENV_TMP);
-	fd = openat(etcfd, ENV_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	snprintf(tmp, sizeof(tmp), ".%s.ctrun-tmp", name);
+	if (rootpath_remove(etcfd, tmp) < 0)
+		return err_sys(e, EXIT_CTRUN, "/etc/%s", tmp);
+	fd = openat(etcfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "/etc/environment");
+		return err_sys(e, EXIT_CTRUN, "/etc/%s", name);
 	r = write_all(fd, text, len) < 0 || fchmod(fd, 0644) < 0 ? -1 : 0;
 	if (close(fd) < 0 || r < 0)
 		goto fail;
-	if (renameat(etcfd, ENV_TMP, etcfd, "environment") < 0) {
-		/* A directory named environment: replace it as a layer would. */
+	if (renameat(etcfd, tmp, etcfd, name) < 0) {
+		/* A directory of that name: replace it as a layer would. */
 		if ((errno != EISDIR && errno != ENOTEMPTY && errno != EEXIST) ||
-		    rootpath_remove(etcfd, "environment") < 0 ||
-		    renameat(etcfd, ENV_TMP, etcfd, "environment") < 0)
+		    rootpath_remove(etcfd, name) < 0 || renameat(etcfd, tmp, etcfd, name) < 0)
 			goto fail;
 	}
 	return 0;
 fail:
-	err_sys(e, EXIT_CTRUN, "/etc/environment");
-	unlinkat(etcfd, ENV_TMP, 0);
+	err_sys(e, EXIT_CTRUN, "/etc/%s", name);
+	unlinkat(etcfd, tmp, 0);
 	return -1;
+}
+
+/* One POSIX shell word: single quotes, a quote as '\'' (any byte but NUL). */
+static void sh_word(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err *e)
+{
+	FILE *f = open_memstream(text, len);
+	static const char *const sh[] = { "/bin/sh", NULL };
+	char *const *cmd = c->entrypoint.n == 0 && c->cmd.n == 0 ? (char *const *)sh : c->cmd.v;
+
+	if (f == NULL)
+		return err_sys(e, EXIT_CTRUN, "/etc/rc");
+	fputs("# The image's Entrypoint and Cmd, written by ctrun when it unpacked the image,\n"
+	      "# as enroot's import writes them; run as `sh /etc/rc [COMMAND...]`.\n"
+	      "if [ -s /etc/rc.local ]; then\n"
+	      "\t. /etc/rc.local\n"
+	      "fi\n"
+	      "if [ $# -gt 0 ]; then\n"
+	      "\texec", f);
+	for (size_t i = 0; i < c->entrypoint.n; i++) {
+		fputc(' ', f);
+		sh_word(f, c->entrypoint.v[i]);
+	}
+	fputs(" \"$@\"\nelse\n\texec", f);
+	for (size_t i = 0; i < c->entrypoint.n; i++) {
+		fputc(' ', f);
+		sh_word(f, c->entrypoint.v[i]);
+	}
+	for (size_t i = 0; cmd != NULL && cmd[i] != NULL; i++) {
+		fputc(' ', f);
+		sh_word(f, cmd[i]);
+	}
+	fputs("\nfi\n", f);
+	if (fclose(f) != 0) {
+		free(*text);
+		*text = NULL;
+		return err_sys(e, EXIT_CTRUN, "/etc/rc");
+	}
+	return 0;
 }
 
 int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e)
@@ -160,7 +232,11 @@ int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e)
 		err_sys(e, EXIT_CTRUN, "creating /etc in the image");
 		goto out;
 	}
-	if (write_environment(etcfd, text, len, e) < 0)
+	if (write_etc(etcfd, "environment", text, len, e) < 0)
+		goto out;
+	free(text);
+	text = NULL;
+	if (imgconfig_rc(c, &text, &len, e) < 0 || write_etc(etcfd, "rc", text, len, e) < 0)
 		goto out;
 	/* As docker and enroot do: the working directory exists in the image. */
 	if (c->workdir != NULL) {
@@ -184,6 +260,8 @@ out:
 void imgconfig_free(struct imgconfig *c)
 {
 	strv_free(&c->env);
+	strv_free(&c->entrypoint);
+	strv_free(&c->cmd);
 	free(c->workdir);
 	c->workdir = NULL;
 }

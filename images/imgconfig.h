@@ -1,4 +1,5 @@
-/* imgconfig.h - an image config's Env and WorkingDir, written into the unpacked root.
+/* imgconfig.h - an image config's Env, Entrypoint, Cmd and WorkingDir, written into the
+ * unpacked root.
  *
  * A docker or OCI image keeps its environment (PATH, LD_LIBRARY_PATH, CUDA
  * variables) in its config JSON, not in its layers.  enroot's import writes
@@ -18,6 +19,7 @@
 
 struct imgconfig {
 	struct strv env; /* config.Env entries to write, KEY=VALUE, in order */
+	struct strv entrypoint, cmd; /* config.Entrypoint, config.Cmd */
 	char *workdir;   /* config.WorkingDir, NULL when absent or empty */
 };
 
@@ -34,7 +36,15 @@ int imgconfig_parse(json_object *cfg, const char *what, struct imgconfig *c, str
  * carriage return, or starting and ending with a quote: readers strip those). */
 int imgconfig_environment(const struct imgconfig *c, char **text, size_t *len, struct err *e);
 
-/* Writes <root>/etc/environment (replacing the layers' one) and creates the
+/* Pure: /etc/rc as enroot's import writes it from Entrypoint and Cmd (Cmd
+ * /bin/sh when both are empty), for `sh /etc/rc [COMMAND...]`: with a
+ * COMMAND, `exec ENTRYPOINT... COMMAND...`, else `exec ENTRYPOINT... CMD...`,
+ * every word single-quoted; /etc/rc.local sourced first when not empty.
+ * Unlike enroot's it does not cd to WorkingDir: ctrun's working directory
+ * (the current one, or --workdir) stands. */
+int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err *e);
+
+/* Writes <root>/etc/environment and <root>/etc/rc (replacing the layers') and creates the
  * working directory, every path resolved inside root (inroot.h): a hostile
  * /etc symlink lands inside the root, never outside. */
 int imgconfig_apply(const struct imgconfig *c, const char *root, struct err *e);

@@ -95,6 +95,41 @@ static const char *default_shell(const struct ctr_setup *c)
 	return bash ? "/bin/bash" : "/bin/sh";
 }
 
+/* `ctrun --image IMG` with no command runs the image's default, as `docker
+ * run` and `apptainer run` do: for OCI its /etc/rc (Entrypoint and Cmd,
+ * which ctrun's unpacker and enroot's import write) or a SIF's runscript,
+ * through sh; else a shell.  enroot runs its rc itself, apptainer `run`. */
+static int image_default(struct ctr_setup *c, struct strv *argv)
+{
+	static const char *const entries[] = { "/etc/rc", "/.singularity.d/runscript", NULL };
+	int rootfd;
+
+	if (c->spec.rt == RT_ENROOT) {
+		c->spec.entrypoint = true; /* enroot start NAME: the image's rc, no arguments */
+		return 0;
+	}
+	if (c->spec.rt == RT_APPTAINER || c->spec.rt == RT_SINGULARITY) {
+		c->spec.run_default = true;
+		return 0;
+	}
+	rootfd = c->rootfs_real ? open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	for (const char *const *p = entries; rootfd >= 0 && *p != NULL; p++) {
+		struct stat st;
+		int fd = inroot_open(rootfd, *p, O_PATH, 0, INROOT_CHROOT, NULL);
+		bool file = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+
+		if (fd >= 0)
+			close(fd);
+		if (file) {
+			close(rootfd);
+			return strv_push(argv, "/bin/sh") < 0 || strv_push(argv, *p) < 0 ? -1 : 0;
+		}
+	}
+	if (rootfd >= 0)
+		close(rootfd);
+	return strv_push(argv, default_shell(c));
+}
+
 /* OCI starts from nothing: the host's variables (as workers get them),
  * under the image's own, and the terminal type. */
 static int shell_env(struct ctr_setup *c)
@@ -148,8 +183,9 @@ int cmd_shell(struct options *o, struct err *e)
 	if (ctr_setup_init(&c, o, &t, environ, false, e) < 0)
 		goto out;
 	c.spec.tty = isatty(STDIN_FILENO);
-	if (o->command.n > 0 ? strv_extend(&c.spec.argv, o->command.v) < 0
-			     : strv_push(&c.spec.argv, default_shell(&c)) < 0) {
+	if (o->command.n > 0		  ? strv_extend(&c.spec.argv, o->command.v) < 0
+	    : o->cmd == CMD_RUN ? image_default(&c, &c.spec.argv) < 0
+				  : strv_push(&c.spec.argv, default_shell(&c)) < 0) {
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}

@@ -185,15 +185,26 @@ fail:
 	return -1;
 }
 
-/* The first entrypoint candidate that is an executable file, NULL if none. */
-static const char *entrypoint(const struct agent_spec *s)
+/* The first entrypoint candidate that is a regular file, NULL if none;
+ * *via_sh when it is to run as `/bin/sh FILE` (enroot's /etc/rc is
+ * sourced by a shell and has neither a #! line nor the execute bit). */
+static const char *entrypoint(const struct agent_spec *s, bool *via_sh)
 {
 	for (size_t i = 0; i < s->entry.n; i++) {
 		struct stat st;
+		char head[2] = "";
+		int fd;
 
-		if (stat(s->entry.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(s->entry.v[i], X_OK) == 0)
-			return s->entry.v[i];
+		if (stat(s->entry.v[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		fd = open(s->entry.v[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			if (read(fd, head, 2) != 2)
+				head[0] = '\0';
+			close(fd);
+		}
+		*via_sh = access(s->entry.v[i], X_OK) < 0 || head[0] != '#' || head[1] != '!';
+		return s->entry.v[i];
 	}
 	return NULL;
 }
@@ -212,6 +223,7 @@ static int supervisor(struct agent_spec *s)
 	char **paths = calloc(s->n, sizeof(*paths));
 	struct strv own = { 0 }, dirs = { 0 };
 	const char *entry = NULL;
+	bool via_sh = false;
 
 	if (envs == NULL || w == NULL || paths == NULL || strv_extend(&own, environ) < 0 ||
 	    (s->apptainer_env && apptainer_env(s, &own) < 0)) {
@@ -230,7 +242,7 @@ static int supervisor(struct agent_spec *s)
 	}
 	strv_free(&s->libdirs);
 	s->libdirs = dirs;
-	if (s->entry.n > 0 && (entry = entrypoint(s)) == NULL) {
+	if (s->entry.n > 0 && (entry = entrypoint(s, &via_sh)) == NULL) {
 		fprintf(stderr, "ctrun: --entrypoint: the image has no entrypoint on %s (looked for",
 			s->host);
 		for (size_t i = 0; i < s->entry.n; i++)
@@ -247,7 +259,8 @@ static int supervisor(struct agent_spec *s)
 		if (entry != NULL) {
 			struct strv a = { 0 };
 
-			if (strv_push(&a, entry) < 0 || strv_extend(&a, s->w[i].argv.v) < 0) {
+			if ((via_sh && strv_push(&a, "/bin/sh") < 0) || strv_push(&a, entry) < 0 ||
+			    strv_extend(&a, s->w[i].argv.v) < 0) {
 				fail("agent: out of memory", NULL);
 				return EXIT_CTRUN;
 			}

@@ -50,7 +50,7 @@ run_rc "$CTRUN" -q --image "$BB" --workdir opt -- pwd 2> err.txt
 assert_eq 2 "$rc" "relative --workdir"
 grep -q -- "--workdir opt: must be an absolute path" err.txt || fail "--workdir message: $(cat err.txt)"
 
-note "--entrypoint: enroot's rc() stays the image's own; the oci runtime refuses it"
+note "--entrypoint: enroot's rc() stays the image's own; oci runs the image's /etc/rc"
 stubs="$CTRUN_REPO/tests/integration/stubs"
 mkdir -p data
 PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --image "$BB" \
@@ -59,10 +59,23 @@ PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --entr
 	--image "$BB" --dry-run -- true > entry.txt
 grep -q '^rc() {$' plain.txt || fail "without --entrypoint the conf does not replace rc()"
 grep -q '^rc() {$' entry.txt && fail "with --entrypoint the conf still replaces the image's rc"
-run_rc "$CTRUN" --entrypoint --image "$BB" -- true 2> err.txt
-assert_eq 2 "$rc" "--entrypoint with the oci runtime"
-grep -q -- "--entrypoint: the oci runtime has no image entrypoint" err.txt ||
-	fail "--entrypoint message: $(cat err.txt)"
+# An image whose /etc/rc (enroot's form: no #!, not executable) runs the command.
+cp -a "$(dirname "$BB")/busybox-rootfs" rcimg
+printf 'exec /bin/echo "from rc:" "$@"\n' > rcimg/etc/rc
+assert_eq "from rc: a  b" "$("$CTRUN" -q --entrypoint --image rcimg -- 'a  b')" "--entrypoint with oci"
+assert_eq "a  b" "$("$CTRUN" -q --image rcimg -- echo 'a  b')" "without --entrypoint"
+# No command: the image's default (its rc with no arguments), like docker run.
+assert_eq "from rc:" "$("$CTRUN" -q --image rcimg < /dev/null)" "ctrun --image IMG, no command"
+# A docker archive's Entrypoint/Cmd become /etc/rc when it is unpacked (Cmd /bin/sh here).
+need_image BBDOCKER busybox-docker.tar
+assert_eq "hi" "$(CTRUN_CACHE_DIR=$TMPD/cc "$CTRUN" -q --entrypoint --image "$BBDOCKER" -- echo hi)" \
+	"--entrypoint with a docker archive"
+assert_eq "from stdin" "$(echo 'echo from stdin' | CTRUN_CACHE_DIR=$TMPD/cc "$CTRUN" -q --image "$BBDOCKER")" \
+	"a docker archive's Cmd with no command"
+run_rc "$CTRUN" -q --entrypoint --image "$BB" -- true 2> err.txt
+assert_eq 125 "$rc" "--entrypoint on an image without one"
+grep -q -- "--entrypoint: the image has no entrypoint on .*(looked for /etc/rc, /.singularity.d/runscript)" \
+	err.txt || fail "--entrypoint message: $(cat err.txt)"
 
 note "--kill-timeout: a worker's cleanup after SIGTERM fits the grace, or is cut off"
 cat > slow.sh <<'W'

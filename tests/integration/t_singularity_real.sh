@@ -12,7 +12,8 @@
 #   one line naming the release (exit 2); a plain path with blanks binds;
 # - --workdir absent from the read-only image: one line (exit 125);
 # - --entrypoint runs the image's runscript with the command (a directory
-#   image with /.singularity.d/runscript), and without one says so;
+#   image with /.singularity.d/runscript), and without one says so; with no
+#   command at all, the runscript runs alone (`run`);
 # - --gpu-isolation: only the step's GPUs' device nodes inside (--contain),
 #   each worker its own, /tmp and the working directory still the host's;
 # - DDP 2x2 from the torch squashfs, the same weights as every runtime.
@@ -58,11 +59,13 @@ assert_eq /etc "$(sing --image "$BB" --workdir /etc -- pwd)" "--workdir /etc"
 note "--entrypoint: the runscript runs the command; no runscript, one line"
 cp -a "$(dirname "$BB")/busybox-rootfs" dirimg
 mkdir -p dirimg/.singularity.d
-printf '#!/bin/sh\necho "runscript got: $*"\nexec "$@"\n' > dirimg/.singularity.d/runscript
+printf '#!/bin/sh\necho "runscript got: $*"\n[ $# -eq 0 ] || exec "$@"\n' > dirimg/.singularity.d/runscript
 chmod 755 dirimg/.singularity.d/runscript
 assert_eq "runscript got: echo a b;a b" "$(sing --entrypoint --image dirimg -- echo a b | tr '\n' ';' | sed 's/;$//')" \
 	"the command through the runscript"
 assert_eq "a b" "$(sing --image dirimg -- echo a b)" "without --entrypoint"
+# No command: the image's default, `singularity run` (its runscript), as apptainer run does.
+assert_eq "runscript got: " "$(sing --image dirimg < /dev/null)" "no command: the runscript"
 run_rc sing --entrypoint --image "$BBSIF" -- true 2> err.txt
 assert_eq 125 "$rc" "--entrypoint without a runscript"
 grep -q -- "--entrypoint: the image has no entrypoint on .*/.singularity.d/runscript" err.txt ||

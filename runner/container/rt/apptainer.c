@@ -51,6 +51,13 @@
 
 #include "gpu_pin.h"
 
+/* The image's default command: its runscript, else enroot's /etc/rc, else
+ * a shell (bash where there is one). */
+#define APP_DEFAULT_SCRIPT                                                                    \
+	"if [ -x /.singularity.d/runscript ]; then exec /.singularity.d/runscript; fi; "     \
+	"if [ -f /etc/rc ]; then exec /bin/sh /etc/rc; fi; "                                  \
+	"if [ -x /bin/bash ]; then exec /bin/bash; fi; exec /bin/sh"
+
 /* The code point at the start of s (n bytes), its length in *len; -1 when
  * it is not UTF-8. */
 static long utf8_at(const unsigned char *s, size_t n, size_t *len)
@@ -305,6 +312,14 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 			      strv_push(&p->agent_entry, "/etc/rc") < 0))
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	ret |= strv_push(&p->argv, s->image);
+	if (s->run_default) {
+		/* The image's default (no command), as `apptainer run` gives it but
+		 * in every release: Singularity 3 has no `run` for an image it did
+		 * not build ("no run driver found").  A fixed script, no user word. */
+		ret |= strv_push(&p->argv, "/bin/sh");
+		ret |= strv_push(&p->argv, "-c");
+		ret |= strv_push(&p->argv, APP_DEFAULT_SCRIPT);
+	}
 	ret |= strv_extend(&p->argv, s->argv.v);
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
 nomem:

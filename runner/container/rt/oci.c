@@ -331,13 +331,12 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 
 	if (s->rundir == NULL || s->rootfs == NULL || s->id == NULL || s->oci_root == NULL)
 		return err_set(e, EXIT_CTRUN, "oci: incomplete container description");
-	/* runc runs exactly process.args: there is no image entrypoint to run
-	 * first (enroot's /etc/rc, apptainer's runscript), and quietly running
-	 * without it would not be what was asked. */
-	if (s->entrypoint)
-		return err_set(e, EXIT_USAGE, "--entrypoint: the oci runtime has no image entrypoint "
-			       "to run (ctrun starts COMMAND as given); use --runtime enroot or "
-			       "apptainer, or put the entrypoint in COMMAND");
+	/* runc runs exactly process.args: the agent runs the command through
+	 * the image's entrypoint (the /etc/rc ctrun's unpacker or enroot's
+	 * import wrote from Entrypoint and Cmd, else a SIF's runscript). */
+	if (s->entrypoint && (strv_push(&p->agent_entry, "/etc/rc") < 0 ||
+			      strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0))
+		return err_sys(e, EXIT_CTRUN, "oci plan");
 	json = config_json(s, e);
 	if (json == NULL)
 		return -1;

@@ -100,6 +100,8 @@ struct ctr_spec {
 	bool tty;                 /* interactive: a terminal for the process */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	bool agent;               /* argv is ctrun-agent (which enters cwd itself) */
+	bool run_default;         /* apptainer: the image's default command (argv empty):
+				   * runscript, /etc/rc, else a shell */
 	bool quiet;               /* ctrun -q: the runtime's own notes too */
 	bool rootless;            /* the caller is not root: user namespace (OCI) */
 	uid_t uid;

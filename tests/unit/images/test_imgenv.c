@@ -251,6 +251,67 @@ static void test_config_without_env_leaves_an_empty_environment(void **state)
 	strv_free(&env);
 }
 
+/* Runs `sh RC ARGS...` with a real /bin/sh and returns its first output line. */
+static void run_rc(const char *rc, const char *arg, char *out, size_t size)
+{
+	char cmd[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "/bin/sh %s %s", rc, arg != NULL ? arg : "");
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	out[0] = '\0';
+	if (fgets(out, (int)size, p) == NULL)
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	pclose(p);
+}
+
+/* Entrypoint and Cmd become /etc/rc as enroot's import writes it: with a
+ * command, ENTRYPOINT COMMAND; without, ENTRYPOINT CMD; every word reaches
+ * the program byte for byte through a real sh (a quote, a blank, a $). */
+static void test_entrypoint_and_cmd_become_etc_rc(void **state)
+{
+	json_object *cfg = json_tokener_parse(
+		"{\"config\": {\"Entrypoint\": [\"/bin/echo\", \"x  y\"], "
+		"\"Cmd\": [\"it's $HOME\"]}}");
+	struct imgconfig c;
+	struct err e = { 0 };
+	char *text = NULL, rc[256], out[256];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+	assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+	snprintf(rc, sizeof(rc), "/tmp/ctrun-test-rc.%d", (int)getpid());
+	f = fopen(rc, "w");
+	assert_non_null(f);
+	fwrite(text, 1, len, f);
+	fclose(f);
+	run_rc(rc, NULL, out, sizeof(out));
+	assert_string_equal(out, "x  y it's $HOME");
+	run_rc(rc, "a", out, sizeof(out));
+	assert_string_equal(out, "x  y a");
+	free(text);
+	imgconfig_free(&c);
+	json_object_put(cfg);
+	/* Neither: a shell, as enroot. */
+	cfg = json_tokener_parse("{\"config\": {\"Env\": [\"A=1\"]}}");
+	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+	assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+	assert_non_null(strstr(text, "\texec '/bin/sh'\n"));
+	free(text);
+	imgconfig_free(&c);
+	json_object_put(cfg);
+	/* A non-string word is refused. */
+	cfg = json_tokener_parse("{\"config\": {\"Cmd\": [\"ok\", 3]}}");
+	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), -1);
+	assert_non_null(strstr(e.msg, "config.Cmd[1]"));
+	json_object_put(cfg);
+	unlink(rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +323,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_values_with_equals_blanks_and_quotes_read_back_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_value_with_newline_or_nul_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_without_env_leaves_an_empty_environment, setup, teardown),
+		cmocka_unit_test(test_entrypoint_and_cmd_become_etc_rc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,30 @@ static void test_shell_gets_pwd(void **state)
 	spec_free(&s);
 }
 
+/* No command: the image's default through a fixed script, not `run`
+ * (Singularity 3 has no run driver for an image it did not build). */
+static void test_image_default_without_run(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, RT_SINGULARITY, "singularity");
+	s.app = sing342;
+	s.agent = false;
+	s.run_default = true;
+	strv_free(&s.argv);
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[1], "exec");
+	assert_string_equal(p.argv.v[p.argv.n - 3], "/bin/sh");
+	assert_string_equal(p.argv.v[p.argv.n - 2], "-c");
+	assert_non_null(strstr(p.argv.v[p.argv.n - 1], "exec /.singularity.d/runscript"));
+	assert_true(strv_find(&p.argv, "run") < 0);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* --entrypoint is never `run` (its fallback is `/bin/sh /.ctrun/agent`):
  * the agent runs the workers through the runscript, else enroot's /etc/rc.
  * --nv: the agent adds /.singularity.d/libs to LD_LIBRARY_PATH [A-env].
@@ -536,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_with_plain_binds),
 		cmocka_unit_test(test_shell_gets_pwd),
+		cmocka_unit_test(test_image_default_without_run),
 		cmocka_unit_test(test_singularityce_nv_and_entrypoint),
 		cmocka_unit_test(test_special_paths_send_every_bind_as_mount),
 		cmocka_unit_test(test_order_is_kept),

@@ -137,7 +137,10 @@ static void test_runc_argv_and_overlay(void **state)
 	spec_free(&s);
 }
 
-static void test_entrypoint_is_refused_with_a_way_out(void **state)
+/* --entrypoint: runc runs process.args as given, so the agent runs the
+ * command through the image's /etc/rc (Entrypoint and Cmd, written at
+ * unpack as enroot's import writes it), else a SIF's runscript. */
+static void test_entrypoint_goes_to_the_agent(void **state)
 {
 	struct ctr_spec s;
 	struct ctr_plan p = { 0 };
@@ -146,11 +149,10 @@ static void test_entrypoint_is_refused_with_a_way_out(void **state)
 	(void)state;
 	spec_init(&s);
 	s.entrypoint = true;
-	assert_int_equal(rt_oci_plan(&s, &p, &e), -1);
-	assert_int_equal(e.code, EXIT_USAGE);
-	assert_non_null(strstr(e.msg, "--entrypoint: the oci runtime has no image entrypoint"));
-	assert_non_null(strstr(e.msg, "--runtime enroot or apptainer"));
-	assert_int_equal(p.argv.n, 0);
+	assert_int_equal(rt_oci_plan(&s, &p, &e), 0);
+	assert_int_equal(p.agent_entry.n, 2);
+	assert_string_equal(p.agent_entry.v[0], "/etc/rc");
+	assert_string_equal(p.agent_entry.v[1], "/.singularity.d/runscript");
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
@@ -342,7 +344,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runc_argv_and_overlay),
-		cmocka_unit_test(test_entrypoint_is_refused_with_a_way_out),
+		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),
