@@ -115,7 +115,7 @@ static int parse_one(int c, const char *v, struct bench_params *p, struct err *e
 		p->json = true;
 		return 0;
 	}
-	return err_set(e, EXIT_USAGE, "bench: unknown option");
+	return err_set(e, EXIT_USAGE, "bench: unknown option (see ctrun bench --help)");
 }
 
 int bench_parse_args(char *const *words, size_t n, struct bench_params *p, struct err *e)
@@ -145,7 +145,8 @@ int bench_parse_args(char *const *words, size_t n, struct bench_params *p, struc
 			goto out;
 		}
 		if (c == ':') {
-			err_set(e, EXIT_USAGE, "bench: option '%s' needs a value", argv[optind - 1]);
+			err_set(e, EXIT_USAGE, "bench: option '%s' needs a value (see ctrun bench --help)",
+				argv[optind - 1]);
 			goto out;
 		}
 		if (c == '?') {

@@ -153,8 +153,16 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 		for (v = 0; k->choices[v] != NULL; v++)
 			if (strcmp(k->choices[v], value) == 0)
 				break;
-		if (k->choices[v] == NULL || (k->choices == modes && v == MODE_BATCH))
-			return err_set(e, EXIT_USAGE, "%s: unknown value '%s'", where, value);
+		if (k->choices[v] == NULL || (k->choices == modes && v == MODE_BATCH)) {
+			char list[256] = "";
+
+			for (size_t i = 0; k->choices[i] != NULL; i++)
+				if (!(k->choices == modes && i == MODE_BATCH))
+					snprintf(list + strlen(list), sizeof(list) - strlen(list),
+						 "%s%s", list[0] ? ", " : "", k->choices[i]);
+			return err_set(e, EXIT_USAGE, "%s: unknown value '%s' (use one of: %s)", where,
+				       value, list);
+		}
 		if (k->choices == modes) {
 			*(long *)base = v;
 		} else {
@@ -198,7 +206,8 @@ int options_set(struct options *o, const char *key, const char *value,
 	const struct key *k = find_key(NULL, key);
 
 	if (k == NULL)
-		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, key);
+		return err_set(e, EXIT_USAGE, "%s: unknown key '%s' (every key: man ctrun.ini)", where,
+			       key);
 	return set_key(o, k, value, where, e);
 }
 
@@ -236,7 +245,8 @@ static int on_ini_key(void *user, const char *section, const char *name, const c
 			err_set(c->e, EXIT_USAGE, "key '%s' belongs in [%s], not [%s]", name,
 				find_key(NULL, name)->section, section);
 		else
-			err_set(c->e, EXIT_USAGE, "unknown key '%s' in [%s]", name, section);
+			err_set(c->e, EXIT_USAGE, "unknown key '%s' in [%s] (every key: man ctrun.ini, "
+				"or the reference configs/ctrun.ini)", name, section);
 		return 0;
 	}
 	if (set_key(c->o, k, value, name, c->e) < 0) {

@@ -191,6 +191,24 @@ static void test_ini_unknown_key_names_file_and_line(void **state)
 	options_free(&o);
 }
 
+/* A bad value names the good ones: the fix is in the message. */
+static void test_unknown_value_lists_the_choices(void **state)
+{
+	struct err e = { 0 };
+	struct options o;
+
+	(void)state;
+	options_init(&o);
+	assert_int_equal(options_set(&o, "runtime", "docker", "--runtime", &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_string_equal(e.msg, "--runtime: unknown value 'docker' (use one of: auto, enroot, "
+				   "apptainer, singularity, oci)");
+	assert_int_equal(options_set(&o, "mode", "batch", "--mode", &e), -1);
+	assert_string_equal(e.msg, "--mode: unknown value 'batch' (use one of: auto, standalone, "
+				   "node, task)");
+	options_free(&o);
+}
+
 static void test_ini_key_in_wrong_section_is_an_error(void **state)
 {
 	char *path = write_tmp("[output]\nmax_restarts = 1\n");
@@ -292,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_prefix_flags_override_the_config),
 		cmocka_unit_test(test_ini_unknown_key_names_file_and_line),
 		cmocka_unit_test(test_ini_key_in_wrong_section_is_an_error),
+		cmocka_unit_test(test_unknown_value_lists_the_choices),
 		cmocka_unit_test(test_ini_bad_value_and_syntax_error),
 		cmocka_unit_test(test_missing_optional_file_is_fine_but_explicit_is_not),
 		cmocka_unit_test(test_layers_cli_over_env_over_config_file),
