@@ -60,6 +60,7 @@ mount). Median and minimum of $runs runs, the two sides alternating.
 | image | bare runc median (min) ms | ctrun median (min) ms | ratio median (min) | target |
 |---|---|---|---|---|
 EOF
+phases=()
 for img in "${images[@]}"; do
 	path=$("$repo/tests/images/build.sh" path "$img")
 	echo "bench: $img: warming the cache" >&2
@@ -75,8 +76,32 @@ for img in "${images[@]}"; do
 		e=$(now); ours+=($((e - s)))
 	done
 	mb=$(median "${bare[@]}") mo=$(median "${ours[@]}") nb=$(minimum "${bare[@]}") no=$(minimum "${ours[@]}")
-	echo "| $img | $(ms "$mb") ($(ms "$nb")) | $(ms "$mo") ($(ms "$no")) | $(ratio "$mo" "$mb") ($(ratio "$no" "$nb")) | ≤ 1.5 |"
+	echo "| $img | $(ms "$mb") ($(ms "$nb")) | $(ms "$mo") ($(ms "$no")) | $(ratio "$mo" "$mb") ($(ratio "$no" "$nb")) | ≤ 1.1 |"
 	echo "bench: $img: runc ${bare[*]} / ctrun ${ours[*]} (µs)" >&2
+	# Where ctrun's time goes: its own --timings phases, median of the runs.
+	for ((i = 0; i < runs; i++)); do
+		"$CTRUN" -q --timings --image "$path" -- true </dev/null 2>&1 | grep 'timings on'
+	done | sed 's/.*: //; s/; total/, total/' | tr ',' '\n' | sed 's/^ *//; s/ ms$//' > "$work/ph"
+	# "NAME VALUE" lines; NAME may hold a blank ("container start").
+	line=""
+	while IFS= read -r name; do
+		m=$(grep "^$name [0-9.]*$" "$work/ph" | awk '{print $NF}' | sort -n |
+			awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+		line+="${line:+, }$name $m"
+	done < <(sed 's/ [0-9.]*$//' "$work/ph" | awk '!seen[$0]++')
+	echo "$line" > "$work/phases-$img"
+	phases+=("$img: $(cat "$work/phases-$img") (ms)")
 	rm -rf "$CTRUN_CACHE_DIR"
 done
 echo
+echo "Where ctrun's time goes (\`ctrun -q --timings\`, median of each phase over $runs runs):"
+echo
+for l in "${phases[@]}"; do echo "- $l"; done
+echo
+echo "*container start* is runc's own create and start (the bare runc column's work, plus the"
+echo "overlay mount, ~1 ms); *exec* is ctrun's process start up to main (the dynamic loader:"
+echo "libinih, json-c, libc; read from /proc's start time, so in clock ticks of 10 ms); *workers*"
+echo "is the agent starting and reaping \`true\` and reporting back through its FIFOs. What ctrun"
+echo "itself does (options, topology, image lookup, setup) is under 1 ms. The issue's 1.1x target"
+echo "is not met: the agent's fork and report and ctrun's own process start are what is left."
+
