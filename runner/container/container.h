@@ -44,6 +44,7 @@ struct ctr_setup {
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct img_holder holder; /* the mounted image (--image-mode), pid -1 = none */
 	char rootfs_ns[4096];   /* where the holder mounted it, in its namespace */
+	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool rundir_made;
 	bool rootfs_real;       /* false with --dry-run before the cache has the image */
 };

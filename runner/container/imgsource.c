@@ -60,7 +60,10 @@ int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e)
 	}
 	if (mkdir(c->rootfs_ns, 0755) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", c->rootfs_ns);
-	if (holder_start(&c->holder, c->image, s->kind, c->rootfs_ns, s->rootless, &he) < 0) {
+	if ((c->share[0] != '\0'
+		     ? holder_share(&c->holder, c->image, s->kind, c->rootfs_ns, s->rootless, c->share,
+				    c->rootfs_ns, sizeof(c->rootfs_ns), &he)
+		     : holder_start(&c->holder, c->image, s->kind, c->rootfs_ns, s->rootless, &he)) < 0) {
 		rmdir(c->rootfs_ns);
 		if (must)
 			return err_set(e, EXIT_CTRUN, "--image-mode mount: %s", he.msg);
@@ -76,8 +79,9 @@ int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e)
 	s->holder = c->holder.pid;
 	c->rootfs_real = true;
 	if (o->verbose > 0)
-		fprintf(stderr, "ctrun: %s mounted (%s), not unpacked\n", c->image,
-			s->rootless ? "squashfuse_ll" : "kernel squashfs");
+		fprintf(stderr, "ctrun: %s mounted (%s), not unpacked%s\n", c->image,
+			s->rootless ? "squashfuse_ll" : "kernel squashfs",
+			c->holder.client ? "; the mount of another task of this node" : "");
 	return 1;
 }
 

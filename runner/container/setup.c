@@ -422,6 +422,17 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			*p = '_';
 	s->id = c->id;
 	s->rundir = c->rundir;
+	/* Task mode: the tasks of this step on this node share one image
+	 * holder (one mount per node), met at a name of the step, the host
+	 * and the image. */
+	if (t->mode == MODE_TASK && t->step_id != NULL) {
+		char id[CACHE_ID_MAX];
+		struct err ie = { 0 };
+
+		if (cache_identity(c->image, id, sizeof(id), &ie) == 0)
+			xsnprintf(c->share, sizeof(c->share), "%s/share-%s.%s-%s-%.16s", base,
+				  t->job_id, t->step_id, t->host, id);
+	}
 	s->oci_root = c->oci_root;
 	if (agent && ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "

@@ -5,7 +5,8 @@
 # squashfs, a user with squashfuse_ll in a user namespace (the nodes'
 # /dev/fuse is 0666, as on a compute node).  Mount and unpack give the same
 # files and the same training; nothing is unpacked, and nothing stays
-# mounted or attached after success, kill -9 or scancel; without FUSE a
+# mounted or attached after success, kill -9 or scancel; the tasks of a
+# step on one node share one mount (task mode); without FUSE a
 # user's run unpacks and -v says why; --image-mode mount then fails, naming
 # the missing part; another user cannot read the image through the holder.
 . "$(dirname "$0")/lib.sh"
@@ -53,6 +54,24 @@ for ((i = 0; i < 100; i++)); do pgrep -f "sleep 3003$$" > /dev/null || break; sl
 no_loops "after kill -9"
 ! grep -q "$TMPD" /proc/self/mountinfo || fail "a mount is left: $(grep "$TMPD" /proc/self/mountinfo)"
 
+# Task mode: the tasks of a step on one node share one mount (one loop
+# device), each its own container; the mount goes with the last of them.
+n1=${NODES[0]}
+srun -N1 -w "$n1" --ntasks-per-node=3 "$CTRUN" -v --image-mode mount --image mine.sqsh -- \
+	sh -c "echo \$RANK >> '$TMPD/tm.up'; until [ -e '$TMPD/tm.go' ]; do sleep 0.05; done; \
+	       cat /etc/passwd > /dev/null && echo done \$RANK" > tm.out 2> tm.err &
+pid=$!
+wait_lines tm.up 3 60 || { cat tm.out tm.err; fail "the three tasks did not start"; }
+assert_eq 1 "$(loops)" "loop devices while three tasks of a node run from the mount"
+touch tm.go
+run_rc wait "$pid"
+cat tm.out tm.err
+assert_eq 0 "$rc" "task mode from one shared mount"
+assert_eq 3 "$(grep -c '^\[rank[0-2]\]: done [0-2]$' tm.out)" "tasks that read the image"
+assert_eq 2 "$(grep -c 'mounted (kernel squashfs), not unpacked; the mount of another task' tm.err)" \
+	"tasks that used another task's mount"
+no_loops "after task mode"
+
 # Another user cannot reach root's mounted image through the holder.
 "$CTRUN" --image-mode mount --image mine.sqsh -- sh -c "echo up; exec sleep 3004$$" > h.out 2>&1 &
 pid=$!
@@ -67,7 +86,6 @@ no_loops "after SIGTERM"
 
 # A user on a node: squashfuse_ll in a user namespace; DDP from the mount
 # gives the same weights as from an unpacked image.
-n1=${NODES[0]}
 mkdir -p m u && chmod 777 m u
 cp "$CTRUN_REPO/examples/train_ddp.py" .
 as_user() { su ctrunuser -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' \
