@@ -1,5 +1,7 @@
-/* quote.h - strings shown to people: shell words for --dry-run (never
- * executed by ctrun), and one character of bad input for a parser's error. */
+/* quote.h - shell words: for --dry-run, and for the /etc/rc that the
+ * unpacker writes from an image's own Entrypoint and Cmd (never a user's
+ * string: no shell ever evaluates one); and one character of bad input for
+ * a parser's error. */
 #ifndef CTRUN_QUOTE_H
 #define CTRUN_QUOTE_H
 

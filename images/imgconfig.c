@@ -13,6 +13,7 @@
 
 #include "envfile.h"
 #include "inroot.h"
+#include "quote.h"
 #include "rootpath.h"
 #include "util.h"
 
@@ -166,19 +167,6 @@ fail:
 	return -1;
 }
 
-/* One POSIX shell word: single quotes, a quote as '\'' (any byte but NUL). */
-static void sh_word(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s != '\0'; s++) {
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
 int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err *e)
 {
 	FILE *f = open_memstream(text, len);
@@ -196,16 +184,16 @@ int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err
 	      "\texec", f);
 	for (size_t i = 0; i < c->entrypoint.n; i++) {
 		fputc(' ', f);
-		sh_word(f, c->entrypoint.v[i]);
+		shell_quote(f, c->entrypoint.v[i]);
 	}
 	fputs(" \"$@\"\nelse\n\texec", f);
 	for (size_t i = 0; i < c->entrypoint.n; i++) {
 		fputc(' ', f);
-		sh_word(f, c->entrypoint.v[i]);
+		shell_quote(f, c->entrypoint.v[i]);
 	}
 	for (size_t i = 0; cmd != NULL && cmd[i] != NULL; i++) {
 		fputc(' ', f);
-		sh_word(f, cmd[i]);
+		shell_quote(f, cmd[i]);
 	}
 	fputs("\nfi\n", f);
 	if (fclose(f) != 0) {

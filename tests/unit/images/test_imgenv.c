@@ -300,7 +300,7 @@ static void test_entrypoint_and_cmd_become_etc_rc(void **state)
 	cfg = json_tokener_parse("{\"config\": {\"Env\": [\"A=1\"]}}");
 	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
 	assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
-	assert_non_null(strstr(text, "\texec '/bin/sh'\n"));
+	assert_non_null(strstr(text, "\texec /bin/sh\n"));
 	free(text);
 	imgconfig_free(&c);
 	json_object_put(cfg);
