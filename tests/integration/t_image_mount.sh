@@ -95,6 +95,16 @@ cat uerr
 assert_eq 0 "$rc" "a user's run from the mount"
 grep -q "mounted (squashfuse_ll), not unpacked" uerr || fail "no FUSE mount for ctrunuser: $(cat uerr)"
 assert_no_leftovers squashfuse 10
+# Task mode as the user: the node's tasks share one squashfuse_ll.
+as_user srun -N1 -w "$n1" --ntasks-per-node=2 "'$CTRUN'" --image-mode mount --image mine.sqsh -- \
+	sh -c "'echo \$RANK >> $TMPD/u.up; until [ -e $TMPD/u.go ]; do sleep 0.05; done'" > u.out 2>&1 &
+pid=$!
+wait_lines u.up 2 60 || { cat u.out; fail "the user's two tasks did not start"; }
+assert_eq 1 "$(pgrep -c -f "squashfuse_ll.*$TMPD")" "squashfuse_ll processes for two tasks of a node"
+touch u.go
+run_rc wait "$pid"
+assert_eq 0 "$rc" "the user's tasks from one FUSE mount"
+assert_no_leftovers squashfuse 10
 for mode in mount unpack; do
 	run_rc as_user srun -N2 --ntasks-per-node=1 "'$CTRUN'" --image-mode "$mode" --image "'$TORCH'" \
 		--nproc-per-node 2 train_ddp.py --epochs 1 \
