@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f;
 
 	if (box[0] == '\0') {
-		snprintf(box, sizeof(box), "/tmp/ctrun-fuzz-archive.XXXXXX");
+		snprintf(box, sizeof(box), "%s/ctrun-fuzz-archive.XXXXXX",
+			 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 		if (mkdtemp(box) == NULL)
 			abort();
 		snprintf(file, sizeof(file), "%s/image.tar", box);

@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_object *j;
 
 	if (root[0] == '\0') {
-		snprintf(root, sizeof(root), "/tmp/ctrun-fuzz-imgconfig.XXXXXX");
+		snprintf(root, sizeof(root), "%s/ctrun-fuzz-imgconfig.XXXXXX",
+			 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 		if (mkdtemp(root) == NULL)
 			abort();
 	}

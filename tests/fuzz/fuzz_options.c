@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (path[0] == '\0') {
 		int fd;
 
-		snprintf(path, sizeof(path), "/tmp/ctrun-fuzz-options.XXXXXX");
+		snprintf(path, sizeof(path), "%s/ctrun-fuzz-options.XXXXXX",
+			 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 		fd = mkstemp(path);
 		if (fd < 0)
 			abort();

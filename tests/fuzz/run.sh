@@ -34,12 +34,18 @@ for f in busybox-docker.tar busybox-oci.tar; do
 		  cat "$images/$f"; } > "$out/corpus-archive/$f"
 done
 
+# The targets' scratch files (an archive's box, an image root, an ini file)
+# go into a directory of this run, removed at the end: libFuzzer exits
+# without the targets' clean-up.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ctrun-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
 run() { # NAME [ENV=VALUE...]: one pass, its execution count recorded
 	local name=$1 log
 	shift
 	mkdir -p "$out/corpus-$name"
 	log=$out/$name.log
-	env "$@" "$out/fuzz_$name" -max_total_time="$time" -max_len=$(
+	env TMPDIR="$scratch" "$@" "$out/fuzz_$name" -max_total_time="$time" -max_len=$(
 		[ "$name" = archive ] && echo 4194304 || echo 65536) -timeout=20 -rss_limit_mb=4096 \
 		-artifact_prefix="$out/" "$out/corpus-$name" > "$log" 2>&1
 	local rc=$? runs
