@@ -145,10 +145,10 @@ assert_eq "$r" "$(as_user "'$CTRUN' cache create '$I/busybox.sqsh'")" "a user's 
 	fail "the user unpacked the image again"
 assert_eq "hello from busybox" "$(as_user "'$CTRUN' -q --no-prefix --image '$I/busybox.sqsh' -- \
 	sh -c 'echo hello from busybox'")" "a user's container from the shared entry"
-run_rc as_user "'$CTRUN' cache create --shared '$I/busybox.sif'" 2> shared.err
+run_rc as_user "'$CTRUN' cache create --shared '$I/busybox.sif'" 2> "$TMPD/shared.err"
 assert_eq 2 "$rc" "a user filling the shared cache"
-grep -q "only root fills the node's shared cache" shared.err || fail "message: $(cat shared.err)"
+grep -q "only root fills the node's shared cache" "$TMPD/shared.err" || fail "message: $(cat "$TMPD/shared.err")"
 chmod 777 "$shared/entries"
-run_rc as_user "'$CTRUN' cache create '$I/busybox.sqsh'" 2> shared.err
+run_rc as_user "'$CTRUN' cache create '$I/busybox.sqsh'" 2> "$TMPD/shared.err"
 assert_eq 125 "$rc" "a shared cache others can write"
-grep -q "$shared/entries: writable by group or others" shared.err || fail "message: $(cat shared.err)"
+grep -q "$shared/entries: writable by group or others" "$TMPD/shared.err" || fail "message: $(cat "$TMPD/shared.err")"
