@@ -250,31 +250,6 @@ int hooks_default_hook_path(char *buf, size_t size, struct err *e)
 	return 0;
 }
 
-int hooks_enroot_installed(char *path, size_t size)
-{
-	char dir[PATH_MAX];
-	struct err e = { 0 };
-
-	for (int system = 1; system >= 0; system--) {
-		bool foreign;
-		char *text;
-
-		if (hooks_dir("enroot", system, NULL, environ, dir, sizeof(dir), &e) < 0 ||
-		    file_path("enroot", dir, path, size, &e) < 0)
-			continue;
-		text = read_existing(path, &foreign);
-		if (text != NULL && hooks_file_is_ours("enroot", text) && access(path, X_OK) == 0) {
-			free(text);
-			return 1;
-		}
-		free(text);
-	}
-	if (hooks_dir("enroot", false, NULL, environ, dir, sizeof(dir), &e) < 0 ||
-	    file_path("enroot", dir, path, size, &e) < 0)
-		return -1;
-	return 0;
-}
-
 /* --system, --dir D, --hook PATH, --gpus LIST after the words. */
 struct hooks_args {
 	bool system;

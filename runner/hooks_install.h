@@ -25,12 +25,6 @@
 #define HOOKS_OCI_FILE "ctrun-hook.json"
 #define HOOKS_OCI_SYSTEM_DIR "/usr/share/containers/oci/hooks.d"
 
-/* For the enroot runtime adapter: 1 when ctrun's enroot hook is installed
- * (user or system hooks.d; path = the file), 0 when not (path = where
- * `ctrun hooks install enroot` would write it, for the message), -1 when
- * the path does not fit. */
-int hooks_enroot_installed(char *path, size_t size);
-
 /* The hooks.d directory: what = "enroot" or "oci"; dir overrides. */
 int hooks_dir(const char *what, bool system, const char *dir, char *const *envp, char *buf,
 	      size_t size, struct err *e);
