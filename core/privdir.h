@@ -24,4 +24,12 @@ enum {
  * (EXIT_CTRUN) naming the path and the rule it breaks. */
 int privdir_make(const char *path, unsigned flags, struct err *e);
 
+/* parent/name (e.g. /tmp/ctrun-cache-1000) made private as with
+ * PRIVDIR_UNREADABLE; when another user took that name first, which in a
+ * shared /tmp anyone can, the run does not fail: the caller's own
+ * parent/name.XXXXXX is used instead (the one found again by later runs,
+ * else a new one from mkdtemp), and one line on stderr says why. */
+int privdir_default(const char *parent, const char *name, char *out, size_t size,
+		    struct err *e);
+
 #endif

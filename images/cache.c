@@ -35,15 +35,17 @@
 int cache_default_dir(char *buf, size_t size, struct err *e)
 {
 	const char *env = getenv("CTRUN_CACHE_DIR");
+	char name[64];
 
 	if (env != NULL && *env != '\0') {
 		if (xsnprintf(buf, size, "%s", env) < 0)
 			return err_set(e, EXIT_USAGE, "CTRUN_CACHE_DIR too long");
 		return 0;
 	}
-	if (xsnprintf(buf, size, "/tmp/ctrun-cache-%u", (unsigned)geteuid()) < 0)
+	/* Not $XDG_RUNTIME_DIR: a small tmpfs in memory, emptied at logout. */
+	if (xsnprintf(name, sizeof(name), "ctrun-cache-%u", (unsigned)geteuid()) < 0)
 		return err_set(e, EXIT_CTRUN, "cache dir name too long");
-	return 0;
+	return privdir_default("/tmp", name, buf, size, e) < 0 ? err_wrap(e, "cache dir") : 0;
 }
 
 void cache_hostname(char *host, size_t size)
@@ -75,8 +77,9 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 }
 
 /* Bumped whenever the unpacker changes what an entry holds (2: the docker/OCI
- * config Env written to /etc/environment), so older entries are not reused. */
-#define CACHE_FORMAT 2
+ * config Env written to /etc/environment; 3: a shared entry's inodes all
+ * root's), so older entries are not reused. */
+#define CACHE_FORMAT 3
 
 int cache_identity(const char *image, char *id, size_t size, struct err *e)
 {

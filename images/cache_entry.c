@@ -16,12 +16,21 @@
 #include "cache.h"
 #include "cache_int.h"
 #include "image.h"
+#include "unpack.h"
 #include "util.h"
 
 /* Use locks this process holds (shared) on the entries it handed out: gc and
  * remove skip an entry while its rootfs may be in use.  Released at exit. */
 static int held[64];
 static size_t nheld;
+
+void cache_hold(int fd)
+{
+	if (nheld < sizeof(held) / sizeof(*held))
+		held[nheld++] = fd;
+	else
+		close(fd); /* more than 64 images in one process: not held, still valid */
+}
 
 int cache_path(char *buf, size_t size, const struct cache_cfg *c, const char *sub,
 	       const char *id, const char *suffix, struct err *e)
@@ -121,6 +130,9 @@ static int write_meta(const char *path, const struct entry_ctx *x, double secs,
 	json_object_object_add(m, "host", json_object_new_string(host));
 	json_object_object_add(m, "image_size", json_object_new_int64((int64_t)st.st_size));
 	json_object_object_add(m, "image_mtime", json_object_new_int64((int64_t)st.st_mtim.tv_sec));
+	/* What cache_shared.c trusts: every inode of this tree was given to root. */
+	if (x->c->shared)
+		json_object_object_add(m, "owners", json_object_new_string("root"));
 	text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0) {
@@ -198,6 +210,10 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 		explain_if_full(tmp, x->c, e);
 		return -1;
 	}
+	/* Every user runs a shared entry: an image's files owned by uid 1000
+	 * would be host user 1000's to rewrite.  Root's, all of them. */
+	if (x->c->shared && image_sanitize_shared(rootfs, e) < 0)
+		return err_wrap(e, "image %s", x->image);
 	/* The entry's disk use is measured by the first list or gc, not here: a
 	 * walk of the tree would add ~3% to every job start on a cold node. */
 	if (write_meta(meta, x, now_s() - t0, e) < 0)
@@ -212,57 +228,6 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "cache entry %s", tmp);
 	log_creation(x, now_s() - t0);
 	return 0;
-}
-
-/* Each step from the shared cache's root to the entry's rootfs must be a
- * directory of root's that no one else can write: then nobody but root can
- * have put anything there.  The root itself may be a link of root's. */
-static int shared_step_ok(const char *path, bool top, struct err *e)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
-	if (top && S_ISLNK(st.st_mode) && st.st_uid == 0 && stat(path, &st) < 0)
-		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0)
-		return err_set(e, EXIT_CTRUN, "shared cache %s: %s; a shared cache must be root's "
-			       "directories that no one else can write (ctrun cache create --shared, "
-			       "as root, makes it so)", path,
-			       !S_ISDIR(st.st_mode) ? "not a directory" :
-			       st.st_uid != 0 ? "not owned by root" : "writable by group or others");
-	return 1;
-}
-
-/* The node's shared cache's entry for id: 1 with rootfs set and its use
- * lock held (gc skips it), 0 if it has none, -1 if it cannot be trusted. */
-static int shared_entry(const char *dir, const char *id, char *rootfs, size_t size,
-			struct err *e)
-{
-	char path[PATH_MAX];
-	const char *const steps[] = { "", "/entries", "/entries/", "/entries/" };
-	int r, use;
-
-	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
-		if (xsnprintf(path, sizeof(path), "%s%s%s%s", dir, steps[i], i >= 2 ? id : "",
-			      i == 3 ? "/rootfs" : "") < 0)
-			return err_set(e, EXIT_CTRUN, "shared cache %s: path too long", dir);
-		r = shared_step_ok(path, i == 0, e);
-		if (r <= 0)
-			return r;
-	}
-	if (xsnprintf(rootfs, size, "%s", path) < 0)
-		return err_set(e, EXIT_CTRUN, "shared cache %s: path too long", dir);
-	/* Read-only: root made it 0644 with the entry.  Without it the entry
-	 * is still whole; only gc would not see this use. */
-	if (xsnprintf(path, sizeof(path), "%s/locks/%s.use", dir, id) >= 0 &&
-	    (use = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-		if (cache_lock(use, LOCK_SH) == 0 && nheld < sizeof(held) / sizeof(*held))
-			held[nheld++] = use;
-		else
-			close(use);
-	}
-	return 1;
 }
 
 bool cache_has_entry(const struct cache_cfg *c, const char *image)
@@ -302,7 +267,7 @@ int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs,
 	if (cache_identity(x.real, id, sizeof(id), e) < 0)
 		return -1;
 	if (c->lookup != NULL && !c->shared) {
-		int r = shared_entry(c->lookup, id, rootfs, size, e);
+		int r = cache_shared_entry(c->lookup, id, c->quiet, rootfs, size, e);
 
 		if (r != 0)
 			return r < 0 ? -1 : 0;
@@ -318,10 +283,22 @@ int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs,
 	use = cache_open_use_lock(c, id, e);
 	if (use < 0)
 		return -1;
-	/* Shared: many users at once; gc/remove need it exclusively. */
-	if (cache_lock(use, LOCK_SH) < 0) {
-		err_sys(e, EXIT_CTRUN, "cache entry %s", id);
-		goto fail;
+	/* Shared: many users at once; gc/remove need it exclusively.  The
+	 * shared cache's use lock is every user's to open, and so to hold:
+	 * root only tries it (cache_shared.c).  It guards nothing here that
+	 * outlives this command, and no gc (root's only) can take the entry
+	 * while another process holds the lock, so a busy lock is named and
+	 * passed over rather than waited for by a prolog. */
+	if ((c->shared ? cache_try_lock(use, LOCK_SH) : cache_lock(use, LOCK_SH)) < 0) {
+		char who[96];
+
+		if (!c->shared || errno != EWOULDBLOCK) {
+			err_sys(e, EXIT_CTRUN, "cache entry %s", id);
+			goto fail;
+		}
+		cache_lock_holder(use, who, sizeof(who));
+		fprintf(stderr, "ctrun: warning: the use lock of shared cache entry %s is held by "
+			"%s; going on without it\n", id, who);
 	}
 	if (lstat(entry, &st) < 0) {
 		if (image_detect(x.real, &x.kind, e) < 0)
@@ -330,13 +307,13 @@ int cache_get_rootfs(const struct cache_cfg *c, const char *image, char *rootfs,
 			err_wrap(e, "cache entry for %s", image);
 			goto fail;
 		}
+	} else if (c->shared && cache_shared_verify(entry, rootfs, e) < 0) {
+		/* An entry that is there is only "created" if users may trust it. */
+		goto fail;
 	}
 	/* Last use for gc; a read-only site cache simply keeps its times. */
 	utimensat(AT_FDCWD, last, NULL, 0);
-	if (nheld < sizeof(held) / sizeof(*held))
-		held[nheld++] = use;
-	else
-		close(use); /* more than 64 images in one process: not held, still valid */
+	cache_hold(use);
 	return 0;
 fail:
 	close(use);

@@ -32,5 +32,12 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 /* sanitize.c: removes device nodes and clears setuid/setgid bits in the
  * unpacked tree at root, never following a link (every unpack ends so). */
 int image_sanitize(const char *root, struct err *e);
+/* sanitize.c: the same, and every inode given to root (uid and gid 0): a
+ * shared cache's entry, which every user runs, so that no host user who
+ * happens to own the image's /home/ubuntu can change it (root only). */
+int image_sanitize_shared(const char *root, struct err *e);
+/* sanitize.c: changes nothing; -1 naming the first inode that a shared
+ * entry may not hold (not root's, writable by others, setuid, special). */
+int image_check_shared(const char *root, struct err *e);
 
 #endif

@@ -32,18 +32,30 @@
 #include "util.h"
 
 /* Our own directory under TMPDIR (Slurm often points it at a job-private
- * node-local directory) or /tmp: 0700 and ours, or refused. */
+ * node-local directory), else $XDG_RUNTIME_DIR (the user's own, per node),
+ * else /tmp, where a name another user took first costs nothing
+ * (privdir_default): 0700 and ours. */
 static int base_dir(char *const *envp, char *out, size_t size, struct err *e)
 {
-	const char *tmp = envp_get(envp, "TMPDIR");
+	const char *tmp = envp_get(envp, "TMPDIR"), *xdg = envp_get(envp, "XDG_RUNTIME_DIR");
+	char name[32];
 	struct stat st;
 
-	if (tmp == NULL || tmp[0] != '/' || stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (tmp == NULL || tmp[0] != '/' || stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		tmp = "/tmp";
-	if (xsnprintf(out, size, "%s/ctrun-%u", tmp, (unsigned)geteuid()) < 0)
-		return err_set(e, EXIT_CTRUN, "TMPDIR too long");
-	/* It holds the workers' environment (the agent's spec): no one else may read it. */
-	if (privdir_make(out, PRIVDIR_UNREADABLE, e) < 0)
+		if (xdg != NULL && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    st.st_uid == geteuid() && (st.st_mode & 077) == 0) {
+			/* It holds the workers' environment: no one else may read it. */
+			if (xsnprintf(out, size, "%s/ctrun", xdg) < 0)
+				return err_set(e, EXIT_CTRUN, "XDG_RUNTIME_DIR too long");
+			if (privdir_make(out, PRIVDIR_UNREADABLE, e) < 0)
+				return err_wrap(e, "run directory");
+			return 0;
+		}
+	}
+	if (xsnprintf(name, sizeof(name), "ctrun-%u", (unsigned)geteuid()) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory name too long");
+	if (privdir_default(tmp, name, out, size, e) < 0)
 		return err_wrap(e, "run directory");
 	return 0;
 }
@@ -235,7 +247,7 @@ static int add_user_mounts(struct ctr_setup *c, const struct options *o, const c
 		if (mount_parse(o->mounts.v[i], cwd, &m, e) < 0)
 			return -1;
 		if (mount_check_source(&m, e) < 0 ||
-		    mounts_add(&c->spec.mounts, m.src, m.dst, m.ro, m.file, e) < 0) {
+		    mounts_add_copy(&c->spec.mounts, &m, e) < 0) {
 			mount_free(&m);
 			return -1;
 		}

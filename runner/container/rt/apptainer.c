@@ -298,10 +298,20 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (s->cwd != NULL && !s->agent &&
 	    (strv_push(&p->argv, "--pwd") < 0 || strv_push(&p->argv, s->cwd) < 0))
 		goto nomem;
-	for (size_t i = 0; i < s->mounts.n; i++)
-		if (mounts_add(&binds, s->mounts.v[i].src, s->mounts.v[i].dst, s->mounts.v[i].ro,
-			       s->mounts.v[i].file, e) < 0)
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		const struct ctr_mount *m = &s->mounts.v[i];
+
+		/* apptainer mounts every bind nosuid,nodev itself (its
+		 * addUserbindsMount), and its syntax has no way to ask otherwise. */
+		if (m->suid || m->dev) {
+			err_set(e, EXIT_USAGE, "mount %s: %s binds every path nosuid,nodev and "
+				"cannot be asked for '%s': drop the option, or use --runtime oci "
+				"or enroot", m->src, ctr_runtime_name(s->rt), m->suid ? "suid" : "dev");
 			goto fail;
+		}
+		if (mounts_add_copy(&binds, m, e) < 0)
+			goto fail;
+	}
 	if (s->gpus && s->gpu_isolate && driver_files(s, &binds, p, e) < 0)
 		goto fail;
 	if (bind_args(s, &binds, p, e) < 0)

@@ -56,8 +56,12 @@ static int fstab(const struct ctr_spec *s, struct strv *tab, struct err *e)
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
-		if (fstab_line(tab, m->src, m->dst, m->ro ? "x-create=auto,rbind,ro"
-							    : "x-create=auto,rbind") == 0)
+		char opts[64];
+
+		/* nosuid,nodev unless asked: as the OCI adapter (oci.c). */
+		snprintf(opts, sizeof(opts), "x-create=auto,rbind%s%s%s", m->ro ? ",ro" : "",
+			 m->suid ? "" : ",nosuid", m->dev ? "" : ",nodev");
+		if (fstab_line(tab, m->src, m->dst, opts) == 0)
 			continue;
 		if (errno == EINVAL)
 			return err_set(e, EXIT_USAGE, "mount %s: enroot cannot mount a path that "

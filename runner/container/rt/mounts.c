@@ -46,9 +46,30 @@ static int absolute(const char *path, const char *cwd, char *out, size_t size)
 	return rootpath_normalize(joined, out, size);
 }
 
+/* "ro", "rw", "suid", "dev", comma-separated, each at most once (ro or rw). */
+static int options(const char *opt, struct ctr_mount *m)
+{
+	char buf[32], *rest = buf, *w;
+	bool ro = false, rw = false;
+
+	if (xsnprintf(buf, sizeof(buf), "%s", opt) < 0)
+		return -1;
+	/* strsep, not strtok: an empty word ("ro,", ",dev") is an error. */
+	while ((w = strsep(&rest, ",")) != NULL) {
+		bool *flag = strcmp(w, "ro") == 0 ? &ro : strcmp(w, "rw") == 0 ? &rw :
+			     strcmp(w, "suid") == 0 ? &m->suid : strcmp(w, "dev") == 0 ? &m->dev : NULL;
+
+		if (flag == NULL || *flag)
+			return -1;
+		*flag = true;
+	}
+	m->ro = ro;
+	return ro && rw ? -1 : 0;
+}
+
 int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e)
 {
-	char src[PATH_MAX], dst[PATH_MAX], opt[16], asrc[PATH_MAX], adst[PATH_MAX];
+	char src[PATH_MAX], dst[PATH_MAX], opt[32], asrc[PATH_MAX], adst[PATH_MAX];
 	const char *p = spec;
 	bool ok, has_dst = false;
 
@@ -65,9 +86,10 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
 	}
 	if (*p == ':') {
 		p = field(p + 1, opt, sizeof(opt), &ok);
-		if (!ok || *p != '\0' || (strcmp(opt, "ro") != 0 && strcmp(opt, "rw") != 0))
+		if (!ok || *p != '\0' || options(opt, out) < 0)
 			return err_set(e, EXIT_USAGE, "--mount '%s': unknown option (expected "
-				       "SRC[:DST[:ro|rw]], '\\:' for a colon in a path)", spec);
+				       "SRC[:DST[:OPTS]], OPTS a comma-separated list of ro or rw, "
+				       "suid, dev; '\\:' for a colon in a path)", spec);
 	}
 	if (src[0] == '\0')
 		return err_set(e, EXIT_USAGE, "--mount '%s': empty source", spec);
@@ -88,7 +110,6 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
 			       spec);
 	out->src = strdup(asrc);
 	out->dst = strdup(adst);
-	out->ro = strcmp(opt, "ro") == 0;
 	if (out->src == NULL || out->dst == NULL) {
 		mount_free(out);
 		return err_sys(e, EXIT_CTRUN, "--mount");
@@ -122,6 +143,7 @@ int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro,
 		return err_sys(e, EXIT_CTRUN, "mounts");
 	ms->v = v;
 	v = &ms->v[ms->n];
+	memset(v, 0, sizeof(*v));
 	v->src = strdup(src);
 	v->dst = strdup(dst);
 	v->ro = ro;
@@ -131,6 +153,15 @@ int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro,
 		return err_sys(e, EXIT_CTRUN, "mounts");
 	}
 	ms->n++;
+	return 0;
+}
+
+int mounts_add_copy(struct ctr_mounts *ms, const struct ctr_mount *m, struct err *e)
+{
+	if (mounts_add(ms, m->src, m->dst, m->ro, m->file, e) < 0)
+		return -1;
+	ms->v[ms->n - 1].suid = m->suid;
+	ms->v[ms->n - 1].dev = m->dev;
 	return 0;
 }
 

@@ -19,6 +19,10 @@ struct ctr_mount {
 	char *dst;  /* absolute path inside the container */
 	bool ro;
 	bool file;  /* the source is not a directory: its mount point is a file */
+	/* Binds are nosuid,nodev unless asked (":suid", ":dev"): a host tree
+	 * another user can write must not hand a root run a setuid file. */
+	bool suid;
+	bool dev;
 };
 
 struct ctr_mounts {
@@ -26,7 +30,8 @@ struct ctr_mounts {
 	size_t n;
 };
 
-/* Parses SRC[:DST[:ro|rw]] ("\:" is a colon, "\\" a backslash, inside either
+/* Parses SRC[:DST[:OPTS]], OPTS a comma-separated list of ro or rw, suid,
+ * dev ("\:" is a colon, "\\" a backslash, inside either
  * path).  A relative SRC is taken from `cwd`; both paths are normalised
  * lexically ("a//b/./c/.." -> "a/b"); DST defaults to SRC and must be
  * absolute.  No I/O. */
@@ -36,9 +41,11 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
  * whether it is a directory. */
 int mount_check_source(struct ctr_mount *m, struct err *e);
 
-/* Appends a copy (src and dst must be absolute). */
+/* Appends a copy (src and dst must be absolute), nosuid and nodev. */
 int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro, bool file,
 	       struct err *e);
+/* Appends a copy of m, its options included. */
+int mounts_add_copy(struct ctr_mounts *ms, const struct ctr_mount *m, struct err *e);
 void mount_free(struct ctr_mount *m);
 void mounts_free(struct ctr_mounts *ms);
 

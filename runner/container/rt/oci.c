@@ -205,8 +205,6 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 					      "mode=0620", NULL };
 	static const char *const shm_o[] = { "rbind", "nosuid", "nodev", NULL };
 	static const char *const sys_o[] = { "rbind", "nosuid", "noexec", "nodev", "ro", NULL };
-	static const char *const rw_o[] = { "rbind", NULL };
-	static const char *const ro_o[] = { "rbind", "ro", NULL };
 	json_object *a = json_object_new_array();
 
 	push(b, a, mount(b, "/proc", "proc", "proc", proc_o));
@@ -218,7 +216,20 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
-		push(b, a, mount(b, m->dst, "bind", m->src, m->ro ? ro_o : rw_o));
+		const char *o[5];
+		size_t n = 0;
+
+		/* A host tree that others can write must not give a root run a
+		 * setuid file or a device: nosuid,nodev unless the user asked. */
+		o[n++] = "rbind";
+		if (m->ro)
+			o[n++] = "ro";
+		if (!m->suid)
+			o[n++] = "nosuid";
+		if (!m->dev)
+			o[n++] = "nodev";
+		o[n] = NULL;
+		push(b, a, mount(b, m->dst, "bind", m->src, o));
 	}
 	return a;
 }

@@ -444,6 +444,26 @@ static void test_newline_and_carriage_return_are_refused(void **state)
 	}
 }
 
+/* apptainer binds every path nosuid,nodev (its addUserbindsMount: c.suidFlag
+ * | MS_NODEV) and has no syntax to ask otherwise: refused, not ignored. */
+static void test_suid_or_dev_asked_is_refused(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, RT_APPTAINER, "apptainer");
+	add(&s, "/data", "/data", false);
+	s.mounts.v[s.mounts.n - 1].suid = true;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "nosuid,nodev"));
+	assert_non_null(strstr(e.msg, "'suid'"));
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* `--version` answers (apptainer cmd/internal/cli/apptainer.go: "%s version
  * %s" of buildcfg.PACKAGE_NAME; SingularityCE's is "singularity-ce"). */
 static void test_version_lines(void **state)
@@ -570,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_isolation),
 		cmocka_unit_test(test_newline_and_carriage_return_are_refused),
 		cmocka_unit_test(test_version_lines),
+		cmocka_unit_test(test_suid_or_dev_asked_is_refused),
 		cmocka_unit_test(test_auto_picks_an_installed_runtime_that_fits),
 		cmocka_unit_test(test_none_installed_names_what_was_looked_for),
 		cmocka_unit_test(test_explicit_runtime_must_fit_and_be_installed),

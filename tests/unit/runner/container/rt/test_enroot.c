@@ -90,9 +90,10 @@ static void test_start_argv_env_and_files(void **state)
 	assert_string_equal(file(&p, "enroot.conf")->path, "/tmp/ctrun-1000/run1/enroot.conf");
 	assert_string_equal(file(&p, "enroot.conf")->data, conf_rc);
 	assert_string_equal(file(&p, "enroot.fstab")->data,
-			    "/home/u/proj /home/u/proj none x-create=auto,rbind\n"
-			    "/tmp/ctrun-1000/run1 /.ctrun none x-create=auto,rbind,ro\n"
-			    "/opt/ctrun/ctrun-agent /.ctrun/agent none x-create=auto,rbind,ro\n");
+			    "/home/u/proj /home/u/proj none x-create=auto,rbind,nosuid,nodev\n"
+			    "/tmp/ctrun-1000/run1 /.ctrun none x-create=auto,rbind,ro,nosuid,nodev\n"
+			    "/opt/ctrun/ctrun-agent /.ctrun/agent none "
+			    "x-create=auto,rbind,ro,nosuid,nodev\n");
 	/* No GPU: the image's NVIDIA_VISIBLE_DEVICES=all (NGC images) must not
 	 * wake enroot's NVIDIA hook on a node without one. */
 	assert_string_equal(file(&p, "enroot.environ")->data, "NVIDIA_VISIBLE_DEVICES=\"void\"\n");
@@ -158,9 +159,12 @@ static void test_fstab_escapes_spaces_tabs_backslashes(void **state)
 	assert_int_equal(mounts_add(&s.mounts, "/data/my set $HOME", "/data/in\tside", true, false,
 				    &e), 0);
 	assert_int_equal(mounts_add(&s.mounts, "/a\\b/'q\"", "/x y", false, false, &e), 0);
+	/* Asked for (--mount SRC:DST:suid,dev): the bind keeps both. */
+	s.mounts.v[1].suid = s.mounts.v[1].dev = true;
 	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
 	assert_string_equal(file(&p, "enroot.fstab")->data,
-			    "/data/my\\040set\\040$HOME /data/in\\011side none x-create=auto,rbind,ro\n"
+			    "/data/my\\040set\\040$HOME /data/in\\011side none "
+			    "x-create=auto,rbind,ro,nosuid,nodev\n"
 			    "/a\\134b/'q\" /x\\040y none x-create=auto,rbind\n");
 	ctr_plan_free(&p);
 	spec_free(&s);

@@ -55,6 +55,28 @@ static void test_parse_forms(void **state)
 	parse_ok("/a b/$HOME 'q\":/in side", "/a b/$HOME 'q\"", "/in side", false);
 }
 
+static void test_parse_suid_and_dev_options(void **state)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(mount_parse("/data:/in:ro,suid", "/", &m, &e), 0);
+	assert_true(m.ro && m.suid && !m.dev);
+	mount_free(&m);
+	assert_int_equal(mount_parse("/data:/in:dev", "/", &m, &e), 0);
+	assert_true(!m.ro && !m.suid && m.dev);
+	mount_free(&m);
+	/* Neither by default: binds are nosuid,nodev unless asked. */
+	assert_int_equal(mount_parse("/data:/in:rw", "/", &m, &e), 0);
+	assert_true(!m.suid && !m.dev);
+	mount_free(&m);
+	parse_bad("/data:/in:ro,rw", "unknown option");
+	parse_bad("/data:/in:suid,suid", "unknown option");
+	parse_bad("/data:/in:ro,", "unknown option");
+	parse_bad("/data:/in:nosuid", "unknown option");
+}
+
 static void test_parse_escaped_colons_and_backslashes(void **state)
 {
 	(void)state;
@@ -276,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_parse_escaped_colons_and_backslashes),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_suid_and_dev_options),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_source_must_exist),
 		cmocka_unit_test(test_mount_inside_an_earlier_bind_is_provided),

@@ -193,6 +193,26 @@ static void test_process_root_and_namespaces(void **state)
 	spec_free(&s);
 }
 
+/* --mount SRC:DST:suid,dev is the user asking: then the bind keeps them. */
+static void test_suid_and_dev_only_when_asked(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c, *m;
+
+	(void)state;
+	spec_init(&s);
+	s.mounts.v[s.mounts.n - 1].suid = true;
+	s.mounts.v[s.mounts.n - 2].dev = true;
+	c = plan_config(&s, &p);
+	m = get(c, "mounts");
+	assert_strings(get(m, "8.options"), (const char *const[]){ "rbind", "ro", "nodev", NULL });
+	assert_strings(get(m, "7.options"), (const char *const[]){ "rbind", "nosuid", NULL });
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_mounts_in_order_verbatim(void **state)
 {
 	struct ctr_spec s;
@@ -221,10 +241,14 @@ static void test_mounts_in_order_verbatim(void **state)
 		"newinstance", "ptmxmode=0666", "mode=0620", NULL });
 	assert_strings(get(m, "4.options"), (const char *const[]){ "rbind", "nosuid", "noexec",
 		"nodev", "ro", NULL });
+	/* Host binds are nosuid,nodev: a host tree others can write must not
+	 * hand a root run a setuid file (issue: /tmp bound without nosuid). */
 	assert_string_equal(str(m, "5.destination"), "/tmp");
-	assert_strings(get(m, "5.options"), (const char *const[]){ "rbind", NULL });
+	assert_strings(get(m, "5.options"), (const char *const[]){ "rbind", "nosuid", "nodev",
+		NULL });
 	assert_string_equal(str(m, "6.destination"), "/etc/hosts");
-	assert_strings(get(m, "6.options"), (const char *const[]){ "rbind", "ro", NULL });
+	assert_strings(get(m, "6.options"), (const char *const[]){ "rbind", "ro", "nosuid",
+		"nodev", NULL });
 	assert_string_equal(str(m, "7.source"), "/home/u/my proj");
 	assert_string_equal(str(m, "8.source"), "/data/$x \"q\" 'r'\nnl");
 	assert_string_equal(str(m, "8.destination"), "/in side");
@@ -347,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
+		cmocka_unit_test(test_suid_and_dev_only_when_asked),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),
 		cmocka_unit_test(test_gpus_without_the_hook_pass_the_device_nodes),
 		cmocka_unit_test(test_gpus_with_the_hook),
