@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Members name their owner only where a test is about owners. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 /* One member: 'f' file (data, len), 'd' directory, 'l' symlink (data = target),
  * 'h' hard link (data = target path). len 0 with data = strlen(data). */
 struct member {
@@ -20,6 +23,7 @@ struct member {
 	char type;
 	const char *data;
 	size_t len;
+	unsigned uid; /* owner (and group) in the archive; 0 = root */
 };
 
 struct blob {
@@ -54,6 +58,8 @@ static inline struct blob tar_blob(const struct member *m, size_t n, int gz)
 
 		archive_entry_set_pathname(e, m[i].name);
 		archive_entry_set_mtime(e, 1700000000, 0);
+		archive_entry_set_uid(e, m[i].uid);
+		archive_entry_set_gid(e, m[i].uid);
 		switch (m[i].type) {
 		case 'd':
 			archive_entry_set_filetype(e, AE_IFDIR);

@@ -18,48 +18,9 @@
 
 #include "cache.h"
 #include "image.h"
+#include "cachetest.h"
 #include "imgtest.h"
 #include "rootpath.h"
-
-static char dir[64];
-static char path_buf[4][256];
-
-static int setup(void **state)
-{
-	(void)state;
-	strcpy(dir, "/tmp/ctrun-test-cache-XXXXXX");
-	return mkdtemp(dir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	remove_tree(dir);
-	return 0;
-}
-
-static const char *p(int slot, const char *rel)
-{
-	snprintf(path_buf[slot], sizeof(path_buf[slot]), "%s/%s", dir, rel);
-	return path_buf[slot];
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void id_of(const char *path, char *id)
-{
-	struct err e = { 0 };
-
-	if (cache_identity(path, id, CACHE_ID_MAX, &e) < 0)
-		fail_msg("%s", e.msg);
-}
 
 static void test_identity_is_stable_for_an_untouched_file(void **state)
 {
@@ -260,11 +221,6 @@ static void test_concurrent_callers_create_exactly_once(void **state)
 	assert_int_equal(st.st_size, 1);
 }
 
-static struct cache_cfg cfg(void)
-{
-	return (struct cache_cfg){ .dir = p(3, "cache"), .quiet = true };
-}
-
 static void small_image(const char *path, const char *text)
 {
 	const struct member l[] = { { "etc/motd", 'f', text, 0 } };
@@ -400,141 +356,6 @@ static void test_foreign_cache_dir_is_refused(void **state)
 	assert_int_equal(cache_get_rootfs(&c, p(0, "img.tar"), r, sizeof(r), &e), -1);
 }
 
-/* The node's shared cache: root fills it (0755 down to the entry, lock
- * files 0644, nothing in the image writable by others, no setuid), every
- * user then gets that entry read-only and makes no cache of its own. */
-static void shared_image(const char *path)
-{
-	const struct member l[] = {
-		{ "etc/motd", 'f', "shared\n", 0 },
-		{ "tmp/", 'd', NULL, 0 },
-		{ "usr/bin/su", 'f', "#!\n", 0 },
-	};
-	struct blob b = tar_blob(l, 3, 0);
-
-	make_docker_archive(path, &b, 1, 0);
-	blob_free(&b);
-}
-
-static mode_t mode_of(const char *path)
-{
-	struct stat st;
-
-	assert_int_equal(lstat(path, &st), 0);
-	return st.st_mode & 07777;
-}
-
-static void test_shared_cache_filled_by_root_is_read_by_every_user(void **state)
-{
-	struct cache_cfg root = { .dir = p(2, "shared"), .quiet = true, .shared = true };
-	struct err e = { 0 };
-	char r[4096], id[CACHE_ID_MAX], path[4200];
-	int status;
-	pid_t pid;
-
-	(void)state;
-	if (geteuid() != 0)
-		skip();
-	assert_int_equal(chmod(dir, 0755), 0); /* the test user can reach it */
-	shared_image(p(0, "img.tar"));
-	assert_int_equal(chmod(p(0, "img.tar"), 0644), 0);
-	assert_int_equal(cache_get_rootfs(&root, p(0, "img.tar"), r, sizeof(r), &e), 0);
-	id_of(p(0, "img.tar"), id);
-	assert_int_equal(mode_of(root.dir), 0755);
-	snprintf(path, sizeof(path), "%s/entries", root.dir);
-	assert_int_equal(mode_of(path), 0755);
-	snprintf(path, sizeof(path), "%s/locks/%s.use", root.dir, id);
-	assert_int_equal(mode_of(path), 0644);
-	snprintf(path, sizeof(path), "%s/usr/bin/su", r);
-	assert_int_equal(mode_of(path) & 07022, 0);
-	snprintf(path, sizeof(path), "%s/tmp", r);
-	assert_int_equal(mode_of(path) & 022, 0);
-
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct cache_cfg user = { .dir = p(3, "user-cache"), .quiet = true,
-					  .lookup = p(2, "shared") };
-		char got[4096], motd[4200];
-		int fd;
-
-		if (setgid(65534) < 0 || setuid(65534) < 0)
-			_exit(10);
-		if (cache_get_rootfs(&user, p(0, "img.tar"), got, sizeof(got), &e) < 0)
-			_exit(11);
-		if (strcmp(got, r) != 0)
-			_exit(12); /* the shared entry itself */
-		if (access(user.dir, F_OK) == 0)
-			_exit(13); /* no private cache made */
-		snprintf(motd, sizeof(motd), "%s/etc/motd", got);
-		fd = open(motd, O_WRONLY);
-		if (fd >= 0 || errno != EACCES)
-			_exit(14); /* read only for users */
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
-static void test_untrusted_or_missing_shared_cache(void **state)
-{
-	struct cache_cfg root = { .dir = p(2, "shared"), .quiet = true, .shared = true };
-	struct cache_cfg user = { .dir = p(3, "user-cache"), .quiet = true,
-				  .lookup = p(2, "shared") };
-	struct err e = { 0 };
-	char r[4096], id[CACHE_ID_MAX], entries[4200];
-
-	(void)state;
-	if (geteuid() != 0)
-		skip();
-	shared_image(p(0, "img.tar"));
-	/* None yet: the caller's own cache is used. */
-	assert_int_equal(cache_get_rootfs(&user, p(0, "img.tar"), r, sizeof(r), &e), 0);
-	assert_non_null(strstr(r, "user-cache"));
-	assert_int_equal(cache_get_rootfs(&root, p(0, "img.tar"), r, sizeof(r), &e), 0);
-	id_of(p(0, "img.tar"), id);
-	/* An entries directory that others can write: refused, named. */
-	snprintf(entries, sizeof(entries), "%s/entries", root.dir);
-	assert_int_equal(chmod(entries, 0777), 0);
-	assert_int_equal(cache_get_rootfs(&user, p(0, "img.tar"), r, sizeof(r), &e), -1);
-	assert_non_null(strstr(e.msg, "writable by group or others"));
-	assert_int_equal(chmod(entries, 0755), 0);
-	/* An entry not root's. */
-	snprintf(entries, sizeof(entries), "%s/entries/%s", root.dir, id);
-	assert_int_equal(chown(entries, 65534, 65534), 0);
-	assert_int_equal(cache_get_rootfs(&user, p(0, "img.tar"), r, sizeof(r), &e), -1);
-	assert_non_null(strstr(e.msg, "not owned by root"));
-}
-
-static void test_shared_cache_is_filled_by_root_only(void **state)
-{
-	struct cache_cfg root = { .dir = p(2, "shared"), .quiet = true, .shared = true };
-	struct err e = { 0 };
-	char r[4096];
-	int status;
-	pid_t pid;
-
-	(void)state;
-	if (geteuid() != 0)
-		skip();
-	assert_int_equal(chmod(dir, 0777), 0);
-	shared_image(p(0, "img.tar"));
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (setgid(65534) < 0 || setuid(65534) < 0)
-			_exit(10);
-		if (cache_get_rootfs(&root, p(0, "img.tar"), r, sizeof(r), &e) == 0)
-			_exit(11);
-		_exit(strstr(e.msg, "only root fills") != NULL && e.code == EXIT_USAGE ? 0 : 12);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(access(root.dir, F_OK), -1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,9 +372,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_removes_least_recently_used_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_entry_in_use_is_not_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_cache_dir_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shared_cache_filled_by_root_is_read_by_every_user, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_untrusted_or_missing_shared_cache, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shared_cache_is_filled_by_root_only, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
