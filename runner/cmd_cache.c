@@ -175,7 +175,7 @@ int cmd_cache(struct options *o, struct err *e)
 		}
 		if (!c.shared && gc_staged(o, e) < 0)
 			return -1;
-		if (budget == 0)
+		if (n == 1 && budget == 0)
 			return err_set(e, EXIT_USAGE, "cache gc: no budget (give --budget SIZE or set "
 				       "[cache] budget)");
 		if (cache_gc(&c, budget, &freed, e) < 0)
