@@ -3,7 +3,8 @@
  *   list                  id, size, last use and image of every entry, least recently used first
  *   create IMAGE...       make sure IMAGE is unpacked in this node's cache; prints the rootfs
  *   remove IMAGE|ID...    delete entries (refused while a container uses one)
- *   gc [--budget SIZE]    delete least recently used entries until the cache fits SIZE
+ *   gc [--budget SIZE]    delete least recently used entries until the cache fits SIZE,
+ *                         after the caller's staged copies of ended jobs on this node
  *   dir                   print the cache directory      id IMAGE   print IMAGE's cache id
  * Run it on a node (srun ... ctrun cache create IMG warms every node's cache).
  * `--shared` after the subcommand acts on the node's shared cache ([cache]
@@ -19,6 +20,8 @@
 
 #include "commands.h"
 #include "container.h"
+#include "stage.h"
+#include "stagedir.h"
 #include "util.h"
 
 static const char cache_usage[] =
@@ -86,6 +89,25 @@ static int remove_one(const struct cache_cfg *c, const char *arg, struct err *e)
 	return cache_remove(c, arg, true, e);
 }
 
+/* The caller's staged copies (stagedir.h) of jobs that are over, which a
+ * cancelled or timed-out job leaves on its nodes: gc collects them first,
+ * with or without a budget. */
+static int gc_staged(const struct options *o, struct err *e)
+{
+	const char *dir = stage_dir_of(o);
+	unsigned long long bytes;
+	size_t removed;
+	char b[32];
+
+	if (stagedir_gc(dir, &removed, &bytes, e) < 0)
+		return -1;
+	human(bytes, b, sizeof(b));
+	if (removed > 0 && !o->quiet)
+		printf("removed %zu staged cop%s of ended jobs (%s) in %s\n", removed,
+		       removed == 1 ? "y" : "ies", b, dir);
+	return 0;
+}
+
 int cmd_cache(struct options *o, struct err *e)
 {
 	char dir[PATH_MAX], rootfs[PATH_MAX], id[CACHE_ID_MAX];
@@ -150,10 +172,12 @@ int cmd_cache(struct options *o, struct err *e)
 			if (parse_size(w[2], &budget) < 0)
 				return err_set(e, EXIT_USAGE, "--budget: '%s' is not a size (bytes, or "
 					       "with K, M, G, T)", w[2]);
-		} else if (budget == 0) {
+		}
+		if (!c.shared && gc_staged(o, e) < 0)
+			return -1;
+		if (n == 1 && budget == 0)
 			return err_set(e, EXIT_USAGE, "cache gc: no budget (give --budget SIZE or set "
 				       "[cache] budget)");
-		}
 		if (cache_gc(&c, budget, &freed, e) < 0)
 			return -1;
 		human(freed, f, sizeof(f));

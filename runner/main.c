@@ -9,6 +9,7 @@
 #include "err.h"
 #include "options.h"
 #include "phase.h"
+#include "stage.h"
 
 extern char **environ;
 
@@ -54,6 +55,9 @@ int main(int argc, char **argv)
 		break;
 	case CMD_WORKER:
 		status = check_worker_main(o.command.v, o.command.n, &e);
+		break;
+	case CMD_STAGE:
+		status = stage_node_main(o.command.v, o.command.n, &e);
 		break;
 	}
 	if (status >= 0)

@@ -163,7 +163,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker" };
+					     "hooks", "__worker", "__stage" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -183,7 +183,7 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 			/* These parse their own flags from o->command (bench's -b/-e
 			 * are not ctrun's); global options go before the word. */
 			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
-			    o->cmd == CMD_WORKER)
+			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE)
 				break;
 			ret = parse_flags(o, argc, argv,
 					  o->cmd == CMD_ENV     ? usage_env

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "stagedir.h"
 #include "util.h"
 
 #define STAGE_DEFAULT_DIR "/tmp"
@@ -73,17 +74,36 @@ static int run_tool(char *const argv[], char *const *envp, bool quiet_stdout)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+const char *stage_dir_of(const struct options *o)
+{
+	return o->stage_dir != NULL ? o->stage_dir : STAGE_DEFAULT_DIR;
+}
+
+/* One task on every node of the job: `ctrun __stage WHAT DIR NAME`. */
+static int on_every_node(const struct topo *t, char *const *env, const char *what,
+			 const struct stage *s)
+{
+	char nodes[32], self[PATH_MAX];
+	char *argv[] = { "srun", nodes, "--ntasks-per-node=1", "--kill-on-bad-exit=0", self,
+			 "__stage", (char *)what, (char *)s->dir, (char *)s->name, NULL };
+
+	if (realpath("/proc/self/exe", self) == NULL)
+		return -1;
+	snprintf(nodes, sizeof(nodes), "--nodes=%ld", t->nnodes);
+	return run_tool(argv, env, true);
+}
+
 int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 		struct stage *s, struct err *e)
 {
-	const char *mode = o->stage != NULL ? o->stage : "auto", *base;
-	const char *dir = o->stage_dir != NULL ? o->stage_dir : STAGE_DEFAULT_DIR;
-	char *argv[] = { "sbcast", "--force", s->from, s->to, NULL };
+	const char *mode = o->stage != NULL ? o->stage : "auto", *base, *failed;
+	char *argv[] = { "sbcast", s->from, s->to, NULL };
 	bool must = strcmp(mode, "sbcast") == 0;
 	struct stat st;
 	int rc;
 
-	s->from[0] = s->to[0] = '\0';
+	s->from[0] = s->to[0] = s->name[0] = '\0';
+	s->dir = stage_dir_of(o);
 	if (o->image == NULL || strcmp(mode, "off") == 0)
 		return 0;
 	if (realpath(o->image, s->from) == NULL || stat(s->from, &st) < 0) {
@@ -102,30 +122,38 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 		return 0;
 	}
 	base = strrchr(s->from, '/') + 1;
-	if (dir[0] != '/' ||
-	    xsnprintf(s->to, sizeof(s->to), "%s/ctrun-stage.%u.%s.%s", dir, (unsigned)geteuid(),
-		      t->job_id, base) < 0) {
-		s->from[0] = s->to[0] = '\0';
+	if (stagedir_name(s->name, sizeof(s->name), geteuid(), t->job_id, e) < 0) {
+		s->from[0] = s->name[0] = '\0';
+		return -1;
+	}
+	if (s->dir[0] != '/' ||
+	    xsnprintf(s->to, sizeof(s->to), "%s/%s/%s", s->dir, s->name, base) < 0) {
+		s->from[0] = s->to[0] = s->name[0] = '\0';
 		return err_set(e, EXIT_USAGE, "[cache] stage_dir %s: must be an absolute path, and "
-			       "short enough", dir);
+			       "short enough", s->dir);
 	}
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: staging %s to %s on %ld nodes (sbcast)\n", s->from, s->to,
 			t->nnodes);
-	rc = run_tool(argv, env->v, false);
+	/* The private directory first, on every node: sbcast follows a
+	 * symlink and truncates what it names (stagedir.h). */
+	failed = "making the job's private directory";
+	rc = on_every_node(t, env->v, "prepare", s);
+	if (rc == 0) {
+		failed = "sbcast";
+		rc = run_tool(argv, env->v, false);
+	}
 	if (rc != 0) {
-		if (must) {
-			err_set(e, EXIT_CTRUN, "--stage sbcast: sbcast of %s to %s failed (status %d, "
+		stage_remove(t, env->v, s); /* what the nodes that did not fail made */
+		if (must)
+			err_set(e, EXIT_CTRUN, "--stage sbcast: %s for %s in %s failed (status %d, "
 				"its message above); check that %s exists on every node, or set "
-				"[cache] stage_dir", s->from, s->to, rc, dir);
-			s->from[0] = s->to[0] = '\0';
-			return -1;
-		}
-		if (!o->quiet)
-			fprintf(stderr, "ctrun: not staged: sbcast of %s failed (status %d); every node "
-				"reads it from the shared file system\n", s->from, rc);
-		s->from[0] = s->to[0] = '\0';
-		return 0;
+				"[cache] stage_dir", failed, s->from, s->dir, rc, s->dir);
+		else if (!o->quiet)
+			fprintf(stderr, "ctrun: not staged: %s for %s failed (status %d); every node "
+				"reads it from the shared file system\n", failed, s->from, rc);
+		s->from[0] = s->to[0] = s->name[0] = '\0';
+		return must ? -1 : 0;
 	}
 	if (strv_setenv(env, "CTRUN_STAGED_FROM", s->from, 1) < 0 ||
 	    strv_setenv(env, "CTRUN_STAGED_TO", s->to, 1) < 0)
@@ -135,15 +163,28 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 
 void stage_remove(const struct topo *t, char *const *env, const struct stage *s)
 {
-	char nodes[32], *argv[] = { "srun", nodes, "--ntasks-per-node=1", "--kill-on-bad-exit=0",
-				    "rm", "-f", "--", (char *)s->to, NULL };
-
-	if (s->to[0] == '\0')
+	if (s->name[0] == '\0')
 		return;
-	snprintf(nodes, sizeof(nodes), "--nodes=%ld", t->nnodes);
-	if (run_tool(argv, env, true) != 0)
-		fprintf(stderr, "ctrun: could not remove the staged copies %s (Slurm's epilog or "
-			"ctrun cache gc will)\n", s->to);
+	if (on_every_node(t, env, "remove", s) != 0)
+		fprintf(stderr, "ctrun: could not remove the staged copies %s/%s on every node "
+			"(the next staging there, or ctrun cache gc there, will)\n", s->dir,
+			s->name);
+}
+
+/* Whether path's directory is one of the caller's that no one else can
+ * enter: then nobody else can have put path there or swap it later. */
+static bool in_private_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (slash == NULL || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & 077) == 0;
 }
 
 const char *stage_local(const char *image, char *const *envp, const char **note)
@@ -151,16 +192,48 @@ const char *stage_local(const char *image, char *const *envp, const char **note)
 	const char *from = envp_get(envp, "CTRUN_STAGED_FROM");
 	const char *to = envp_get(envp, "CTRUN_STAGED_TO");
 	struct stat a, b;
+	bool ok;
+	int fd;
 
 	*note = NULL;
 	if (from == NULL || to == NULL || strcmp(from, image) != 0)
 		return image;
-	/* Ours, a plain file, whole: anything else was not made by our sbcast. */
-	if (lstat(to, &b) < 0 || !S_ISREG(b.st_mode) || b.st_uid != geteuid() ||
-	    stat(image, &a) < 0 || a.st_size != b.st_size) {
-		*note = "the staged copy is missing, not yours or not whole: reading the image "
-			"from the shared file system";
+	/* Ours, a plain file (never through a symlink), whole, in our private
+	 * directory: anything else was not made by our sbcast. */
+	fd = open(to, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ok = fd >= 0 && fstat(fd, &b) == 0 && S_ISREG(b.st_mode) && b.st_uid == geteuid() &&
+	     stat(image, &a) == 0 && a.st_size == b.st_size && in_private_dir(to);
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		*note = "the staged copy is missing, not yours, not whole or not in a directory "
+			"of yours alone: reading the image from the shared file system";
 		return image;
 	}
 	return to;
+}
+
+int stage_node_main(char *const *argv, size_t n, struct err *e)
+{
+	char job[32];
+	uid_t uid;
+
+	/* Only names of this user's stage directories: the removal never
+	 * reaches anything else, whatever the arguments. */
+	if (n != 3 || (strcmp(argv[0], "prepare") != 0 && strcmp(argv[0], "remove") != 0) ||
+	    argv[1][0] != '/' || !stagedir_name_parse(argv[2], &uid, job, sizeof(job)) ||
+	    uid != geteuid())
+		return err_set(e, EXIT_USAGE, "usage (internal, run by ctrun's batch step): ctrun "
+			       "__stage prepare|remove STAGE_DIR ctrun-stage.UID.JOB.HEX");
+	if (strcmp(argv[0], "prepare") == 0)
+		return stagedir_prepare(argv[1], argv[2], e) < 0 ? -1 : 0;
+	if (stagedir_remove(argv[1], argv[2], e) < 0)
+		return -1;
+	{
+		unsigned long long bytes;
+		size_t removed;
+
+		/* The copies of this user's jobs that ended without this step. */
+		return stagedir_gc(argv[1], &removed, &bytes, e) < 0 ? -1 : 0;
+	}
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,4 +177,61 @@ int job_steps(const char *job_id, struct strv *out)
 pid_t step_cancel_cb(void *topo)
 {
 	return step_cancel_start(topo);
+}
+
+/* Slurm's job states (squeue %T) after which a job runs nothing more on
+ * its nodes; any other state, known or new, counts as live. */
+static bool state_ended(const char *s)
+{
+	static const char *const ended[] = { "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE",
+					     "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+					     "TIMEOUT", "REVOKED" };
+
+	for (size_t i = 0; i < sizeof(ended) / sizeof(*ended); i++)
+		if (strcmp(s, ended[i]) == 0)
+			return true;
+	return false;
+}
+
+int squeue_live_jobs_parse(const char *text, struct strv *out)
+{
+	const char *p = text;
+
+	while (*p != '\0') {
+		const char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+		char line[256], *id, *state, *rest;
+		long n;
+
+		if (len >= sizeof(line))
+			return -1;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p += len + (end != NULL);
+		id = strtok_r(line, " \t", &rest);
+		if (id == NULL)
+			continue; /* a blank line */
+		state = strtok_r(NULL, " \t", &rest);
+		if (state == NULL || strtok_r(NULL, " \t", &rest) != NULL ||
+		    parse_long(id, 0, LONG_MAX, &n) < 0)
+			return -1;
+		if (!state_ended(state) && strv_push(out, id) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int user_live_jobs(uid_t uid, struct strv *out)
+{
+	char user[32], text[65536];
+	/* %A: the job id itself, also for an array's tasks (%i is 12_3). */
+	char *argv[] = { "squeue", "--noheader", "--states=all", user, "--format=%A %T", NULL };
+
+	snprintf(user, sizeof(user), "--user=%u", (unsigned)uid);
+	if (run_slurm(argv, text, sizeof(text)) != 0)
+		return -1;
+	/* A full buffer may have cut the list: then some live job is missing. */
+	if (strlen(text) + 1 >= sizeof(text))
+		return -1;
+	return squeue_live_jobs_parse(text, out);
 }

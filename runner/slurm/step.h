@@ -16,6 +16,16 @@ int step_signal(const char *job_id, const char *step_id, int sig);
  * the batch or extern step), appended to out.  -1 when squeue failed. */
 int job_steps(const char *job_id, struct strv *out);
 
+/* The ids of uid's jobs that Slurm lists in a state other than an ended
+ * one (squeue --states=all: pending, running, suspended, completing ...),
+ * appended to out.  A job Slurm no longer lists, or lists as completed,
+ * cancelled, failed, timed out ..., is over.  -1 when squeue failed or
+ * answered what squeue_live_jobs_parse refuses: then nothing is known. */
+int user_live_jobs(uid_t uid, struct strv *out);
+/* The parser of that answer, lines "JOBID STATE" (%A %T): the ids whose
+ * state is not an ended one, appended to out; -1 on any other line. */
+int squeue_live_jobs_parse(const char *text, struct strv *out);
+
 /* Fail-fast across nodes: starts `scancel --signal=URG JOB.STEP` for this
  * step and returns its pid (0 if it could not start) without waiting: the
  * caller goes on with its workers and reaps it (step_helper_finish at the

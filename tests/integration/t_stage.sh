@@ -1,8 +1,9 @@
 #!/bin/bash
 # tag: every-slurm
 # Staging with sbcast (--stage, [cache] stage_dir): ctrun in a batch script
-# copies the image to every node's local directory once, the step's ctruns
-# start from those copies, and the copies are gone after the job.  auto
+# copies the image to every node's local directory once, into a private
+# directory of the job (ctrun-stage.UID.JOB.HEX, mode 0700), the step's
+# ctruns start from those copies, and the copies are gone after the job.  auto
 # does not stage an image on a local file system; a stage directory that
 # does not exist is a one-line error (125); inside srun --stage sbcast says
 # how to stage; a copy that is not whole is refused and the original read.
@@ -28,13 +29,13 @@ run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh sbcast
 cat job.out
 assert_eq 0 "$rc" "the staged job"
 job=$(cat jobid)
-copy="ctrun-stage.0.$job.bb.sqsh"
-grep -q "ctrun: staging $TMPD/bb.sqsh to $scratch/$copy on 2 nodes (sbcast)" job.out ||
-	fail "no staging line"
+copy=$(sed -n "s|^ctrun: staging $TMPD/bb.sqsh to $scratch/\(ctrun-stage\.0\.$job\.[0-9a-f]\{16\}\)/bb.sqsh on 2 nodes (sbcast)$|\1|p" job.out)
+[ -n "$copy" ] || fail "no staging line into a directory of the job"
 for n in "${NODES[@]}"; do
-	grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/$copy" job.out ||
+	grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/$copy/bb.sqsh" job.out ||
 		fail "$n did not use its staged copy"
-	grep -q "$scratch/$copy mounted" job.out || fail "the container did not start from the copy"
+	grep -q "$scratch/$copy/bb.sqsh mounted" job.out ||
+		fail "the container did not start from the copy"
 	assert_eq "" "$(staged "$n")" "staged copies left on $n after the job"
 done
 assert_eq "$copy $copy" "$(cat seen.0 seen.1 | tr '\n' ' ' | sed 's/ $//')" \
@@ -50,7 +51,7 @@ sed -i "s|CTRUN_CACHE_STAGE_DIR=$scratch|CTRUN_CACHE_STAGE_DIR=/nonexistent-ctru
 run_rc sbatch --wait --quiet -N2 -o "$TMPD/bad.out" job.sh sbcast
 cat bad.out
 assert_eq 125 "$rc" "staging into a missing directory"
-grep -q "ctrun: --stage sbcast: sbcast of $TMPD/bb.sqsh to /nonexistent-ctrun-stage/.* failed" bad.out ||
+grep -q "ctrun: --stage sbcast: making the job's private directory for $TMPD/bb.sqsh in /nonexistent-ctrun-stage failed" bad.out ||
 	fail "no error line"
 [ ! -e seen.2 ] || fail "a step ran"
 
@@ -60,10 +61,11 @@ assert_eq 0 "$rc" "--stage sbcast inside srun"
 grep -q "stage sbcast: not inside srun; run ctrun in the sbatch script" srun.err ||
 	fail "no hint: $(cat srun.err)"
 
-# A copy that is not whole: refused, the original read.
-head -c 1000 bb.sqsh > short
-run_rc env CTRUN_STAGED_FROM="$TMPD/bb.sqsh" CTRUN_STAGED_TO="$TMPD/short" \
+# A copy that is not whole (in a private directory): refused, the original read.
+mkdir -m 700 private
+head -c 1000 bb.sqsh > private/short
+run_rc env CTRUN_STAGED_FROM="$TMPD/bb.sqsh" CTRUN_STAGED_TO="$TMPD/private/short" \
 	srun -N1 "$CTRUN" --image bb.sqsh -- true 2> short.err
 assert_eq 0 "$rc" "a run with a short staged copy"
-grep -q "the staged copy is missing, not yours or not whole" short.err || fail "$(cat short.err)"
+grep -q "the staged copy is missing, not yours, not whole" short.err || fail "$(cat short.err)"
 echo ok

@@ -1,11 +1,13 @@
 /* Unit tests: a step's ctrun uses the batch step's staged copy only when
- * it was staged for this image and is a whole file of the caller's. */
+ * it was staged for this image and is a whole file of the caller's, not a
+ * symlink, in a directory no one else can enter. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,6 +58,17 @@ static void test_the_copy_is_used_only_when_whole_and_ours(void **state)
 	unlink(copy);
 	assert_string_equal(stage_local(img, envp, &note), img);
 	assert_non_null(note);
+	/* A symlink, even to a whole file of ours: not what sbcast made. */
+	assert_int_equal(symlink(img, copy), 0);
+	assert_string_equal(stage_local(img, envp, &note), img);
+	assert_non_null(note);
+	unlink(copy);
+	/* In a directory others may enter (and so may have put it there). */
+	write_bytes(copy, 100);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_string_equal(stage_local(img, envp, &note), img);
+	assert_non_null(strstr(note, "not in a directory of yours alone"));
+	unlink(copy);
 	unlink(img);
 	rmdir(dir);
 }
