@@ -26,8 +26,10 @@ int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)
  * file that libarchive reads as a tar (possibly compressed). -1 only on I/O errors or when
  * libarchive cannot be loaded (archive_dl.h). */
 int archive_detect(const char *path, enum image_kind *kind, struct err *e);
+/* max: the bound on the decompressed archive and on the bytes its layers
+ * write ([cache] max_unpacked; 0 = none). */
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
-		   struct err *e);
+		   unsigned long long max, struct err *e);
 
 /* sanitize.c: removes device nodes and clears setuid/setgid bits in the
  * unpacked tree at root, never following a link (every unpack ends so). */
