@@ -498,13 +498,24 @@ int archive_detect(const char *path, enum image_kind *kind, struct err *e)
 	struct archive *a;
 	struct archive_entry *ent;
 	bool docker = false, oci = false;
-	char clean[PATH_MAX];
-	int r;
+	char clean[PATH_MAX], what[PATH_MAX + 8];
+	unsigned char head[16];
+	ssize_t n;
+	int fd, r;
 
 	*kind = IMAGE_UNKNOWN;
 	/* Neither squashfs nor SIF (image.c looked first): only libarchive can tell. */
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "image %s", path);
+	/* A compression left out is named, not "unknown format". */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image %s", path);
+	n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	snprintf(what, sizeof(what), "image %s", path);
+	if (n > 0 && archive_filter_check(head, (size_t)n, what, e) < 0)
+		return -1;
 	a = archive_read_new();
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");

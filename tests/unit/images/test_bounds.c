@@ -143,6 +143,19 @@ static void test_layer_needing_an_external_decompressor_is_refused(void **state)
 	assert_non_null(strstr(e.msg, "layer 1"));
 }
 
+/* The whole archive so compressed: named at detection, not "unknown format". */
+static void test_archive_needing_an_external_decompressor_is_named(void **state)
+{
+	struct fx *f = *state;
+	struct err e = { 0 };
+	enum image_kind k;
+
+	write_blob(f->image, (struct blob){ (char *)lrzip_head, sizeof(lrzip_head) });
+	assert_int_equal(image_detect(f->image, &k, &e), -1);
+	assert_non_null(strstr(e.msg, "compressed with lrzip"));
+	assert_non_null(strstr(e.msg, f->image));
+}
+
 static void test_compressions_are_known_by_their_magic(void **state)
 {
 	(void)state;
@@ -162,6 +175,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gzip_bomb_layer_stops_at_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_refuses_a_bomb_and_keeps_no_temp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layer_needing_an_external_decompressor_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive_needing_an_external_decompressor_is_named, setup, teardown),
 		cmocka_unit_test(test_compressions_are_known_by_their_magic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
