@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "inroot.h"
@@ -234,46 +233,6 @@ int hook_driver_read_ldcache(const char *file, char **buf, struct hook_ldcache_e
 	if (hook_ldcache_parse(*buf, len, ents, n, e) < 0)
 		return err_wrap(e, "%s", file);
 	return 0;
-}
-
-void hook_driver_ldconfig(const char *root, const char *libdir)
-{
-	static const char *const bins[] = { "/sbin/ldconfig.real", "/sbin/ldconfig",
-					    "/usr/sbin/ldconfig" };
-	const char *bin = NULL;
-	int status;
-	pid_t pid;
-
-	/* Ubuntu's /sbin/ldconfig is a shell wrapper; the real one is static. */
-	for (size_t i = 0; i < sizeof(bins) / sizeof(*bins) && bin == NULL; i++)
-		if (access(bins[i], X_OK) == 0)
-			bin = bins[i];
-	if (bin == NULL) {
-		fprintf(stderr, "ctrun-hook: warning: no ldconfig on the host; the container's "
-			"ld.so.cache was not updated\n");
-		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		/* LIBDIR named too: the host's ldconfig scans its own distribution's
-		 * default directories, which need not be the image's (/usr/lib64 is
-		 * not one of Debian's). */
-		char *argv[] = { "ldconfig", "-r", (char *)root, (char *)libdir, NULL };
-		char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (null >= 0) {
-			dup2(null, STDOUT_FILENO);
-			dup2(null, STDERR_FILENO);
-		}
-		execve(bin, argv, envp);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
-		fprintf(stderr, "ctrun-hook: warning: %s -r %s failed; the driver libraries are "
-			"in the default search path but not in the container's ld.so.cache\n",
-			bin, root);
 }
 
 int hook_driver_files(const char *libdir, FILE *out, struct err *e)

@@ -55,10 +55,14 @@ int hook_driver_read_ldcache(const char *file, char **buf, struct hook_ldcache_e
  * each soname bound as the library it names. */
 int hook_driver_files(const char *libdir, FILE *out, struct err *e);
 
-/* Rebuilds the image's ld.so.cache with the host's ldconfig (-r ROOT: it
- * chroots itself), scanning libdir besides the image's ld.so.conf; a
- * failure is reported, not fatal. */
+/* ldconfig.c: rebuilds the image's ld.so.cache with the host's ldconfig
+ * (-r ROOT: it chroots itself), scanning libdir besides the image's
+ * ld.so.conf, with only CAP_SYS_CHROOT and bounded in time; a failure is
+ * reported, not fatal. */
 void hook_driver_ldconfig(const char *root, const char *libdir);
+/* The same with ldconfig at bin (tests use a stand-in), killed after
+ * timeout_s seconds.  0 when it exited 0. */
+int hook_ldconfig_run(const char *bin, const char *root, const char *libdir, unsigned timeout_s);
 
 /* Whether the image has the driver's libcuda.so.VERSION (.1 without a
  * version) in libdir already, its links resolved inside the image. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "archive_dl.h"
+#include "archive_filter.h"
 #include "imgconfig.h"
 #include "layer.h"
 #include "progress.h"
@@ -35,7 +36,7 @@
 #define BLOCK 65536
 
 /* The archive as named (for messages) and as opened: a compressed one is
- * read from its decompressed copy (see plain_copy). */
+ * read from its decompressed copy (archive_decompress). */
 struct src {
 	const char *name;
 	const char *open;
@@ -49,7 +50,7 @@ static struct archive *outer_open(const struct src *src, struct err *e)
 		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
 		return NULL;
 	}
-	archive_read_support_filter_all(a);
+	archive_filters_enable(a);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, src->open, BLOCK) != ARCHIVE_OK) {
 		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
@@ -266,6 +267,8 @@ out:
 struct member {
 	struct archive *outer;
 	struct progress *prog;
+	unsigned char head[16]; /* the layer's first bytes: its compression */
+	size_t nhead;
 	char buf[BLOCK];
 };
 
@@ -279,12 +282,16 @@ static la_ssize_t member_read(struct archive *inner, void *arg, const void **buf
 		return -1;
 	}
 	progress_add(m->prog, (unsigned long long)n);
+	if (m->nhead == 0 && n > 0) {
+		m->nhead = (size_t)n < sizeof(m->head) ? (size_t)n : sizeof(m->head);
+		memcpy(m->head, m->buf, m->nhead);
+	}
 	*buf = m->buf;
 	return n;
 }
 
 static int apply_layer(const struct src *src, const char *name, size_t idx, const char *dest,
-		       struct progress *prog, struct err *e)
+		       struct progress *prog, struct unpack_limit *l, struct err *e)
 {
 	struct member *m = calloc(1, sizeof(*m));
 	struct archive *inner = NULL;
@@ -314,13 +321,18 @@ static int apply_layer(const struct src *src, const char *name, size_t idx, cons
 		goto out;
 	}
 	/* Layers may be plain, gzip or zstd tars (OCI media types). */
-	archive_read_support_filter_all(inner);
+	archive_filters_enable(inner);
 	archive_read_support_format_tar(inner);
-	if (archive_read_open(inner, m, NULL, member_read, NULL) != ARCHIVE_OK) {
+	r = archive_read_open(inner, m, NULL, member_read, NULL);
+	/* Opening read the first block: a compression left out is named, not
+	 * reported as "Unrecognized archive format". */
+	if (archive_filter_check(m->head, m->nhead, what, e) < 0)
+		goto out;
+	if (r != ARCHIVE_OK) {
 		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(inner));
 		goto out;
 	}
-	rv = layer_apply(inner, dest, what, e);
+	rv = layer_apply(inner, dest, what, l, e);
 out:
 	if (inner != NULL)
 		archive_read_free(inner);
@@ -377,24 +389,6 @@ static int apply_config(const struct src *src, const char *config, const char *d
 	return rv < 0 ? err_wrap(e, "%s: image config", src->name) : 0;
 }
 
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* 1 when the archive is compressed (gzip, zstd, xz...): libarchive then
  * has more than its "none" filter once the first header is read. */
 static int is_compressed(const struct src *src, struct err *e)
@@ -416,75 +410,10 @@ static int is_compressed(const struct src *src, struct err *e)
 	return r;
 }
 
-/* A compressed archive is decompressed once, into an unnamed file
- * (O_TMPFILE) beside dest, so that reaching each member costs a seek, not
- * a decompression from the start (that grew as layers x archive size).
- * The file goes when its descriptor closes, whatever happens.  Returns
- * the descriptor, -1 on error. */
-static int plain_copy(const struct src *src, const char *dest, struct progress *prog,
-		      struct err *e)
-{
-	struct archive *a = archive_read_new();
-	struct archive_entry *ent;
-	char dir[PATH_MAX], *slash;
-	const void *buf;
-	size_t len;
-	la_int64_t off;
-	int fd = -1, r;
-
-	if (a == NULL)
-		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
-	if (xsnprintf(dir, sizeof(dir), "%s", dest) < 0) {
-		err_set(e, EXIT_CTRUN, "%s: path too long", dest);
-		goto fail;
-	}
-	slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	fd = open(slash != NULL ? dir : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		/* A file system without O_TMPFILE (NFS): named for an instant. */
-		char tmp[PATH_MAX];
-
-		if (xsnprintf(tmp, sizeof(tmp), "%s/.ctrun-decompress.XXXXXX",
-			      slash != NULL ? dir : ".") >= 0 &&
-		    (fd = mkostemp(tmp, O_CLOEXEC)) >= 0)
-			unlink(tmp);
-	}
-	if (fd < 0) {
-		err_sys(e, EXIT_CTRUN, "%s: decompressing beside %s", src->name, dest);
-		goto fail;
-	}
-	archive_read_support_filter_all(a);
-	archive_read_support_format_raw(a);
-	if (archive_read_open_filename(a, src->open, BLOCK) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &ent) != ARCHIVE_OK) {
-		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
-		goto fail;
-	}
-	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		if (pwrite_all(fd, buf, len, (off_t)off) < 0) {
-			err_sys(e, EXIT_CTRUN, "%s: decompressing beside %s", src->name, dest);
-			goto fail;
-		}
-		progress_add(prog, (unsigned long long)len);
-	}
-	if (r != ARCHIVE_EOF) {
-		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
-		goto fail;
-	}
-	archive_read_free(a);
-	return fd;
-fail:
-	if (fd >= 0)
-		close(fd);
-	archive_read_free(a);
-	return -1;
-}
-
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
-		   struct err *e)
+		   unsigned long long max, struct err *e)
 {
+	struct unpack_limit lim = { .image = path, .max = max };
 	struct src src0 = { .name = path, .open = path }, *src = &src0;
 	struct strv layers = { 0 };
 	struct progress prog;
@@ -501,10 +430,13 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	if (z) {
 		snprintf(what, sizeof(what), "decompressing %s", base);
 		progress_start(&prog, progress, what, 0);
-		plain = plain_copy(src, dest, &prog, e);
+		plain = archive_decompress(src->name, src->open, dest, &lim, &prog, e);
 		progress_end(&prog, plain >= 0);
 		if (plain < 0)
 			return -1;
+		/* The decompressed tar is about what its layers unpack to: each
+		 * is bounded on its own (both lie on disk until the end). */
+		lim.used = 0;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", plain);
 		src0.open = fdpath;
 	}
@@ -544,9 +476,10 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	snprintf(what, sizeof(what), "unpacking %s", base);
 	progress_start(&prog, progress, what, progress ? layers_size(src, &layers) : 0);
 	for (size_t i = 0; i < layers.n; i++)
-		if (apply_layer(src, layers.v[i], i, dest, &prog, e) < 0) {
+		if (apply_layer(src, layers.v[i], i, dest, &prog, &lim, e) < 0) {
 			progress_end(&prog, false);
-			err_wrap(e, "%s", path);
+			if (!unpack_limit_passed(&lim)) /* that message names the image */
+				err_wrap(e, "%s", path);
 			goto out;
 		}
 	progress_end(&prog, true);
@@ -565,17 +498,28 @@ int archive_detect(const char *path, enum image_kind *kind, struct err *e)
 	struct archive *a;
 	struct archive_entry *ent;
 	bool docker = false, oci = false;
-	char clean[PATH_MAX];
-	int r;
+	char clean[PATH_MAX], what[PATH_MAX + 8];
+	unsigned char head[16];
+	ssize_t n;
+	int fd, r;
 
 	*kind = IMAGE_UNKNOWN;
 	/* Neither squashfs nor SIF (image.c looked first): only libarchive can tell. */
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "image %s", path);
+	/* A compression left out is named, not "unknown format". */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image %s", path);
+	n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	snprintf(what, sizeof(what), "image %s", path);
+	if (n > 0 && archive_filter_check(head, (size_t)n, what, e) < 0)
+		return -1;
 	a = archive_read_new();
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
-	archive_read_support_filter_all(a);
+	archive_filters_enable(a);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
 		archive_read_free(a);

@@ -28,7 +28,11 @@
 	X(archive_entry_set_hardlink) X(archive_entry_set_pathname) X(archive_entry_size) \
 	X(archive_errno) X(archive_error_string) X(archive_set_error)                     \
 	X(archive_read_new) X(archive_read_free) X(archive_read_open)                     \
-	X(archive_read_open_filename) X(archive_read_support_filter_all)                  \
+	X(archive_read_open_filename) X(archive_read_support_filter_gzip)                 \
+	X(archive_read_support_filter_bzip2) X(archive_read_support_filter_compress)      \
+	X(archive_read_support_filter_xz) X(archive_read_support_filter_lzma)             \
+	X(archive_read_support_filter_lzip) X(archive_read_support_filter_zstd)           \
+	X(archive_read_support_filter_lz4)                                                \
 	X(archive_read_support_format_tar) X(archive_read_next_header)                    \
 	X(archive_read_data) X(archive_read_data_block) X(archive_filter_count)           \
 	X(archive_read_support_format_raw)                                                \
@@ -64,7 +68,14 @@ int archive_dl_load(struct err *e);
 #define archive_read_free (archive_dl.archive_read_free)
 #define archive_read_open (archive_dl.archive_read_open)
 #define archive_read_open_filename (archive_dl.archive_read_open_filename)
-#define archive_read_support_filter_all (archive_dl.archive_read_support_filter_all)
+#define archive_read_support_filter_gzip (archive_dl.archive_read_support_filter_gzip)
+#define archive_read_support_filter_bzip2 (archive_dl.archive_read_support_filter_bzip2)
+#define archive_read_support_filter_compress (archive_dl.archive_read_support_filter_compress)
+#define archive_read_support_filter_xz (archive_dl.archive_read_support_filter_xz)
+#define archive_read_support_filter_lzma (archive_dl.archive_read_support_filter_lzma)
+#define archive_read_support_filter_lzip (archive_dl.archive_read_support_filter_lzip)
+#define archive_read_support_filter_zstd (archive_dl.archive_read_support_filter_zstd)
+#define archive_read_support_filter_lz4 (archive_dl.archive_read_support_filter_lz4)
 #define archive_read_support_format_tar (archive_dl.archive_read_support_format_tar)
 #define archive_read_next_header (archive_dl.archive_read_next_header)
 #define archive_read_data (archive_dl.archive_read_data)

@@ -23,6 +23,10 @@
 struct cache_cfg {
 	const char *dir;                 /* node-local cache root */
 	unsigned long long budget_bytes; /* gc target; 0 = unlimited */
+	/* Bound on what one image unpacks to (a compressed archive's
+	 * decompressed copy, its layers' bytes); 0 = none.  A bomb stops
+	 * there instead of filling the cache's file system. */
+	unsigned long long max_unpacked;
 	bool progress;                   /* progress bar on stderr (caller checks isatty) */
 	bool quiet;                      /* no "waiting for" message */
 	/* dir is the node's shared cache: root fills it (`ctrun cache create

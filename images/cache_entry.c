@@ -206,7 +206,8 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 	if (x->c->progress)
 		fprintf(stderr, "ctrun: unpacking %s (%s) into the node cache\n", x->image,
 			image_kind_name(x->kind));
-	if (image_unpack_progress(x->real, x->kind, rootfs, x->c->progress, e) < 0) {
+	if (image_unpack_progress(x->real, x->kind, rootfs, x->c->progress, x->c->max_unpacked,
+				  e) < 0) {
 		explain_if_full(tmp, x->c, e);
 		return -1;
 	}

@@ -80,7 +80,7 @@ static int dir_copy(const char *src, const char *dest, struct err *e)
 }
 
 static int unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
-		  struct err *e)
+		  unsigned long long max, struct err *e)
 {
 	switch (kind) {
 	case IMAGE_SQUASHFS:
@@ -89,7 +89,7 @@ static int unpack(const char *path, enum image_kind kind, const char *dest, bool
 		return sif_unpack(path, dest, progress, e);
 	case IMAGE_DOCKER_ARCHIVE:
 	case IMAGE_OCI_ARCHIVE:
-		return archive_unpack(path, kind, dest, progress, e);
+		return archive_unpack(path, kind, dest, progress, max, e);
 	case IMAGE_DIR:
 		return dir_copy(path, dest, e);
 	case IMAGE_UNKNOWN:
@@ -99,9 +99,9 @@ static int unpack(const char *path, enum image_kind kind, const char *dest, bool
 }
 
 int image_unpack_progress(const char *path, enum image_kind kind, const char *dest,
-			  bool progress, struct err *e)
+			  bool progress, unsigned long long max, struct err *e)
 {
-	if (unpack(path, kind, dest, progress, e) < 0)
+	if (unpack(path, kind, dest, progress, max, e) < 0)
 		return -1;
 	/* No device node, setuid or setgid file from an image, whoever unpacks. */
 	return image_sanitize(dest, e) < 0 ? err_wrap(e, "image %s", path) : 0;
@@ -109,5 +109,5 @@ int image_unpack_progress(const char *path, enum image_kind kind, const char *de
 
 int image_unpack(const char *path, enum image_kind kind, const char *dest, struct err *e)
 {
-	return image_unpack_progress(path, kind, dest, false, e);
+	return image_unpack_progress(path, kind, dest, false, 0, e);
 }

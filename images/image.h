@@ -29,8 +29,10 @@ int image_detect(const char *path, enum image_kind *kind, struct err *e);
  * .wh..wh..opq opaque dirs, nothing ever written outside dest; dir: copied). */
 int image_unpack(const char *path, enum image_kind kind, const char *dest, struct err *e);
 
-/* Same, with progress on stderr when `progress` (the caller decides: a tty). */
+/* Same, with progress on stderr when `progress` (the caller decides: a tty),
+ * and `max` bytes at most unpacked ([cache] max_unpacked; 0 = no bound:
+ * see unpack.h for what each format counts). */
 int image_unpack_progress(const char *path, enum image_kind kind, const char *dest,
-			  bool progress, struct err *e);
+			  bool progress, unsigned long long max, struct err *e);
 
 #endif

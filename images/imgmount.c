@@ -105,9 +105,19 @@ static int open_loop(int n, struct err *e)
 	return fd;
 }
 
-/* Binds the image to a free loop device, read-only, from offset, to be
- * released with its last user.  Returns the device's descriptor. */
-static int attach_loop(int img, unsigned long long offset, char *dev, size_t size, struct err *e)
+void image_loop_info(unsigned long long offset, unsigned long long size, struct loop_info64 *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->lo_offset = offset;
+	info->lo_sizelimit = size;
+	info->lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_READ_ONLY;
+}
+
+/* Binds the image's window offset..offset+limit to a free loop device,
+ * read-only, to be released with its last user.  Returns the device's
+ * descriptor. */
+static int attach_loop(int img, const struct loop_info64 *info, char *dev, size_t size,
+		       struct err *e)
 {
 	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC), loop = -1;
 
@@ -115,8 +125,7 @@ static int attach_loop(int img, unsigned long long offset, char *dev, size_t siz
 		return err_sys(e, EXIT_CTRUN, "/dev/loop-control");
 	/* Another process may take the free device between the two calls. */
 	for (int tries = 0; tries < 32; tries++) {
-		struct loop_config cfg = { .fd = (unsigned)img };
-		struct loop_info64 info = { .lo_offset = offset, .lo_flags = LO_FLAGS_AUTOCLEAR };
+		struct loop_config cfg = { .fd = (unsigned)img, .info = *info };
 		int n = ioctl(ctl, LOOP_CTL_GET_FREE);
 
 		if (n < 0) {
@@ -126,8 +135,6 @@ static int attach_loop(int img, unsigned long long offset, char *dev, size_t siz
 		loop = open_loop(n, e);
 		if (loop < 0)
 			break;
-		cfg.info = info;
-		cfg.info.lo_flags |= LO_FLAGS_READ_ONLY;
 		if (ioctl(loop, LOOP_CONFIGURE, &cfg) == 0) {
 			snprintf(dev, size, "/dev/loop%d", n);
 			close(ctl);
@@ -135,7 +142,12 @@ static int attach_loop(int img, unsigned long long offset, char *dev, size_t siz
 		}
 		/* Before Linux 5.8 (RHEL 8): the two-step form. */
 		if ((errno == EINVAL || errno == ENOTTY) && ioctl(loop, LOOP_SET_FD, img) == 0) {
-			if (ioctl(loop, LOOP_SET_STATUS64, &info) == 0) {
+			/* READ_ONLY is LOOP_SET_FD's own (the descriptor is
+			 * read-only); SET_STATUS64 refuses to change it. */
+			struct loop_info64 st = *info;
+
+			st.lo_flags &= ~(unsigned)LO_FLAGS_READ_ONLY;
+			if (ioctl(loop, LOOP_SET_STATUS64, &st) == 0) {
 				snprintf(dev, size, "/dev/loop%d", n);
 				close(ctl);
 				return loop;
@@ -157,15 +169,21 @@ static int attach_loop(int img, unsigned long long offset, char *dev, size_t siz
 	return -1;
 }
 
-int image_mount_kernel(const char *path, unsigned long long offset, const char *dir,
-		       struct err *e)
+int image_mount_kernel(const char *path, unsigned long long offset, unsigned long long size,
+		       const char *dir, struct err *e)
 {
+	struct loop_info64 info;
 	char dev[32];
 	int img = open(path, O_RDONLY | O_CLOEXEC), loop, rv = 0;
 
 	if (img < 0)
 		return err_sys(e, EXIT_CTRUN, "image %s", path);
-	loop = attach_loop(img, offset, dev, sizeof(dev), e);
+	if (size == 0) {
+		close(img);
+		return err_set(e, EXIT_CTRUN, "image %s: no size for its squashfs", path);
+	}
+	image_loop_info(offset, size, &info);
+	loop = attach_loop(img, &info, dev, sizeof(dev), e);
 	close(img);
 	if (loop < 0)
 		return err_wrap(e, "mounting %s", path);

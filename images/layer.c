@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive_dl.h"
+#include "archive_filter.h"
 #include "inroot.h"
 #include "rootpath.h"
 
@@ -160,23 +161,32 @@ static int make_room(int rootfd, const char *target, bool want_dir)
 	return rootpath_remove(rootfd, target);
 }
 
-static int copy_data(struct archive *in, struct archive *out)
+/* -1 with e filled. */
+static int copy_data(struct archive *in, struct archive *out, struct unpack_limit *l,
+		     const char *what, const char *name, struct err *e)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r;
 
-	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-		if (archive_write_data_block(out, buf, len, off) < ARCHIVE_WARN)
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+		/* Counted before it is written: a bomb stops at the limit. */
+		if (unpack_limit_add(l, len, e) < 0)
 			return -1;
-	return r == ARCHIVE_EOF ? 0 : -1;
+		if (archive_write_data_block(out, buf, len, off) < ARCHIVE_WARN)
+			break;
+	}
+	if (r == ARCHIVE_EOF)
+		return 0;
+	return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
+		       archive_error_string(archive_errno(out) ? out : in));
 }
 
 /* One member; returns 0, or -1 with e filled. */
 static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
-		       struct archive_entry *ent, struct pathset *own, const char *what,
-		       struct err *e)
+		       struct archive_entry *ent, struct pathset *own, struct unpack_limit *l,
+		       const char *what, struct err *e)
 {
 	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
 	const char *name = archive_entry_pathname(ent), *base, *hl;
@@ -184,6 +194,8 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 
 	if (name == NULL)
 		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
+	if (unpack_limit_add(l, 512, e) < 0)
+		return -1;
 	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
 			       errno == EINVAL ? "leaves the image (..): refused" : "has a bad name");
@@ -229,9 +241,8 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	if (archive_write_header(disk, ent) < ARCHIVE_WARN)
 		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
 			       archive_error_string(disk));
-	if (archive_entry_size(ent) > 0 && copy_data(in, disk) < 0)
-		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
-			       archive_error_string(archive_errno(disk) ? disk : in));
+	if (archive_entry_size(ent) > 0 && copy_data(in, disk, l, what, name, e) < 0)
+		return -1;
 	if (archive_write_finish_entry(disk) < ARCHIVE_WARN)
 		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
 			       archive_error_string(disk));
@@ -240,7 +251,8 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	return 0;
 }
 
-int layer_apply(struct archive *in, const char *root, const char *what, struct err *e)
+int layer_apply(struct archive *in, const char *root, const char *what, struct unpack_limit *l,
+		struct err *e)
 {
 	int flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_UNLINK |
 		    ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
@@ -276,7 +288,7 @@ int layer_apply(struct archive *in, const char *root, const char *what, struct e
 		goto out;
 	}
 	while ((r = archive_read_next_header(in, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN)
-		if (apply_entry(in, disk, rootfd, ent, &own, what, e) < 0)
+		if (apply_entry(in, disk, rootfd, ent, &own, l, what, e) < 0)
 			goto back;
 	if (r != ARCHIVE_EOF) {
 		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(in));

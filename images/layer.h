@@ -13,8 +13,14 @@
 
 #include "err.h"
 
+struct unpack_limit; /* archive_filter.h */
+
 /* Reads every member of `in` (an opened libarchive reader) into directory
- * `root`.  `what` names the layer in errors ("layer 2"). */
-int layer_apply(struct archive *in, const char *root, const char *what, struct err *e);
+ * `root`.  `what` names the layer in errors ("layer 2").  Every member
+ * counts against l (NULL: no bound): a 512-byte tar block for its header,
+ * plus the data bytes written, so that neither a few huge files nor
+ * millions of empty ones pass it. */
+int layer_apply(struct archive *in, const char *root, const char *what, struct unpack_limit *l,
+		struct err *e);
 
 #endif

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sif.h"
@@ -19,6 +20,7 @@
 /* The squashfs superblock fields we check (little-endian, squashfs 4.0). */
 #define SQFS_MAGIC 0x73717368u   /* "hsqs" */
 #define SQFS_BYTES_USED_OFF 40
+#define SQFS_PAD 4096ULL
 
 static uint64_t le(const unsigned char *p, int n)
 {
@@ -29,10 +31,23 @@ static uint64_t le(const unsigned char *p, int n)
 	return v;
 }
 
+unsigned long long squashfs_window(unsigned long long bytes_used, unsigned long long avail)
+{
+	unsigned long long w;
+
+	/* The kernel reads whole device blocks (1 KiB) and refuses a file
+	 * system that claims more than its device; mksquashfs pads to 4 KiB.
+	 * A rounding that overflows means no room: avail bounds it anyway. */
+	w = bytes_used > ~0ULL - (SQFS_PAD - 1) ? ~0ULL
+						 : (bytes_used + SQFS_PAD - 1) / SQFS_PAD * SQFS_PAD;
+	return w < avail ? w : avail;
+}
+
 /* The squashfs at `offset` must fit in `size` bytes: a SIF partition whose
- * file system claims more would make unsquashfs read the next object. */
+ * file system claims more would make unsquashfs read the next object.
+ * *used (if not NULL) gets its bytes_used. */
 int squashfs_check(const char *path, unsigned long long offset, unsigned long long size,
-		   struct err *e)
+		   unsigned long long *used, struct err *e)
 {
 	unsigned char sb[96];
 	ssize_t n;
@@ -53,6 +68,8 @@ int squashfs_check(const char *path, unsigned long long offset, unsigned long lo
 		return err_set(e, EXIT_CTRUN, "%s: squashfs at byte %llu claims %llu bytes, its "
 			       "partition has %llu", path, offset,
 			       (unsigned long long)le(sb + SQFS_BYTES_USED_OFF, 8), size);
+	if (used != NULL)
+		*used = le(sb + SQFS_BYTES_USED_OFF, 8);
 	return 0;
 }
 
@@ -66,7 +83,7 @@ int squashfs_unpack(const char *path, unsigned long long offset, unsigned long l
 	char *argv[16];
 	int n = 0;
 
-	if (squashfs_check(path, offset, size, e) < 0)
+	if (squashfs_check(path, offset, size, NULL, e) < 0)
 		return -1;
 	snprintf(off, sizeof(off), "%llu", offset);
 	argv[n++] = "unsquashfs";
@@ -98,6 +115,8 @@ int squashfs_region(const char *path, enum image_kind kind, unsigned long long *
 		    unsigned long long *size, struct err *e)
 {
 	struct sif_partition p;
+	struct stat st;
+	unsigned long long used;
 	int fd, r;
 
 	*offset = *size = 0;
@@ -117,8 +136,15 @@ int squashfs_region(const char *path, enum image_kind kind, unsigned long long *
 		*size = p.size;
 	} else if (kind != IMAGE_SQUASHFS) {
 		return err_set(e, EXIT_CTRUN, "%s: not a squashfs or SIF image", path);
+	} else {
+		if (stat(path, &st) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", path);
+		*size = (unsigned long long)st.st_size;
 	}
-	return squashfs_check(path, *offset, *size, e);
+	if (squashfs_check(path, *offset, *size, &used, e) < 0)
+		return -1;
+	*size = squashfs_window(used, *size);
+	return 0;
 }
 
 int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)

@@ -12,11 +12,17 @@
 int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
 		    const char *dest, bool progress, struct err *e);
 /* squashfs.c: the squashfs superblock at offset is version 4 and fits in
- * size bytes (0 = whatever follows). */
+ * size bytes (0 = whatever follows); *used (unless NULL) gets its bytes_used. */
 int squashfs_check(const char *path, unsigned long long offset, unsigned long long size,
-		   struct err *e);
-/* squashfs.c: where the root squashfs of a .sqsh (0, 0) or a SIF (its
- * primary partition) lies, checked as above. */
+		   unsigned long long *used, struct err *e);
+/* squashfs.c: the bytes a reader of a squashfs of bytes_used needs: rounded
+ * up to 4 KiB (what the kernel reads), at most avail (what its region has).
+ * Pure. */
+unsigned long long squashfs_window(unsigned long long bytes_used, unsigned long long avail);
+/* squashfs.c: where the root squashfs of a .sqsh or a SIF (its primary
+ * partition) lies, checked as above: *offset its first byte, *size the
+ * squashfs_window of it within the partition (a SIF) or the file (a .sqsh),
+ * so that a mount of offset..offset+size reads nothing else. */
 int squashfs_region(const char *path, enum image_kind kind, unsigned long long *offset,
 		    unsigned long long *size, struct err *e);
 /* squashfs.c: the SIF's primary partition, checked to be a squashfs within its bounds. */
@@ -26,8 +32,10 @@ int sif_unpack(const char *path, const char *dest, bool progress, struct err *e)
  * file that libarchive reads as a tar (possibly compressed). -1 only on I/O errors or when
  * libarchive cannot be loaded (archive_dl.h). */
 int archive_detect(const char *path, enum image_kind *kind, struct err *e);
+/* max: the bound on the decompressed archive and on the bytes its layers
+ * write ([cache] max_unpacked; 0 = none). */
 int archive_unpack(const char *path, enum image_kind kind, const char *dest, bool progress,
-		   struct err *e);
+		   unsigned long long max, struct err *e);
 
 /* sanitize.c: removes device nodes and clears setuid/setgid bits in the
  * unpacked tree at root, never following a link (every unpack ends so). */

@@ -65,6 +65,7 @@ static const struct key keys[] = {
 	{ "cache", "shared", NULL, K_STR, OFF(cache_shared), 0, 0, NULL },
 	{ "cache", "stage_dir", NULL, K_STR, OFF(stage_dir), 0, 0, NULL },
 	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
+	{ "cache", "max_unpacked", NULL, K_SIZE, OFF(cache_max_unpacked), 0, 0, NULL },
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -78,6 +79,9 @@ void options_init(struct options *o)
 	o->kill_timeout = 3;
 	o->prefix = true;
 	o->rdzv_timeout = 60;
+	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
+	 * unpacked): see docs/decisions.md. */
+	o->cache_max_unpacked = 64ULL << 30;
 }
 
 static void free_str(char **p)

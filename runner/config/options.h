@@ -59,6 +59,7 @@ struct options {
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */
 	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */
+	unsigned long long cache_max_unpacked; /* bound on an image's unpacked bytes; 0 = none */
 	char *cache_progress; /* "auto" (on a tty), "true", "false"; NULL = auto */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */

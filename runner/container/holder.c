@@ -159,7 +159,7 @@ __attribute__((noreturn)) static void holder_main(const char *image, enum image_
 	}
 	if (squashfs_region(image, kind, &offset, &size, &e) < 0)
 		goto fail;
-	if (!rootless ? image_mount_kernel(image, offset, dir, &e)
+	if (!rootless ? image_mount_kernel(image, offset, size, dir, &e)
 		      : (fuse = image_mount_fuse(image, offset, dir, &e)) < 0)
 		goto fail;
 	if (write(status_fd, "ok", 2) != 2)

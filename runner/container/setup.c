@@ -149,6 +149,7 @@ int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, si
 	c->dir = dirbuf;
 	c->lookup = o->cache_shared;
 	c->budget_bytes = o->cache_budget;
+	c->max_unpacked = o->cache_max_unpacked;
 	c->quiet = o->quiet;
 	if (o->cache_progress == NULL || strcmp(o->cache_progress, "auto") == 0)
 		c->progress = isatty(STDERR_FILENO) && !o->quiet;
