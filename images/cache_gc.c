@@ -198,7 +198,12 @@ int cache_remove(const struct cache_cfg *c, const char *id, bool must_exist, str
 	if (use < 0)
 		return -1;
 	if (flock(use, LOCK_EX | LOCK_NB) < 0) {
-		err_set(e, EXIT_CTRUN, "cache entry %s is in use by a running container", id);
+		char who[96];
+
+		/* In a shared cache any user can hold it: say who, for the admin. */
+		cache_lock_holder(use, who, sizeof(who));
+		err_set(e, EXIT_CTRUN, "cache entry %s is in use by a running container (%s holds "
+			"its use lock)", id, who);
 		goto out;
 	}
 	if (xsnprintf(trash, sizeof(trash), "%s/trash/%s.%ld", c->dir, id, (long)getpid()) < 0) {

@@ -58,7 +58,9 @@ void cache_lock_holder(int fd, char *out, size_t size)
 		    ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
 		    min != minor(st.st_dev))
 			continue;
-		if (snprintf(path, sizeof(path), "/proc/%ld", pid) > 0 && stat(path, &ps) == 0)
+		if (pid <= 0) /* not in our PID namespace (a container, another node's) */
+			snprintf(out, size, "a process in another PID namespace");
+		else if (snprintf(path, sizeof(path), "/proc/%ld", pid) > 0 && stat(path, &ps) == 0)
 			snprintf(out, size, "pid %ld (uid %u)", pid, (unsigned)ps.st_uid);
 		else
 			snprintf(out, size, "pid %ld", pid);
