@@ -38,6 +38,20 @@
 
 #define HOLDER_CLIENTS 256
 
+/* A connection answered: the owner's ctruns only (the directory is private too). */
+static bool admit(int cfd, const char *dir, const int *fds, size_t nfds)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != getuid() ||
+	    holder_msg_send(cfd, dir, fds, nfds) < 0) {
+		close(cfd);
+		return false;
+	}
+	return true;
+}
+
 /* The end of a share: under its lock, the socket is unlinked (no one can
  * come any more) and the connections made before are taken.  None: the
  * lock file goes too (still locked: holder_share_lock) and the holder
@@ -56,9 +70,7 @@ static int share_end(int listen_fd, const char *share, int *clients, size_t *n,
 	unlink(sa.sun_path);
 	while (*n < HOLDER_CLIENTS &&
 	       (late = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		if (holder_msg_send(late, dir, fds, nfds) < 0)
-			close(late);
-		else
+		if (admit(late, dir, fds, nfds))
 			clients[(*n)++] = late;
 	}
 	if (*n == 0)
@@ -115,19 +127,11 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 		}
 		if (listen_fd >= 0 && !ending && (p[np++].revents & POLLIN)) {
 			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-			struct ucred cr;
-			socklen_t cl = sizeof(cr);
 
-			/* Only the owner's ctruns (the directory is private too). */
-			if (cfd >= 0 && (n == HOLDER_CLIENTS ||
-					 getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
-					 cr.uid != getuid() ||
-					 holder_msg_send(cfd, dir, fds, nfds) < 0)) {
+			if (cfd >= 0 && n == HOLDER_CLIENTS)
 				close(cfd);
-			} else if (cfd >= 0) {
-				/* After the poll set was made: looked at next round. */
-				clients[n++] = cfd;
-			}
+			else if (cfd >= 0 && admit(cfd, dir, fds, nfds))
+				clients[n++] = cfd; /* after the poll set was made: looked at next round */
 		}
 		/* Downwards, so the last client moved into a gone one's place has
 		 * been looked at already (p[np + i] is clients[i] of this round). */
