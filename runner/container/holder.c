@@ -2,10 +2,11 @@
  * namespace (and, for a user, user namespace) holds the image's squashfs
  * mounted (images/imgmount.h), for as long as ctrun runs the container.
  *
- * ctrun reads the mounted image through /proc/PID/root (its environment,
- * mount destinations, the worker's interpreter); the runtime's child joins
- * the holder's namespaces before it makes the container's overlay
- * (ocins.c), so the container starts from the mount.  Nothing of it is in
+ * ctrun reads the mounted image through a descriptor of its directory
+ * (/proc/self/fd/N: its environment, mount destinations, the worker's
+ * interpreter); the runtime's child joins the holder's namespaces, by
+ * descriptor too, before it makes the container's overlay (ocins.c), so
+ * the container starts from the mount.  Nothing of it is in
  * ctrun's own namespace: when the holder and the container are gone (ctrun
  * closes the holder's pipe; PDEATHSIG after a kill -9), the mount goes with
  * the namespace, the loop device with the mount (autoclear), the FUSE
@@ -37,18 +38,57 @@
 
 #define HOLDER_CLIENTS 256
 
+/* A connection answered: the owner's ctruns only (the directory is private too). */
+static bool admit(int cfd, const char *dir, const int *fds, size_t nfds)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != getuid() ||
+	    holder_msg_send(cfd, dir, fds, nfds) < 0) {
+		close(cfd);
+		return false;
+	}
+	return true;
+}
+
+/* The end of a share: under its lock, the socket is unlinked (no one can
+ * come any more) and the connections made before are taken.  None: the
+ * lock file goes too (still locked: holder_share_lock) and the holder
+ * ends.  Else it serves those, and ends after them without touching the
+ * share again: its names may be a newer holder's by then. */
+static int share_end(int listen_fd, const char *share, int *clients, size_t *n,
+		     const int *fds, size_t nfds, const char *dir)
+{
+	struct sockaddr_un sa;
+	char lockpath[PATH_MAX];
+	int lock, late;
+
+	if (holder_share_paths(share, &sa, lockpath, sizeof(lockpath)) < 0 ||
+	    (lock = holder_share_lock(lockpath, true)) < 0)
+		return -1;
+	unlink(sa.sun_path);
+	while (*n < HOLDER_CLIENTS &&
+	       (late = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (admit(late, dir, fds, nfds))
+			clients[(*n)++] = late;
+	}
+	if (*n == 0)
+		unlink(lockpath);
+	close(lock);
+	return 0;
+}
+
 /* The shared holder's door: the starter's end (EOF on life_fd) and every
  * client's connection.  It returns when the starter is done and no client
- * is left; the socket is unlinked under the share's lock first, so a ctrun
- * that comes later starts a holder of its own instead of reaching this one
- * as it goes.  Without a share (listen_fd -1) it waits for life_fd alone. */
-static void serve(int life_fd, int listen_fd, const char *share, const char *dir)
+ * is left (share_end).  Without a share (listen_fd -1) it waits for
+ * life_fd alone. */
+static void serve(int life_fd, int listen_fd, const char *share, const char *dir,
+		  const int *fds, size_t nfds)
 {
-	int clients[HOLDER_CLIENTS], lock = -1;
+	int clients[HOLDER_CLIENTS];
 	size_t n = 0, polled;
-	bool starter = true;
-	char reply[PATH_MAX + 32], path[PATH_MAX];
-	int len = snprintf(reply, sizeof(reply), "%ld %s\n", (long)getpid(), dir);
+	bool starter = true, ending = false;
 
 	/* accept(2) must never wait: the door may have no one at it. */
 	if (listen_fd >= 0)
@@ -59,36 +99,15 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 		size_t np = 0;
 
 		if (!starter && n == 0) {
-			int late;
-
-			if (listen_fd < 0)
+			if (listen_fd < 0 || ending ||
+			    share_end(listen_fd, share, clients, &n, fds, nfds, dir) < 0 || n == 0)
 				return;
-			if (lock < 0 && snprintf(path, sizeof(path), "%s.lock", share) < (int)sizeof(path))
-				lock = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-			if (lock >= 0)
-				flock(lock, LOCK_EX);
-			if (snprintf(path, sizeof(path), "%s.sock", share) < (int)sizeof(path))
-				unlink(path);
-			late = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (late < 0) {
-				/* Nothing of the share stays; the lock goes with the process
-				 * (a ctrun blocked on it finds no socket and starts its own). */
-				if (snprintf(path, sizeof(path), "%s.lock", share) < (int)sizeof(path))
-					unlink(path);
-				return;
-			}
-			if (write(late, reply, (size_t)len) != len) {
-				close(late);
-			} else {
-				clients[n++] = late;
-			}
-			if (lock >= 0)
-				flock(lock, LOCK_UN);
+			ending = true;
 			continue;
 		}
 		if (starter)
 			p[np++] = (struct pollfd){ .fd = life_fd, .events = POLLIN };
-		if (listen_fd >= 0)
+		if (listen_fd >= 0 && !ending)
 			p[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
 		for (size_t i = 0; i < n; i++)
 			p[np++] = (struct pollfd){ .fd = clients[i], .events = POLLIN };
@@ -106,20 +125,13 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 			if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
 				starter = false;
 		}
-		if (listen_fd >= 0 && (p[np++].revents & POLLIN)) {
+		if (listen_fd >= 0 && !ending && (p[np++].revents & POLLIN)) {
 			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-			struct ucred cr;
-			socklen_t cl = sizeof(cr);
 
-			/* Only the owner's ctruns (the directory is private too). */
-			if (cfd >= 0 && (n == HOLDER_CLIENTS ||
-					 getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
-					 cr.uid != getuid() || write(cfd, reply, (size_t)len) != len)) {
+			if (cfd >= 0 && n == HOLDER_CLIENTS)
 				close(cfd);
-			} else if (cfd >= 0) {
-				/* After the poll set was made: looked at next round. */
-				clients[n++] = cfd;
-			}
+			else if (cfd >= 0 && admit(cfd, dir, fds, nfds))
+				clients[n++] = cfd; /* after the poll set was made: looked at next round */
 		}
 		/* Downwards, so the last client moved into a gone one's place has
 		 * been looked at already (p[np + i] is clients[i] of this round). */
@@ -134,6 +146,20 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 	}
 }
 
+/* What the holder hands out: the mounted directory and its namespaces. */
+static int holder_fds(const char *dir, bool rootless, int *fds, size_t *nfds, struct err *e)
+{
+	const char *what[] = { dir, "/proc/self/ns/mnt", "/proc/self/ns/user" };
+
+	*nfds = rootless ? 3 : 2;
+	for (size_t i = 0; i < *nfds; i++) {
+		fds[i] = open(what[i], (i == 0 ? O_PATH | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+		if (fds[i] < 0)
+			return err_sys(e, EXIT_CTRUN, "image holder: %s", what[i]);
+	}
+	return 0;
+}
+
 __attribute__((noreturn)) static void holder_main(const char *image, enum image_kind kind,
 						  const char *dir, bool rootless, uid_t uid,
 						  gid_t gid, int status_fd, int life_fd, int listen_fd,
@@ -144,6 +170,8 @@ __attribute__((noreturn)) static void holder_main(const char *image, enum image_
 	struct err e = { 0 };
 	unsigned long long offset, size;
 	pid_t fuse = 0;
+	int fds[HOLDER_MSG_FDS];
+	size_t nfds;
 
 	/* ctrun ends it (EOF on life_fd), not a signal meant for the workers:
 	 * the mount must outlast the container's stop. */
@@ -162,10 +190,12 @@ __attribute__((noreturn)) static void holder_main(const char *image, enum image_
 	if (!rootless ? image_mount_kernel(image, offset, size, dir, &e)
 		      : (fuse = image_mount_fuse(image, offset, dir, &e)) < 0)
 		goto fail;
-	if (write(status_fd, "ok", 2) != 2)
+	if (holder_fds(dir, rootless, fds, &nfds, &e) < 0)
+		goto fail;
+	if (holder_msg_send(status_fd, dir, fds, nfds) < 0)
 		_exit(1);
 	close(status_fd);
-	serve(life_fd, listen_fd, share, dir);
+	serve(life_fd, listen_fd, share, dir, fds, nfds);
 	if (fuse > 0) {
 		kill(fuse, SIGKILL);
 		waitpid(fuse, NULL, 0);
@@ -185,12 +215,10 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 	pid_t self = getpid();
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	ssize_t n;
 
-	h->pid = -1;
-	h->fd = -1;
-	h->client = false;
-	if (pipe2(st, O_CLOEXEC) < 0)
+	holder_init(h);
+	/* The holder's word: its descriptors when it has mounted, else why not. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0)
 		return err_sys(e, EXIT_CTRUN, "image holder");
 	if (pipe2(life, O_CLOEXEC) < 0) {
 		close(st[0]);
@@ -217,15 +245,13 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 		return err_sys(e, EXIT_CTRUN, "image holder: fork");
 	}
 	h->fd = life[1];
-	do
-		n = read(st[0], msg, sizeof(msg) - 1);
-	while (n < 0 && errno == EINTR);
-	close(st[0]);
-	if (n == 2 && memcmp(msg, "ok", 2) == 0)
+	if (holder_msg_recv(st[0], rootless, h, msg, sizeof(msg)) == 0) {
+		close(st[0]);
 		return 0;
-	msg[n > 0 ? n : 0] = '\0';
+	}
+	close(st[0]);
 	holder_stop(h);
-	return err_set(e, EXIT_CTRUN, "%s", n > 0 ? msg : "the image holder died");
+	return err_set(e, EXIT_CTRUN, "%s", msg[0] != '\0' ? msg : "the image holder died");
 }
 
 int holder_start(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
@@ -234,31 +260,27 @@ int holder_start(struct img_holder *h, const char *image, enum image_kind kind, 
 	return start(h, image, kind, dir, rootless, -1, NULL, -1, e);
 }
 
-/* A client's end: connect to SHARE.sock and read "PID DIR\n". */
-static int attach(struct img_holder *h, const struct sockaddr_un *sa, char *dir_out, size_t size)
+/* A client's end: connect to SHARE.sock, the owner's (SO_PEERCRED: the
+ * starter's, who listened), and receive the holder's descriptors. */
+static int attach(struct img_holder *h, const struct sockaddr_un *sa, bool rootless,
+		  char *dir_out, size_t size)
 {
-	char buf[PATH_MAX + 32], *sp, *end;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t got = 0, r;
-	long pid;
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	char dir[PATH_MAX + 1];
 
-	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+	/* dir_out may be our own directory: it must stay as it is on failure. */
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != geteuid() ||
+	    poll(&p, 1, 10000) <= 0 || holder_msg_recv(fd, rootless, h, dir, sizeof(dir)) < 0)
 		goto fail;
-	while (got < (ssize_t)sizeof(buf) - 1 && memchr(buf, '\n', (size_t)got) == NULL) {
-		if (poll(&p, 1, 10000) <= 0)
-			goto fail;
-		r = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got);
-		if (r <= 0)
-			goto fail;
-		got += r;
+	if (xsnprintf(dir_out, size, "%s", dir) < 0) {
+		holder_stop(h);
+		goto fail;
 	}
-	buf[got] = '\0';
-	pid = strtol(buf, &sp, 10);
-	if (pid <= 0 || *sp != ' ' || (end = strchr(sp + 1, '\n')) == NULL || end[1] != '\0' ||
-	    xsnprintf(dir_out, size, "%.*s", (int)(end - sp - 1), sp + 1) < 0)
-		goto fail;
-	h->pid = (pid_t)pid;
+	h->pid = -1;
 	h->fd = fd;
 	h->client = true;
 	return 0;
@@ -271,30 +293,25 @@ fail:
 int holder_share(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
 		 bool rootless, const char *share, char *dir_out, size_t size, struct err *e)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	char lockpath[PATH_MAX];
 	int lock, lfd = -1, rv;
 
-	h->pid = -1;
-	h->fd = -1;
-	h->client = false;
-	if (xsnprintf(sa.sun_path, sizeof(sa.sun_path), "%s.sock", share) < 0 ||
-	    xsnprintf(lockpath, sizeof(lockpath), "%s.lock", share) < 0 ||
-	    (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+	holder_init(h);
+	if (holder_share_paths(share, &sa, lockpath, sizeof(lockpath)) < 0 ||
+	    (lock = holder_share_lock(lockpath, true)) < 0) {
 		/* No rendezvous (a path too long for a socket): a holder of our own. */
 		if (dir_out != dir && xsnprintf(dir_out, size, "%s", dir) < 0)
 			return err_set(e, EXIT_CTRUN, "image directory path too long");
 		return start(h, image, kind, dir, rootless, -1, NULL, -1, e);
 	}
-	while (flock(lock, LOCK_EX) < 0 && errno == EINTR)
-		;
-	if (attach(h, &sa, dir_out, size) == 0) {
+	if (attach(h, &sa, rootless, dir_out, size) == 0) {
 		close(lock); /* releases the lock */
 		return 0;
 	}
 	/* None, or a dead one's socket: ours serves the node from now on. */
 	unlink(sa.sun_path);
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0) {
 		if (lfd >= 0)
 			close(lfd);
@@ -315,36 +332,14 @@ void holder_stop(struct img_holder *h)
 {
 	if (h->fd >= 0)
 		close(h->fd);
-	h->fd = -1;
 	/* Our own holder: it ends once no other task uses it; a client's
 	 * holder is another ctrun's child. */
 	if (h->pid > 0 && !h->client)
 		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	h->pid = -1;
-	h->client = false;
+	/* A descriptor of its namespace would keep the mount alive. */
+	for (int *const *fd = (int *const[]){ &h->root, &h->mnt, &h->user, NULL }; *fd; fd++)
+		if (**fd >= 0)
+			close(**fd);
+	holder_init(h);
 }
-
-int holder_join(pid_t pid, bool rootless, struct err *e)
-{
-	static const struct { const char *name; int type; } ns[] = {
-		{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
-	};
-	char path[64];
-
-	for (size_t i = rootless ? 0 : 1; i < sizeof(ns) / sizeof(*ns); i++) {
-		int fd;
-
-		snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)pid, ns[i].name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, ns[i].type) < 0) {
-			err_sys(e, EXIT_CTRUN, "joining the image holder's %s namespace", ns[i].name);
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		close(fd);
-	}
-	return 0;
-}
-

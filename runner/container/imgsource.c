@@ -71,12 +71,14 @@ int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e)
 			fprintf(stderr, "ctrun: unpacking %s, not mounting it: %s\n", c->image, he.msg);
 		return 0;
 	}
-	if (xsnprintf(c->rootfs, sizeof(c->rootfs), "/proc/%ld/root%s", (long)c->holder.pid,
-		      c->rootfs_ns) < 0)
+	/* The holder's own directory, by descriptor: no pid that could be reused. */
+	if (xsnprintf(c->rootfs, sizeof(c->rootfs), "/proc/self/fd/%d", c->holder.root) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");
 	s->rootfs = c->rootfs;
 	s->rootfs_ns = c->rootfs_ns;
-	s->holder = c->holder.pid;
+	s->holder = true;
+	s->holder_mnt = c->holder.mnt;
+	s->holder_user = c->holder.user;
 	c->rootfs_real = true;
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: %s mounted (%s), not unpacked%s\n", c->image,

@@ -78,11 +78,11 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
 	int rootfd;
 
-	if (s->holder > 0) {
+	if (s->holder) {
 		/* The image is mounted in the holder's namespaces: join them,
 		 * then take a private copy of its mount namespace for the
 		 * overlay (in its user namespace we may). */
-		if (holder_join(s->holder, s->rootless, e) < 0)
+		if (holder_join(s->holder_mnt, s->holder_user, e) < 0)
 			return -1;
 		if (unshare(CLONE_NEWNS) < 0)
 			return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,28 @@ static int base_dir(char *const *envp, char *out, size_t size, struct err *e)
 	return 0;
 }
 
+/* A share of this host (share-JOB.STEP-HOST-IMAGEID.lock or .sock): its
+ * path without the suffix into share, or false. */
+static bool share_of_host(const char *base, const char *name, const char *host, char *share,
+			  size_t size)
+{
+	size_t len = strlen(name), hl = strlen(host);
+	const char *dash;
+
+	if (strncmp(name, "share-", 6) != 0 || len < 5 ||
+	    (strcmp(name + len - 5, ".lock") != 0 && strcmp(name + len - 5, ".sock") != 0) ||
+	    xsnprintf(share, size, "%s/%.*s", base, (int)(len - 5), name) < 0)
+		return false;
+	/* The host is the part before the last '-' (the image id has none). */
+	dash = strrchr(share, '-');
+	return dash != NULL && (size_t)(dash - share) > hl && dash[-(ptrdiff_t)hl - 1] == '-' &&
+	       memcmp(dash - hl, host, hl) == 0;
+}
+
 /* Run directories of ctruns of this host that died (kill -9) without
- * removing theirs: each holds "HOST PID" in its owner file. */
+ * removing theirs: each holds "HOST PID" in its owner file.  And the
+ * rendezvous of a task-mode holder whose starter died (holder_share_gc
+ * knows when nobody is there any more). */
 static void gc_rundirs(const char *base, const char *host)
 {
 	DIR *d = opendir(base);
@@ -73,6 +94,10 @@ static void gc_rundirs(const char *base, const char *host)
 		char path[PATH_MAX], *text, h[256];
 		long pid;
 
+		if (share_of_host(base, de->d_name, host, path, sizeof(path))) {
+			holder_share_gc(path);
+			continue;
+		}
 		if (strncmp(de->d_name, "ctrun-", 6) != 0 ||
 		    xsnprintf(path, sizeof(path), "%s/%s/owner", base, de->d_name) < 0)
 			continue;
@@ -452,7 +477,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			       "runs the workers inside the container", c->agent);
 	if (rootfs(c, o, envp, e) < 0)
 		return -1;
-	phase_mark(c->holder.pid > 0 ? "image (mounted)" : "image");
+	phase_mark(c->holder.fd >= 0 ? "image (mounted)" : "image");
 	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
 		return -1;
 	if (c->rootfs_real) {
@@ -475,8 +500,7 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 {
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	c->holder.pid = -1;
-	c->holder.fd = -1;
+	holder_init(&c->holder);
 	if (setup(c, o, t, envp, agent, e) < 0) {
 		ctr_setup_free(c);
 		return -1;
@@ -504,8 +528,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	free(c->spec.devices);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	c->holder.pid = -1;
-	c->holder.fd = -1;
+	holder_init(&c->holder);
 }
 
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)

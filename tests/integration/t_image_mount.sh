@@ -72,6 +72,39 @@ assert_eq 2 "$(grep -c 'mounted (kernel squashfs), not unpacked; the mount of an
 	"tasks that used another task's mount"
 no_loops "after task mode"
 
+# kill -9 of the task whose ctrun started the node's holder: the holder
+# goes with it (PDEATHSIG) and its share's lock and socket stay in the run
+# directory (here under a TMPDIR of this test, to look into); the next run
+# on the node removes them (nobody holds the lock, nobody listens) and runs.
+mkdir -m 700 rt
+shares() { find "$TMPD/rt" -name 'share-*' | sort; }
+in_rt() { env -u XDG_RUNTIME_DIR TMPDIR="$TMPD/rt" "$@"; }
+in_rt srun -N1 -w "$n1" --ntasks-per-node=2 "$CTRUN" --image-mode mount --image mine.sqsh -- \
+	sh -c "echo \$RANK >> '$TMPD/k9.up'; until [ -e '$TMPD/k9.go' ]; do sleep 0.05; done" \
+	> k9.out 2>&1 &
+pid=$!
+wait_lines k9.up 2 60 || { cat k9.out; fail "the two tasks did not start"; }
+tasks=$(pgrep -d, -f "^$CTRUN .*$TMPD/k9.go")
+holder=$(pgrep -P "$tasks" -x ctrun | head -1)
+[ -n "$holder" ] || fail "no image holder under the tasks' ctruns $tasks"
+starter=$(ps -o ppid= -p "$holder" | tr -d ' ')
+assert_eq 2 "$(shares | grep -c '\.[ls]ock$')" "share files while the step runs: $(shares)"
+kill -9 "$starter"
+touch k9.go # the other task ends by itself
+run_rc wait "$pid"
+cat k9.out
+[ "$rc" -ne 0 ] || fail "the step succeeded although a task was killed"
+for ((i = 0; i < 200; i++)); do pgrep -f "$TMPD/k9.go" > /dev/null || break; sleep 0.05; done
+! pgrep -f "$TMPD/k9.go" > /dev/null || fail "processes left: $(pgrep -af "$TMPD/k9.go")"
+no_loops "after kill -9 of the starting task"
+left=$(shares)
+assert_eq 2 "$(grep -c . <<< "$left")" "share files left by the kill -9: $left"
+run_rc in_rt srun -N1 -w "$n1" --ntasks-per-node=2 "$CTRUN" --image-mode mount --image mine.sqsh \
+	-- true
+assert_eq 0 "$rc" "the next task-mode run on the node"
+assert_eq "" "$(shares)" "share files after the next run on the node (were: $left)"
+no_loops "after the next run"
+
 # Another user cannot reach root's mounted image through the holder.
 "$CTRUN" --image-mode mount --image mine.sqsh -- sh -c "echo up; exec sleep 3004$$" > h.out 2>&1 &
 pid=$!

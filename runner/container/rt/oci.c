@@ -382,7 +382,7 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	/* ctrun-hook renumbers the container's GPUs 0..n-1 (gpu_pin.h). */
 	p->gpus_renumbered = s->gpus && s->hook != NULL;
 	p->ovl = true;
-	p->ovl_lower = strdup(s->holder > 0 ? s->rootfs_ns : s->rootfs);
+	p->ovl_lower = strdup(s->holder ? s->rootfs_ns : s->rootfs);
 	ret |= asprintf(&p->ovl_tmp, "%s/ovl", s->rundir) < 0 ? -1 : 0;
 	ret |= asprintf(&p->ovl_merged, "%s/rootfs", s->rundir) < 0 ? -1 : 0;
 	if (ret != 0 || p->ovl_lower == NULL)

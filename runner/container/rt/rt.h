@@ -108,9 +108,11 @@ struct ctr_spec {
 	gid_t gid;
 	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
 	/* OCI from a mounted image: the image holder (runner/container/holder.h)
-	 * whose namespaces the runtime joins, and the rootfs there (rootfs is
-	 * the same tree as ctrun sees it, /proc/PID/root/...); 0 = unpacked. */
-	pid_t holder;
+	 * whose namespaces the runtime's child joins, by descriptor (a pid
+	 * could be reused), and the rootfs there (rootfs is the same tree as
+	 * ctrun sees it, /proc/self/fd/N); holder false = unpacked. */
+	bool holder;
+	int holder_mnt, holder_user; /* user: -1 when not rootless */
 	const char *rootfs_ns;
 };
 
