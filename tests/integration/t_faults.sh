@@ -243,7 +243,9 @@ time.sleep(8)" &
 		grep -q "Node failure on ${NODES[1]}" "job-$round.out" ||
 			fail "$kind: the node failure is not named: $(cat "job-$round.out")"
 		clean "$TMPD/worker.sh"
-		on2 bash -c "env --default-signal slurmd -D -N ${NODES[1]} -f $SLURM_CONF </dev/null >/dev/null 2>&1 &"
+		# Not from this shell: a slurmd in the test's session is a leftover
+		# of the test, and the runner's clean-up would kill it.
+		"$CLUSTER" slurmd "${NODES[1]}"
 		job_gone_within "$job" 120
 		for ((i = 0; i < 1200; i++)); do
 			[ "$(sinfo -h -n "${NODES[1]}" -o %t)" = idle ] && break
