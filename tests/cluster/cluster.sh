@@ -6,6 +6,8 @@
 #   cluster.sh down          remove everything `up` made (safe after a failed up, safe twice)
 #   cluster.sh env           print `export` lines for tests (eval "$(cluster.sh env)")
 #   cluster.sh exec NODE CMD...   run CMD inside NODE's net+uts+mount+pid namespaces
+#   cluster.sh slurmd NODE   start NODE's slurmd again after a crash killed it (kill -9 -1 in
+#                            the node spares only its init), as the node's init started it
 #   cluster.sh status        show what is running
 #
 # Each node is a network namespace (veth on a bridge, own IP), a UTS namespace (own hostname),
@@ -317,17 +319,34 @@ EOF
     fi
 }
 
+# node_init NODE: the machine's pid of NODE's init (the way into its namespaces), or die.
+node_init() {
+    local pidf=$dir/$1/init.pid pid
+    [[ -f $pidf ]] || die "no node '$1' in cluster '$name' (nodes: $(existing_nodes | tr '\n' ' '))"
+    pid=$(<"$pidf")
+    alive "$pid" || die "node '$1' is not running (its init, pid $pid, is gone)"
+    echo "$pid"
+}
+
 cmd_exec() {
     need_root exec
     [[ $# -ge 2 ]] || die "usage: cluster.sh exec NODE CMD [ARG...]"
-    local n=$1; shift
-    local pidf=$dir/$n/init.pid pid
-    [[ -f $pidf ]] || die "no node '$n' in cluster '$name' (nodes: $(existing_nodes | tr '\n' ' '))"
-    pid=$(<"$pidf")
-    alive "$pid" || die "node '$n' is not running (its init, pid $pid, is gone)"
+    local n=$1 pid; shift
+    pid=$(node_init "$n")
     # --wd: entering a mount namespace resets the working directory to /; keep the caller's
     # (the shared file system is the same path in the nodes).
     exec nsenter -t "$pid" --net --uts --mount --pid --wd="$PWD" -- env SLURM_CONF="$conf" "$@"
+}
+
+# The node's slurmd as node-init.sh starts it: a daemon in its own session (not the caller's:
+# a test's leftover check and clean-up go by session), default signals, in /.
+cmd_slurmd() {
+    need_root slurmd
+    [[ $# -eq 1 ]] || die "usage: cluster.sh slurmd NODE"
+    local n=$1 pid
+    pid=$(node_init "$n")
+    nsenter -t "$pid" --net --uts --mount --pid --wd=/ -- setsid -f env --default-signal \
+        SLURM_CONF="$conf" slurmd -D -N "$n" -f "$conf" </dev/null >/dev/null 2>&1
 }
 
 cmd_status() {
@@ -349,6 +368,7 @@ up) cmd_up ;;
 down) cmd_down ;;
 env) cmd_env ;;
 exec) shift; cmd_exec "$@" ;;
+slurmd) shift; cmd_slurmd "$@" ;;
 status) cmd_status ;;
-*) die "usage: cluster.sh up|down|env|exec NODE CMD...|status" ;;
+*) die "usage: cluster.sh up|down|env|exec NODE CMD...|slurmd NODE|status" ;;
 esac
