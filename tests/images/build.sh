@@ -17,6 +17,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=chroot.sh
+. "$here/chroot.sh"
 out=${CTRUN_TEST_IMAGES:-/var/cache/ctrun-tests/images}
 mirror=${CTRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
@@ -111,12 +113,9 @@ torch_rootfs() {
 		die "debootstrap failed (full log $r.log); can this machine reach $mirror? (set CTRUN_DEBIAN_MIRROR)"
 	fi
 	say "installing python3-torch in the image"
-	# shellcheck disable=SC2016
-	if ! unshare --mount --propagation private sh -c '
-		mount -t proc proc "$1/proc" && mount -t tmpfs tmpfs "$1/tmp" &&
-		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q update &&
-		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-			--no-install-recommends install python3-torch python3-numpy' sh "$r" >>"$r.log" 2>&1; then
+	if ! { image_run "$r" apt-get -q update &&
+		image_run "$r" apt-get -q -y --no-install-recommends \
+			install python3-torch python3-numpy; } >>"$r.log" 2>&1; then
 		tail -5 "$r.log" >&2
 		die "apt-get install python3-torch failed in the image (full log $r.log)"
 	fi
@@ -128,8 +127,8 @@ torch_rootfs() {
 
 build_torch() {
 	local h hs tmp rootfs=
-	hs=$(recipe_hash torch_rootfs)
-	h=$(recipe_hash torch_rootfs build_torch)
+	hs=$(recipe_hash torch_rootfs image_run)
+	h=$(recipe_hash torch_rootfs image_run build_torch)
 	if [ "$(cat "$out/torch.stamp" 2>/dev/null)" = "$h" ]; then
 		say "torch images up to date ($h)"; return 0
 	fi
