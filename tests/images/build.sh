@@ -7,6 +7,7 @@
 #                                   -> torch.sqsh, torch.sif, torch-docker.tar
 #   tests/images/build.sh all       both (so does `build.sh busybox torch`)
 #   tests/images/build.sh path NAME prints the path of one image (no build)
+#   tests/images/build.sh mirror    prints the Debian mirror a torch build uses
 #
 # Images live in $CTRUN_TEST_IMAGES (default /var/cache/ctrun-tests/images) and
 # survive between runs.  Each set carries a stamp: the hash of the shell
@@ -17,8 +18,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=chroot.sh
+. "$here/chroot.sh"
 out=${CTRUN_TEST_IMAGES:-/var/cache/ctrun-tests/images}
-mirror=${CTRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
@@ -99,10 +101,26 @@ build_busybox() {
 	echo "$h" >"$out/busybox.stamp"
 }
 
+# debian_mirror: sets mirror to CTRUN_DEBIAN_MIRROR, else to the mirror this
+# machine's apt uses for $suite (a site's local mirror: apt_mirror.py), else
+# to Debian's redirector; mirror_from says which.
+debian_mirror() {
+	local found
+	if [ -n "${CTRUN_DEBIAN_MIRROR:-}" ]; then
+		mirror=$CTRUN_DEBIAN_MIRROR mirror_from=CTRUN_DEBIAN_MIRROR
+	elif found=$(python3 "$here/apt_mirror.py" "$suite") && [ -n "$found" ]; then
+		mirror=${found%%$'\t'*} mirror_from="this machine's apt sources, ${found#*$'\t'}"
+	else
+		mirror=http://deb.debian.org/debian
+		mirror_from="the default: no $suite main entry in this machine's apt sources"
+	fi
+}
+
 # The torch root file system: Debian's own PyTorch, nothing from pip.
 torch_rootfs() {
-	local r=$1
-	say "debootstrap --variant=minbase $suite from $mirror (a few minutes)"
+	local r=$1 mirror mirror_from
+	debian_mirror
+	say "debootstrap --variant=minbase $suite from $mirror ($mirror_from; a few minutes)"
 	# Own mount namespace: whatever debootstrap or a postinst mounts in the
 	# target dies with it, even if this script is killed.
 	if ! unshare --mount --propagation private \
@@ -111,12 +129,9 @@ torch_rootfs() {
 		die "debootstrap failed (full log $r.log); can this machine reach $mirror? (set CTRUN_DEBIAN_MIRROR)"
 	fi
 	say "installing python3-torch in the image"
-	# shellcheck disable=SC2016
-	if ! unshare --mount --propagation private sh -c '
-		mount -t proc proc "$1/proc" && mount -t tmpfs tmpfs "$1/tmp" &&
-		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q update &&
-		chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-			--no-install-recommends install python3-torch python3-numpy' sh "$r" >>"$r.log" 2>&1; then
+	if ! { image_run "$r" apt-get -q update &&
+		image_run "$r" apt-get -q -y --no-install-recommends \
+			install python3-torch python3-numpy; } >>"$r.log" 2>&1; then
 		tail -5 "$r.log" >&2
 		die "apt-get install python3-torch failed in the image (full log $r.log)"
 	fi
@@ -128,8 +143,8 @@ torch_rootfs() {
 
 build_torch() {
 	local h hs tmp rootfs=
-	hs=$(recipe_hash torch_rootfs)
-	h=$(recipe_hash torch_rootfs build_torch)
+	hs=$(recipe_hash torch_rootfs image_run)
+	h=$(recipe_hash torch_rootfs image_run build_torch)
 	if [ "$(cat "$out/torch.stamp" 2>/dev/null)" = "$h" ]; then
 		say "torch images up to date ($h)"; return 0
 	fi
@@ -194,5 +209,8 @@ path)
 	torch.sqsh|torch.sif|torch-docker.tar) echo "$out/$2" ;;
 	*) die "unknown image '${2:-}'" ;;
 	esac ;;
-*) echo "usage: $0 busybox|torch|all|path NAME" >&2; exit 2 ;;
+mirror)
+	debian_mirror
+	printf '%s\t%s\n' "$mirror" "$mirror_from" ;;
+*) echo "usage: $0 busybox|torch|all|path NAME|mirror" >&2; exit 2 ;;
 esac
