@@ -385,14 +385,16 @@ static void test_wrong_key_is_dropped(void **state)
 	assert_int_equal(reap(zero), RDZV_OK);
 }
 
-/* The collectives' own connections: a silent stranger and a rank of
- * another job are closed, the job's own peer is taken (it used to read the
- * first connection with no deadline: a stray one hung the rank). */
+/* The collectives' own connections: a silent stranger, a rank of another
+ * job and another user with the job string but a wrong key (claiming
+ * rank 2, first in the queue) are closed, the job's own peer is taken (it
+ * used to read the first connection with no deadline: a stray one hung
+ * the rank; and to take anyone who named the job). */
 static void test_collective_accepts_only_its_jobs_peer(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), silent, fd;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), silent, forged, fd;
 	char entry[80];
 	struct err e = { 0 };
 	long who = -1;
@@ -405,21 +407,23 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	snprintf(entry, sizeof(entry), "127.0.0.1 %u", ntohs(sa.sin_port));
 	silent = socket(AF_INET, SOCK_STREAM, 0);
 	assert_int_equal(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	forged = sock_connect_peer(entry, "j", other_key, 2, &e);
+	assert_true(forged >= 0);
 	other = fork();
 	if (other == 0) {
-		int c = sock_connect_peer(entry, "another-job", 5, &e);
+		int c = sock_connect_peer(entry, "another-job", key, 5, &e);
 
 		pause(); /* holds the connection until killed */
 		_exit(c < 0);
 	}
 	ours = fork();
 	if (ours == 0) {
-		int c = sock_connect_peer(entry, "j", 3, &e);
+		int c = sock_connect_peer(entry, "j", key, 3, &e);
 		char b;
 
 		_exit(c >= 0 && read(c, &b, 1) >= 0 ? 0 : 1); /* until the test closes it */
 	}
-	fd = sock_accept_peer(lfd, "j", 10000, &who, &e);
+	fd = sock_accept_peer(lfd, "j", key, 10000, &who, &e);
 	assert_true(fd >= 0);
 	assert_int_equal(who, 3);
 	close(fd);
@@ -427,9 +431,10 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	kill(other, SIGKILL);
 	reap(other);
 	/* Nobody at all: an error, not a hang. */
-	assert_int_equal(sock_accept_peer(lfd, "j", 300, &who, &e), -1);
+	assert_int_equal(sock_accept_peer(lfd, "j", key, 300, &who, &e), -1);
 	assert_non_null(strstr(e.msg, "no peer connected"));
 	close(silent);
+	close(forged);
 	close(lfd);
 }
 
