@@ -80,7 +80,6 @@ struct pending {
 	struct hello h;
 	uint8_t nonce0[RDZV_NONCE_LEN];
 	uint8_t proof[JOBKEY_LEN];
-	char from[64];       /* the peer's address, for -v */
 };
 
 enum pend_state {
@@ -288,35 +287,23 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 				 * job string but not the key: nothing it said counts. */
 				if (got == PEND_FORGED)
 					forged++;
-				if (o->verbose > 0)
-					fprintf(stderr, "ctrun: rendezvous: dropped a connection from %s (%s)\n",
-						pend[k].from, got == PEND_FORGED
-						? "it named this job but did not prove the job's key"
-						: "not a ctrun rank, or silent");
 				close(pend[k].fd);
 			}
 			pend[k] = pend[--npend];
 		}
 		if (pfd[0].revents & POLLIN) {
-			struct sockaddr_storage from;
-			socklen_t fromlen = sizeof(from);
-			int c = accept4(lfd, (struct sockaddr *)&from, &fromlen, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 			if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
 				rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "
 				     "of %ld ranks (raise ulimit -n)", o->host, arrived, r->world);
 				goto out;
 			}
-			if (c >= 0 && npend == MAX_PENDING) {
-				close(c); /* a flood: the real ranks retry */
-			} else if (c >= 0) {
-				pend[npend] = (struct pending){ .fd = c,
-								.deadline = rdzv_now_ms() + HELLO_TIMEOUT_MS };
-				if (getnameinfo((struct sockaddr *)&from, fromlen, pend[npend].from,
-						sizeof(pend[npend].from), NULL, 0, NI_NUMERICHOST) != 0)
-					rdzv_copy_str(pend[npend].from, sizeof(pend[npend].from), "?");
-				npend++;
-			}
+			if (c >= 0 && npend == MAX_PENDING)
+				close(c); /* a flood: the real ranks connect again */
+			else if (c >= 0)
+				pend[npend++] = (struct pending){ .fd = c,
+								  .deadline = rdzv_now_ms() + HELLO_TIMEOUT_MS };
 		}
 		if (fd < 0)
 			continue;

@@ -43,7 +43,6 @@ struct rdzv_opts {
 	long rank, world;
 	const char *job;   /* job tag: ranks of another job on the same port are refused */
 	const uint8_t *key; /* JOBKEY_LEN bytes: the job's rendezvous key (jobkey.h) */
-	int verbose;       /* > 0: rank 0 logs the connections it drops */
 	const char *host;  /* this host, for messages */
 	int timeout_ms;    /* how long rank 0 waits for everyone, and others try to connect */
 };
