@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "jobkey.h"
 #include "bench.h"
 #include "commands.h"
 #include "rt.h"
@@ -61,6 +62,35 @@ static int master_loopback(const struct topo *t, struct err *e)
 		       t->host, t->nnodes);
 }
 
+/* The workers' rendezvous key, in their environment (CTRUN_RDZV_KEY; an
+ * argv is readable by every user of the node, an environment by its user
+ * and root only).  Derived from the job's secret on every node (jobkey.h);
+ * when this ctrun starts every worker of the job itself (one node, not
+ * task mode) a random one serves and no key file is needed.  The job's
+ * secret itself stays with ctrun. */
+static int rdzv_key_env(const struct topo *t, struct err *e)
+{
+	uint8_t secret[JOBKEY_LEN], key[JOBKEY_LEN];
+	char hex[JOBKEY_HEX_LEN + 1];
+	int rv = -1;
+
+	if (t->nnodes == 1 && t->mode != MODE_TASK ? jobkey_random(secret, sizeof(secret), e) < 0
+						     : jobkey_secret(environ, secret, e) < 0)
+		goto out;
+	jobkey_derive(secret, "rdzv", t->job_id, t->step_id, key);
+	jobkey_to_hex(key, hex);
+	if (setenv(JOBKEY_RDZV_ENV, hex, 1) < 0 || unsetenv(JOBKEY_SECRET_ENV) < 0) {
+		err_sys(e, EXIT_CTRUN, "worker environment");
+		goto out;
+	}
+	rv = 0;
+out:
+	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(hex, sizeof(hex));
+	return rv;
+}
+
 /* Launches `ctrun __worker WORD WORDS... FLAGS` like a training job (any
  * launch mode; from a batch script through srun first), with the worker's
  * output unprefixed: rank 0 prints the report.  WORDS are the
@@ -80,7 +110,7 @@ static int launch_workers(struct options *o, const char *word, bool own_timeout,
 		rv = batch_run(o, &t, environ, e);
 		goto out;
 	}
-	if (master_loopback(&t, e) < 0) {
+	if (master_loopback(&t, e) < 0 || rdzv_key_env(&t, e) < 0) {
 		err_wrap(e, "%s", word);
 		goto out;
 	}

@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(
 	# build
 	gcc make pkg-config libinih-dev libcmocka-dev libarchive-dev libjson-c-dev
+	# the HMAC-SHA256 of the rendezvous and the timings (docs/bench.md)
+	nettle-dev
 	# fuzz targets (libFuzzer)
 	clang libclang-rt-14-dev
 	# the test cluster: Slurm (libslurm is loaded at run time), namespaces, users

@@ -305,6 +305,11 @@ bool agentspec_inheritable(const char *kv)
 
 	if (strchr(kv, '=') == NULL)
 		return false;
+	/* ctrun's own settings stay out, but not the rendezvous key of the
+	 * check/bench workers (runner/node/jobkey.h): they may run in the
+	 * container, where no key file is (the spec file is 0600). */
+	if (strncmp(kv, "CTRUN_RDZV_KEY=", 15) == 0)
+		return true;
 	for (size_t i = 0; drop[i] != NULL; i++)
 		if (strncmp(kv, drop[i], strlen(drop[i])) == 0)
 			return false;

@@ -98,7 +98,7 @@ int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *cont
 /* Whether a variable of ctrun's environment crosses into containers: not
  * the search paths that name host directories (PATH, LD_LIBRARY_PATH,
  * LD_PRELOAD) nor the runtimes' own settings (ENROOT_*, APPTAINER*,
- * SINGULARITY*). */
+ * SINGULARITY*), nor ctrun's own CTRUN_* but the workers' CTRUN_RDZV_KEY. */
 bool agentspec_inheritable(const char *kv);
 
 

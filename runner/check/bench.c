@@ -475,7 +475,7 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 		goto out;
 	rank_row_collect(&w, environ, &row);
 	if (rdzv_open(&r, &(struct rdzv_opts){ .addr = w.master_addr, .port = w.master_port,
-						.rank = w.rank, .world = w.world, .job = w.job,
+						.rank = w.rank, .world = w.world, .job = w.job, .key = w.key,
 						.host = w.host, .timeout_ms = (int)p.timeout * 1000 },
 		      e) < 0) {
 		if (r.fail == RDZV_PEER) /* rank 0 says what went wrong */

@@ -262,7 +262,7 @@ int check_worker(char *const *words, size_t nwords, struct err *e)
 	snprintf(s.master, sizeof(s.master), "%s:%ld", w.master_addr, w.master_port);
 	s.world = w.world;
 	if (rdzv_open(&r, &(struct rdzv_opts){ .addr = w.master_addr, .port = w.master_port,
-						.rank = w.rank, .world = w.world, .job = w.job,
+						.rank = w.rank, .world = w.world, .job = w.job, .key = w.key,
 						.host = w.host, .timeout_ms = (int)timeout * 1000 },
 		      e) < 0) {
 		if (r.fail == RDZV_PEER) /* rank 0 says what went wrong */

@@ -44,6 +44,11 @@ int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e)
 		w->host[strcspn(w->host, ".")] = '\0';
 	snprintf(w->job, sizeof(w->job), "%s.%s", job != NULL ? job : "none",
 		 step != NULL ? step : "-");
+	/* The job string is public; the key proves this rank belongs to the
+	 * job (jobkey.h).  ctrun put it here, never on an argv. */
+	if (jobkey_from_hex(envp_get(envp, JOBKEY_RDZV_ENV), w->key) < 0)
+		return err_set(e, EXIT_USAGE, "__worker: " JOBKEY_RDZV_ENV " is missing or not 64 hex "
+			       "digits (this command is started by `ctrun check` and `ctrun bench`)");
 	return 0;
 }
 

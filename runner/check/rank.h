@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "jobkey.h"
 
 /* The exit status of a rank whose failure rank 0 reports: 0, so that
  * fail-fast does not stop rank 0 before it has printed why (the job's
@@ -21,6 +22,7 @@ struct worker_ctx {
 	char master_addr[256];
 	char host[64];
 	char job[64]; /* job and step: another job on the same port is told apart */
+	uint8_t key[JOBKEY_LEN]; /* the rendezvous key ctrun derived (CTRUN_RDZV_KEY) */
 };
 int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e);
 

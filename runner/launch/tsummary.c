@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobkey.h"
+#include "strv.h"
 #include "util.h"
+
+extern char **environ;
 
 #define REPORTS_MAX 4096 /* the most reports one ctrun gathers */
 
@@ -88,6 +92,25 @@ int tsum_decode(const char *buf, size_t len, const char *tag, struct tsum_report
 		r->n++;
 	}
 	return r->n > 0 ? 0 : -1;
+}
+
+int tsum_seal(char *buf, size_t len, size_t size, const uint8_t key[JOBKEY_LEN])
+{
+	if (len + JOBKEY_LEN > size)
+		return -1;
+	jobkey_mac(key, &(struct jobkey_part){ buf, len }, 1, (uint8_t *)buf + len);
+	return (int)(len + JOBKEY_LEN);
+}
+
+int tsum_open(const char *buf, size_t len, const uint8_t key[JOBKEY_LEN])
+{
+	uint8_t mac[JOBKEY_LEN];
+
+	if (len < JOBKEY_LEN)
+		return -1;
+	jobkey_mac(key, &(struct jobkey_part){ buf, len - JOBKEY_LEN }, 1, mac);
+	return jobkey_equal(mac, (const uint8_t *)buf + len - JOBKEY_LEN) ? (int)(len - JOBKEY_LEN)
+									   : -1;
 }
 
 struct slowest {
@@ -191,10 +214,13 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The ack rank 0 sends back for a report: the report's first three lines. */
-static int ack_of(char *buf, size_t size, const char *tag, long rank)
+/* The ack rank 0 sends back for a report: the report's first three
+ * lines, sealed too (a forged ack would end a sender's retries). */
+static int ack_of(char *buf, size_t size, const char *tag, long rank, const uint8_t *key)
 {
-	return xsnprintf(buf, size, "%s\n%s\n%ld\nack\n", TSUM_MAGIC, tag, rank);
+	int len = xsnprintf(buf, size, "%s\n%s\n%ld\nack\n", TSUM_MAGIC, tag, rank);
+
+	return len < 0 ? -1 : tsum_seal(buf, (size_t)len, size, key);
 }
 
 /* Sends the report, again while rank 0's port is closed (a short command
@@ -203,12 +229,13 @@ static int ack_of(char *buf, size_t size, const char *tag, long rank)
  * rank 0 acknowledges it (it is gathering), or when 100 ms pass quietly:
  * rank 0 listens and will read it when its own workers end. */
 #define SEND_BUDGET_MS 1500
-static void send_report(const struct topo *t, const char *tag, const char *msg, size_t len)
+static void send_report(const struct topo *t, const char *tag, const char *msg, size_t len,
+			const uint8_t *key)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res;
 	char port[16], ack[256], got[256];
 	long deadline = now_ms() + SEND_BUDGET_MS;
-	int fd, acklen = ack_of(ack, sizeof(ack), tag, t->rank_base);
+	int fd, acklen = ack_of(ack, sizeof(ack), tag, t->rank_base, key);
 
 	if (acklen < 0 || t->master_addr == NULL || t->master_port <= 0 ||
 	    xsnprintf(port, sizeof(port), "%ld", t->master_port) < 0 ||
@@ -246,7 +273,8 @@ out:
 
 /* Reports from fd into r[0..max) (one per rank, not rank 0's own) until
  * max are in or the deadline passes; how many. */
-static size_t gather(int fd, const char *tag, struct tsum_report *r, size_t max, long deadline)
+static size_t gather(int fd, const char *tag, const uint8_t *key, struct tsum_report *r, size_t max,
+		     long deadline)
 {
 	char buf[TSUM_DGRAM_MAX + 1], ack[256];
 	struct sockaddr_storage from;
@@ -269,11 +297,15 @@ static size_t gather(int fd, const char *tag, struct tsum_report *r, size_t max,
 				continue;
 			break;
 		}
-		seen++;
-		if ((size_t)len > TSUM_DGRAM_MAX || tsum_decode(buf, (size_t)len, tag, &r[n]) < 0 ||
-		    r[n].rank == 0)
+		/* Only a datagram sealed with the job's key counts, even
+		 * towards the bound on duplicates: a flood of forged ones
+		 * ends nothing, the deadline does. */
+		if ((size_t)len > TSUM_DGRAM_MAX || (len = tsum_open(buf, (size_t)len, key)) < 0)
 			continue;
-		if (acklen = ack_of(ack, sizeof(ack), tag, r[n].rank), acklen > 0)
+		seen++;
+		if (tsum_decode(buf, (size_t)len, tag, &r[n]) < 0 || r[n].rank == 0)
+			continue;
+		if (acklen = ack_of(ack, sizeof(ack), tag, r[n].rank, key), acklen > 0)
 			(void)sendto(fd, ack, (size_t)acklen, 0, (struct sockaddr *)&from, from_len);
 		for (i = 0; i < n && r[i].rank != r[n].rank; i++)
 			;
@@ -289,23 +321,36 @@ void tsum_finish(int fd, const struct topo *t, long wait_ms, FILE *f)
 	size_t nrows = phase_rows(rows, PHASE_ROWS_MAX);
 	long expected = reporters(t);
 	char tag[160], msg[TSUM_DGRAM_MAX];
+	uint8_t secret[JOBKEY_LEN], key[JOBKEY_LEN];
 	struct tsum_report own, *r;
-	int len;
+	struct err e = { 0 };
+	int len, sealed;
 
 	if (expected < 2 || nrows == 0) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
+	/* The job string is public: reports carry a MAC with the job's
+	 * key (jobkey.h), and one without it is ignored. */
+	if (jobkey_secret(environ, secret, &e) < 0) {
+		fprintf(f, "ctrun: no timings summary: %s\n", e.msg);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	jobkey_derive(secret, "timings", t->job_id, t->step_id, key);
+	explicit_bzero(secret, sizeof(secret));
 	tag_of(t, tag, sizeof(tag));
-	len = tsum_encode(msg, sizeof(msg), tag, t->rank_base, t->host, rows, nrows);
-	if (len < 0 || tsum_decode(msg, (size_t)len, tag, &own) < 0) {
+	len = tsum_encode(msg, sizeof(msg) - JOBKEY_LEN, tag, t->rank_base, t->host, rows, nrows);
+	if (len < 0 || tsum_decode(msg, (size_t)len, tag, &own) < 0 ||
+	    (sealed = tsum_seal(msg, (size_t)len, sizeof(msg), key)) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	if (t->rank_base != 0) {
-		send_report(t, tag, msg, (size_t)len);
+		send_report(t, tag, msg, (size_t)sealed, key);
 		return;
 	}
 	if (fd < 0)
@@ -314,7 +359,7 @@ void tsum_finish(int fd, const struct topo *t, long wait_ms, FILE *f)
 		expected = REPORTS_MAX + 1;
 	r = calloc((size_t)expected - 1, sizeof(*r));
 	if (r != NULL) {
-		size_t n = gather(fd, tag, r, (size_t)expected - 1, now_ms() + wait_ms);
+		size_t n = gather(fd, tag, key, r, (size_t)expected - 1, now_ms() + wait_ms);
 
 		tsum_print(f, &own, r, n, reporters(t), t->mode == MODE_TASK ? "tasks" : "nodes");
 		free(r);

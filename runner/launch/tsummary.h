@@ -6,6 +6,8 @@
  * (torch's store listens on the TCP port of that number; UDP is a port
  * space of its own).  Text, bounded, tagged with the job and step: a
  * datagram from anyone else, or one that does not parse, is ignored.
+ * The tag is public (squeue), so every datagram also ends in an HMAC with
+ * the job's timings key (jobkey.h): one without it is ignored too.
  * Only with --timings or -v; nothing here ever fails a run.
  */
 #ifndef CTRUN_TSUMMARY_H
@@ -13,6 +15,7 @@
 
 #include <stdio.h>
 
+#include "jobkey.h"
 #include "phase.h"
 #include "topology.h"
 
@@ -34,6 +37,11 @@ int tsum_encode(char *buf, size_t size, const char *tag, long rank, const char *
 		const struct phase_row *rows, size_t n);
 /* 0 and r filled when buf is a report of `tag`, else -1. */
 int tsum_decode(const char *buf, size_t len, const char *tag, struct tsum_report *r);
+/* Appends the MAC of buf[0..len) with key (size: room in buf); the sealed
+ * length, or -1 when it does not fit. */
+int tsum_seal(char *buf, size_t len, size_t size, const uint8_t key[JOBKEY_LEN]);
+/* The length of the text of a sealed datagram, or -1 when its MAC is not key's. */
+int tsum_open(const char *buf, size_t len, const uint8_t key[JOBKEY_LEN]);
 /* One line on f: for each phase (in the order first seen, own first), the
  * slowest of `own` and reports[0..n) with its host; `expected` ctruns in
  * all, named by `what` ("nodes", "tasks"). */

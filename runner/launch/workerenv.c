@@ -1,6 +1,8 @@
 /* workerenv.c - torchrun's environment contract, one worker at a time. */
 #include "workerenv.h"
 
+#include "jobkey.h"
+
 #include <string.h>
 
 static int set_long(struct strv *s, const char *key, long v)
@@ -87,6 +89,8 @@ int workerenv_build(const struct topo *t, const struct options *o, char *const *
 		err_sys(e, EXIT_CTRUN, "worker environment");
 		goto out;
 	}
+	/* The job's secret is ctrun's (jobkey.h), not the workers'. */
+	strv_unsetenv(out, JOBKEY_SECRET_ENV);
 	if (workerenv_vars(t, o, base, restart, i, &vars, e) < 0)
 		goto out;
 	for (size_t k = 0; k < vars.n; k++) {

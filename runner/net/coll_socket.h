@@ -43,10 +43,13 @@ int sock_alltoall(struct sock_comm *c, const void *send, void *recv, size_t coun
 		  enum dtype t, struct err *e);
 
 /* The collectives' own connections: connect to "ADDR PORT" and say who we
- * are (rank, job tag); accept the first connection that says it is a rank
- * of `job`, closing any other, for at most timeout_ms.  *who = its rank. */
-int sock_connect_peer(const char *entry, const char *job, long me, struct err *e);
-int sock_accept_peer(int listen_fd, const char *job, int timeout_ms, long *who, struct err *e);
+ * are (rank, job tag, a MAC with the job's key); accept the first
+ * connection that says it is a rank of `job` and proves it with `key`,
+ * closing any other, for at most timeout_ms.  *who = its rank. */
+int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, long me,
+		      struct err *e);
+int sock_accept_peer(int listen_fd, const char *job, const uint8_t *key, int timeout_ms, long *who,
+		     struct err *e);
 
 /* dst[i] = a[i] + b[i] over n elements of type t (dst may be a). */
 void sock_reduce_sum(void *dst, const void *a, const void *b, size_t n, enum dtype t);

@@ -70,35 +70,92 @@ static bool is_local(const char *addr)
 	return local;
 }
 
-/* A connection rank 0 accepted, and the hello it has sent so far. */
+/* A connection rank 0 accepted, and how far its handshake is
+ * (rendezvous_int.h): its hello, then its proof. */
 struct pending {
 	int fd;
-	size_t got;
+	bool challenged;     /* the hello is in, the challenge sent: the proof is due */
+	size_t got;          /* bytes of the hello, then of the proof */
 	long deadline;
 	struct hello h;
+	uint8_t nonce0[RDZV_NONCE_LEN];
+	uint8_t proof[JOBKEY_LEN];
 };
 
-/* Reads what the connection has: 0 wait on, 1 a whole hello of ours, 2 a
- * hello of another version of ctrun, -1 a stranger (wrong first bytes,
- * gone, or silent past its deadline). */
-static int pending_read(struct pending *p, short revents, long now)
+enum pend_state {
+	PEND_WAIT,     /* more to come */
+	PEND_READY,    /* a rank of this job that proved the key */
+	PEND_VERSION,  /* a rank of another ctrun version */
+	PEND_FOREIGN,  /* a rank of another job (another job string) */
+	PEND_STRANGER, /* wrong first bytes, gone, or silent past its deadline */
+	PEND_FORGED,   /* this job's string, but no proof of its key */
+};
+
+/* The hello is in: a rank of this job string is challenged; 0, or -1
+ * when the challenge cannot be sent (the peer is gone or not reading). */
+static int challenge(struct pending *p, const uint8_t key[JOBKEY_LEN])
 {
+	struct challenge c = { .head.kind = htonl(RDZV_KIND_CHALLENGE) };
+	struct err e = { 0 };
+
+	if (jobkey_random(p->nonce0, sizeof(p->nonce0), &e) < 0)
+		return -1;
+	memcpy(c.head.magic, MAGIC, 8);
+	memcpy(c.nonce, p->nonce0, sizeof(c.nonce));
+	rdzv_auth_mac(key, "root", &p->h, p->nonce0, c.mac);
+	/* 72 bytes into an empty socket buffer: all or nothing. */
+	if (send(p->fd, &c, sizeof(c), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(c))
+		return -1;
+	p->challenged = true;
+	p->got = 0;
+	return 0;
+}
+
+/* Reads what the connection has and moves its handshake on. */
+static enum pend_state pending_read(struct pending *p, short revents, long now, const char *job,
+				    const uint8_t key[JOBKEY_LEN])
+{
+	char *buf = p->challenged ? (char *)p->proof : (char *)&p->h;
+	size_t want = p->challenged ? sizeof(p->proof) : sizeof(p->h);
+
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, MSG_DONTWAIT);
+		ssize_t n = recv(p->fd, buf + p->got, want - p->got, MSG_DONTWAIT);
 
 		if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR)))
-			return -1;
+			return p->challenged ? PEND_FORGED : PEND_STRANGER;
 		if (n > 0)
 			p->got += (size_t)n;
 	}
+	if (p->challenged) {
+		uint8_t mac[JOBKEY_LEN];
+
+		if (p->got < want)
+			return now >= p->deadline ? PEND_FORGED : PEND_WAIT;
+		rdzv_auth_mac(key, "rank", &p->h, p->nonce0, mac);
+		return jobkey_equal(mac, p->proof) ? PEND_READY : PEND_FORGED;
+	}
 	if (p->got > 0 && memcmp(p->h.magic, MAGIC, p->got < MAGIC_NAME_LEN ? p->got
 									  : MAGIC_NAME_LEN) != 0)
-		return -1;
+		return PEND_STRANGER;
 	if (p->got >= sizeof(p->h.magic) && memcmp(p->h.magic, MAGIC, sizeof(p->h.magic)) != 0)
-		return 2;
-	if (p->got == sizeof(p->h))
-		return 1;
-	return now >= p->deadline ? -1 : 0;
+		return PEND_VERSION;
+	if (p->got < want)
+		return now >= p->deadline ? PEND_STRANGER : PEND_WAIT;
+	p->h.job[sizeof(p->h.job) - 1] = p->h.host[sizeof(p->h.host) - 1] = '\0';
+	if (strcmp(p->h.job, job) != 0)
+		return PEND_FOREIGN;
+	return challenge(p, key) < 0 ? PEND_STRANGER : PEND_WAIT;
+}
+
+/* A rank of another job: told, so that it says what is wrong (its own
+ * job does not fail over it), then dropped. */
+static void foreign_refusal(int fd, const struct rdzv_opts *o, const struct hello *h)
+{
+	char msg[300];
+
+	snprintf(msg, sizeof(msg), "MASTER_PORT %ld on %s is in use by ctrun job %s "
+		 "(this is job %s); pass --master-port", o->port, o->host, o->job, h->job);
+	rdzv_send_status(fd, RDZV_FOREIGN, msg);
 }
 
 /* A rank of another ctrun version: told, in the status layout every
@@ -120,7 +177,7 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	char (*hosts)[64] = NULL, missing[256];
 	/* A little longer than the others try to connect: when MASTER_PORT is
 	 * unreachable their diagnosis is the precise one, let it come first. */
-	long arrived = 1, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
+	long arrived = 1, forged = 0, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
 	struct pending pend[MAX_PENDING];
 	size_t npend = 0;
 	int lfd = -1, one = 1, rv = -1, family = AF_INET;
@@ -187,8 +244,10 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 			missing_ranks(r, missing, sizeof(missing));
 			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: %ld of WORLD_SIZE=%ld ranks reached "
 			     "the rendezvous at %s:%ld within %ds (missing ranks %s: they did not start, "
-			     "or WORLD_SIZE is larger than the job)", arrived, r->world, o->addr, o->port,
-			     o->timeout_ms / 1000, missing);
+			     "or WORLD_SIZE is larger than the job)%s", arrived, r->world, o->addr, o->port,
+			     o->timeout_ms / 1000, missing, forged > 0 ? "; connections that named this "
+			     "job but did not prove its key were dropped: do all nodes share "
+			     "~/.config/ctrun/job.key or " JOBKEY_SECRET_ENV "? (docs/bench.md)" : "");
 			goto out;
 		}
 		/* Every connection's hello is read here, in this one loop: a
@@ -207,20 +266,28 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 		}
 		fd = -1;
 		for (size_t k = npend; k-- > 0;) {
-			int got = pending_read(&pend[k], pfd[k + 1].revents, rdzv_now_ms());
+			enum pend_state got = pending_read(&pend[k], pfd[k + 1].revents, rdzv_now_ms(),
+							   o->job, o->key);
 
-			if (got == 0)
+			if (got == PEND_WAIT)
 				continue;
-			if (got == 1 && fd < 0) {
+			if (got == PEND_READY && fd < 0) {
 				fd = pend[k].fd;
 				h = pend[k].h;
-			} else if (got == 1) {
-				continue; /* one hello a round; this one stays complete */
-			} else if (got == 2) {
+			} else if (got == PEND_READY) {
+				continue; /* one rank a round; this one stays ready */
+			} else if (got == PEND_VERSION) {
 				version_refusal(pend[k].fd, &pend[k].h);
 				close(pend[k].fd);
+			} else if (got == PEND_FOREIGN) {
+				foreign_refusal(pend[k].fd, o, &pend[k].h);
+				close(pend[k].fd);
 			} else {
-				close(pend[k].fd); /* a stranger, silent or gone */
+				/* A stranger, silent or gone; or one that knows the
+				 * job string but not the key: nothing it said counts. */
+				if (got == PEND_FORGED)
+					forged++;
+				close(pend[k].fd);
 			}
 			pend[k] = pend[--npend];
 		}
@@ -233,7 +300,7 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 				goto out;
 			}
 			if (c >= 0 && npend == MAX_PENDING)
-				close(c); /* a flood: the real ranks retry */
+				close(c); /* a flood: the real ranks connect again */
 			else if (c >= 0)
 				pend[npend++] = (struct pending){ .fd = c,
 								  .deadline = rdzv_now_ms() + HELLO_TIMEOUT_MS };
@@ -244,18 +311,8 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 			close(fd);
 			continue;
 		}
-		h.job[sizeof(h.job) - 1] = h.host[sizeof(h.host) - 1] = '\0';
 		rank = (long)ntohl(h.rank);
 		world = (long)ntohl(h.world);
-		if (strcmp(h.job, o->job) != 0) {
-			char msg[300];
-
-			snprintf(msg, sizeof(msg), "MASTER_PORT %ld on %s is in use by ctrun job %s "
-				 "(this is job %s); pass --master-port", o->port, o->host, o->job, h.job);
-			rdzv_send_status(fd, RDZV_FOREIGN, msg);
-			close(fd);
-			continue;
-		}
 		rdzv_tune(fd);
 		if (world != r->world) {
 			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s has WORLD_SIZE=%ld, "

@@ -117,3 +117,12 @@ void rdzv_send_status(int fd, enum rdzv_fail kind, const char *msg)
 	rdzv_copy_str(s.msg, sizeof(s.msg), msg);
 	sock_send_all(fd, &s, sizeof(s));
 }
+
+void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,
+		   const uint8_t nonce0[RDZV_NONCE_LEN], uint8_t mac[JOBKEY_LEN])
+{
+	jobkey_mac(key, (struct jobkey_part[]){ { role, strlen(role) + 1 },
+						{ h, sizeof(*h) },
+						{ nonce0, RDZV_NONCE_LEN } },
+		   3, mac);
+}

@@ -70,21 +70,12 @@ fail:
 	return -1;
 }
 
-static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
+/* Connects to rank 0 until the deadline; the fd, or -1 with errno of the
+ * last attempt in *last. */
+static int connect_root(const struct addrinfo *res, long deadline, int *last)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	struct hello h = { .rank = htonl((uint32_t)o->rank), .world = htonl((uint32_t)o->world) };
-	struct status s;
-	long start = rdzv_now_ms(), deadline = start + o->timeout_ms;
-	char port[16];
-	int fd = -1, last = 0, ret;
-	enum rdzv_fail kind;
+	int fd = -1;
 
-	snprintf(port, sizeof(port), "%ld", o->port);
-	ret = getaddrinfo(o->addr, port, &hints, &res);
-	if (ret != 0)
-		return rdzv_fail_set(r, e, RDZV_UNREACHABLE, "MASTER_ADDR '%s' does not resolve on %s: %s",
-			    o->addr, o->host, gai_strerror(ret));
 	/* Rank 0 may start later than us: retry until the timeout, and
 	 * remember how the last attempt failed for the diagnosis. */
 	while (fd < 0 && rdzv_now_ms() < deadline) {
@@ -93,65 +84,162 @@ static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 		fd = try_connect(res, (int)(left < 2000 ? left : 2000));
 		if (fd >= 0)
 			break;
-		last = errno;
-		if (last != ETIMEDOUT) {
+		*last = errno;
+		if (*last != ETIMEDOUT) {
 			struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 			nanosleep(&ts, NULL);
 		}
 	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		int secs = o->timeout_ms / 1000;
+	return fd;
+}
 
-		if (last == ECONNREFUSED)
-			return rdzv_fail_set(r, e, RDZV_PORT_BLOCKED, "port blocked or not listening: %s:%ld "
-				    "refused connections from %s for %ds (rank 0 is not listening there: "
-				    "it failed, or MASTER_ADDR is not rank 0's host, or a firewall rejects "
-				    "the port)", o->addr, o->port, o->host, secs);
-		if (last == ETIMEDOUT)
-			return rdzv_fail_set(r, e, RDZV_PORT_BLOCKED, "port blocked: connecting from %s to %s:%ld "
-				    "timed out for %ds (a firewall drops the port, or MASTER_ADDR is not "
-				    "reachable from here)", o->host, o->addr, o->port, secs);
-		if (last == EHOSTUNREACH || last == ENETUNREACH)
-			return rdzv_fail_set(r, e, RDZV_UNREACHABLE, "no route from %s to MASTER_ADDR %s: %s "
-				    "(wrong interface or address)", o->host, o->addr, strerror(last));
-		return rdzv_fail_set(r, e, RDZV_SYS, "connecting from %s to %s:%ld: %s", o->host, o->addr,
-			    o->port, strerror(last));
-	}
-	rdzv_tune(fd);
-	r->fds[0] = fd;
-	memcpy(h.magic, MAGIC, 8);
-	rdzv_copy_str(h.job, sizeof(h.job), o->job);
-	rdzv_copy_str(h.host, sizeof(h.host), o->host);
-	if (sock_send_all(fd, &h, sizeof(h)) < 0)
-		return rdzv_fail_set(r, e, RDZV_PEER, "rendezvous at %s:%ld: %s", o->addr, o->port,
-			    strerror(errno));
-	/* Rank 0 answers when everyone is there, at most its own timeout
-	 * after it started: allow for it starting up to that much later. */
-	if (rdzv_recv_until(fd, &s, sizeof(s), rdzv_now_ms() + 2L * o->timeout_ms + 10000) < 0) {
-		if (errno == ETIMEDOUT)
-			return rdzv_fail_set(r, e, RDZV_FOREIGN, "%s:%ld accepted the connection but never "
-				    "answered as ctrun's rank 0 (another service on MASTER_PORT?)",
-				    o->addr, o->port);
-		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 closed the rendezvous at %s:%ld", o->addr,
-			    o->port);
-	}
-	if (memcmp(s.magic, MAGIC, MAGIC_NAME_LEN) == 0 && s.magic[MAGIC_NAME_LEN] != MAGIC[MAGIC_NAME_LEN])
+static int connect_fail(struct rdzv *r, const struct rdzv_opts *o, int last, struct err *e)
+{
+	int secs = o->timeout_ms / 1000;
+
+	if (last == ECONNREFUSED)
+		return rdzv_fail_set(r, e, RDZV_PORT_BLOCKED, "port blocked or not listening: %s:%ld "
+			    "refused connections from %s for %ds (rank 0 is not listening there: "
+			    "it failed, or MASTER_ADDR is not rank 0's host, or a firewall rejects "
+			    "the port)", o->addr, o->port, o->host, secs);
+	if (last == ETIMEDOUT)
+		return rdzv_fail_set(r, e, RDZV_PORT_BLOCKED, "port blocked: connecting from %s to %s:%ld "
+			    "timed out for %ds (a firewall drops the port, or MASTER_ADDR is not "
+			    "reachable from here)", o->host, o->addr, o->port, secs);
+	if (last == EHOSTUNREACH || last == ENETUNREACH)
+		return rdzv_fail_set(r, e, RDZV_UNREACHABLE, "no route from %s to MASTER_ADDR %s: %s "
+			    "(wrong interface or address)", o->host, o->addr, strerror(last));
+	return rdzv_fail_set(r, e, RDZV_SYS, "connecting from %s to %s:%ld: %s", o->host, o->addr,
+		    o->port, strerror(last));
+}
+
+/* The first bytes of rank 0's reply: the magic of this version of ctrun's
+ * rendezvous, or a diagnosis. */
+static int reply_magic(struct rdzv *r, const struct rdzv_opts *o, const struct reply_head *hd,
+		       struct err *e)
+{
+	if (memcmp(hd->magic, MAGIC, MAGIC_NAME_LEN) == 0 && hd->magic[MAGIC_NAME_LEN] != MAGIC[MAGIC_NAME_LEN])
 		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 at %s:%ld runs another version of ctrun "
 			    "(rendezvous protocol %c, this rank speaks %c): use the same ctrun on "
-			    "every node", o->addr, o->port, s.magic[MAGIC_NAME_LEN], MAGIC[MAGIC_NAME_LEN]);
-	if (memcmp(s.magic, MAGIC, 8) != 0)
+			    "every node", o->addr, o->port, hd->magic[MAGIC_NAME_LEN], MAGIC[MAGIC_NAME_LEN]);
+	if (memcmp(hd->magic, MAGIC, 8) != 0)
 		return rdzv_fail_set(r, e, RDZV_FOREIGN, "%s:%ld answered, but not as ctrun's rank 0 (another "
 			    "service on MASTER_PORT?)", o->addr, o->port);
+	return 0;
+}
+
+/* A status after its head: the rest, then the verdict it carries. */
+static int read_status(struct rdzv *r, const struct rdzv_opts *o, int fd, const struct reply_head *hd,
+		       long deadline, struct err *e)
+{
+	struct status s;
+	enum rdzv_fail kind = (enum rdzv_fail)ntohl(hd->kind);
+
+	if (rdzv_recv_until(fd, s.msg, sizeof(s.msg), deadline) < 0)
+		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 closed the rendezvous at %s:%ld", o->addr,
+			    o->port);
 	s.msg[sizeof(s.msg) - 1] = '\0';
-	kind = (enum rdzv_fail)ntohl(s.kind);
 	/* Rank 0 prints its own diagnosis; a foreign job's rank must print
 	 * the refusal itself, rank 0 did not fail over it. */
 	if (kind == RDZV_FOREIGN)
 		return rdzv_fail_set(r, e, RDZV_FOREIGN, "%s", s.msg);
 	if (kind != RDZV_OK)
 		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0: %s", s.msg);
+	return 0;
+}
+
+/* One handshake with rank 0 on fd (rendezvous_int.h): 0 admitted, 1 rank 0
+ * closed before its challenge (its queue of unproven connections was full:
+ * connect again), -1 failed with e set. */
+static int handshake(struct rdzv *r, const struct rdzv_opts *o, int fd, long deadline, struct err *e)
+{
+	struct hello h = { .rank = htonl((uint32_t)o->rank), .world = htonl((uint32_t)o->world) };
+	struct challenge c;
+	uint8_t mac[JOBKEY_LEN];
+
+	memcpy(h.magic, MAGIC, 8);
+	rdzv_copy_str(h.job, sizeof(h.job), o->job);
+	rdzv_copy_str(h.host, sizeof(h.host), o->host);
+	if (jobkey_random(h.nonce, sizeof(h.nonce), e) < 0) {
+		r->fail = RDZV_SYS;
+		return -1;
+	}
+	if (sock_send_all(fd, &h, sizeof(h)) < 0)
+		return errno == EPIPE || errno == ECONNRESET ? 1
+			: rdzv_fail_set(r, e, RDZV_PEER, "rendezvous at %s:%ld: %s", o->addr, o->port,
+					strerror(errno));
+	/* Rank 0 challenges at once, or answers another job's rank or
+	 * another version at once (a status). */
+	if (rdzv_recv_until(fd, &c.head, sizeof(c.head), deadline) < 0) {
+		if (errno == ETIMEDOUT)
+			return rdzv_fail_set(r, e, RDZV_FOREIGN, "%s:%ld accepted the connection but never "
+				    "answered as ctrun's rank 0 (another service on MASTER_PORT?)",
+				    o->addr, o->port);
+		return 1;
+	}
+	if (reply_magic(r, o, &c.head, e) < 0)
+		return -1;
+	if (ntohl(c.head.kind) != RDZV_KIND_CHALLENGE)
+		return read_status(r, o, fd, &c.head, deadline, e) < 0 ? -1
+			: rdzv_fail_set(r, e, RDZV_PEER, "rank 0 at %s:%ld admitted this rank without "
+					"a challenge", o->addr, o->port);
+	if (rdzv_recv_until(fd, c.nonce, sizeof(c) - sizeof(c.head), deadline) < 0)
+		return 1;
+	rdzv_auth_mac(o->key, "root", &h, c.nonce, mac);
+	if (!jobkey_equal(mac, c.mac))
+		return rdzv_fail_set(r, e, RDZV_FOREIGN, "%s:%ld answered as ctrun's rank 0 of job %s but "
+			    "does not hold this job's key (another user's job on MASTER_PORT, or the "
+			    "nodes do not share ~/.config/ctrun/job.key or " JOBKEY_SECRET_ENV ": see "
+			    "docs/bench.md)", o->addr, o->port, o->job);
+	rdzv_auth_mac(o->key, "rank", &h, c.nonce, mac);
+	if (sock_send_all(fd, mac, sizeof(mac)) < 0)
+		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 closed the rendezvous at %s:%ld", o->addr,
+			    o->port);
+	return 0;
+}
+
+static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct reply_head hd;
+	long deadline = rdzv_now_ms() + o->timeout_ms;
+	char port[16];
+	int fd = -1, last = 0, ret;
+
+	snprintf(port, sizeof(port), "%ld", o->port);
+	ret = getaddrinfo(o->addr, port, &hints, &res);
+	if (ret != 0)
+		return rdzv_fail_set(r, e, RDZV_UNREACHABLE, "MASTER_ADDR '%s' does not resolve on %s: %s",
+			    o->addr, o->host, gai_strerror(ret));
+	for (;;) {
+		fd = connect_root(res, deadline, &last);
+		if (fd < 0)
+			break;
+		rdzv_tune(fd);
+		/* Rank 0 challenges within HELLO_TIMEOUT_MS of accepting. */
+		ret = handshake(r, o, fd, rdzv_now_ms() + HELLO_TIMEOUT_MS + 5000, e);
+		if (ret <= 0)
+			break;
+		close(fd);
+		fd = -1;
+		last = ECONNRESET;
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return connect_fail(r, o, last, e);
+	r->fds[0] = fd;
+	if (ret < 0)
+		return -1;
+	/* Rank 0 answers when everyone is there, at most its own timeout
+	 * after it started: allow for it starting up to that much later. */
+	if (rdzv_recv_until(fd, &hd, sizeof(hd), rdzv_now_ms() + 2L * o->timeout_ms + 10000) < 0)
+		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 closed the rendezvous at %s:%ld", o->addr,
+			    o->port);
+	if (reply_magic(r, o, &hd, e) < 0 ||
+	    read_status(r, o, fd, &hd, rdzv_now_ms() + 10000, e) < 0)
+		return -1;
 	{
 		struct sockaddr_storage me;
 		socklen_t len = sizeof(me);
@@ -178,6 +266,10 @@ int rdzv_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	r->world = o->world;
 	rdzv_copy_str(r->local_addr, sizeof(r->local_addr), "127.0.0.1");
 	rdzv_copy_str(r->job, sizeof(r->job), o->job);
+	if (o->key == NULL)
+		return rdzv_fail_set(r, e, RDZV_SYS, "rendezvous: no job key (ctrun passes it to its "
+			    "workers in " JOBKEY_RDZV_ENV ")");
+	memcpy(r->key, o->key, JOBKEY_LEN);
 	r->timeout_ms = o->timeout_ms;
 	if (o->world < 1 || o->rank < 0 || o->rank >= o->world)
 		return rdzv_fail_set(r, e, RDZV_WORLD, "RANK=%ld is not below WORLD_SIZE=%ld on %s", o->rank,

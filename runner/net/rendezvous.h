@@ -7,6 +7,10 @@
  * of rdzv_open says in one line what is wrong (port in use, port blocked,
  * world size mismatch, ...) and sets r->fail to the kind.
  *
+ * Only ranks that prove they hold the job's key (struct rdzv_opts.key) take
+ * part: anyone else who connects is dropped and the meeting goes on
+ * (rendezvous_int.h, docs/bench.md).
+ *
  * Folder runner/net/: what crosses the network between ranks: the
  * rendezvous, the socket and NCCL collectives, bus-bandwidth arithmetic, the
  * data a collective is checked with.  May use: runner/node/, core/ (the
@@ -19,6 +23,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "jobkey.h"
 
 enum rdzv_fail {
 	RDZV_OK,
@@ -37,6 +42,7 @@ struct rdzv_opts {
 	long port;         /* MASTER_PORT */
 	long rank, world;
 	const char *job;   /* job tag: ranks of another job on the same port are refused */
+	const uint8_t *key; /* JOBKEY_LEN bytes: the job's rendezvous key (jobkey.h) */
 	const char *host;  /* this host, for messages */
 	int timeout_ms;    /* how long rank 0 waits for everyone, and others try to connect */
 };
@@ -46,6 +52,7 @@ struct rdzv {
 	int *fds;            /* rank 0: fds[r] is rank r (fds[0] unused); else fds[0] is rank 0 */
 	char local_addr[64]; /* this rank's address on the rendezvous network (numeric) */
 	char job[64];        /* the job tag, for the collectives' own connections */
+	uint8_t key[JOBKEY_LEN]; /* the job's rendezvous key, for them too */
 	int timeout_ms;      /* how long a rank waits for another */
 	enum rdzv_fail fail;
 };

@@ -7,24 +7,52 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobkey.h"
 #include "rendezvous.h"
+
+#define RDZV_NONCE_LEN 32
 
 /* The wire format's name and version: "CTRUNRZ" and one digit, bumped
  * whenever a message's layout (hello, status, what check and bench
  * gather) changes, so ranks of two ctrun versions refuse each other by
  * name instead of misreading each other. */
-#define MAGIC "CTRUNRZ2"
+#define MAGIC "CTRUNRZ3"
 #define MAGIC_NAME_LEN 7
 #define HELLO_TIMEOUT_MS 5000
 #define MAX_PENDING 64  /* connections that have not said hello yet */
 #define ROOT_GRACE_MS 2000
 
-/* What a connecting rank says first, and rank 0's verdict. */
+/* The handshake (docs/bench.md, "Who may join"): the job string is public,
+ * so both sides prove they hold the job's rendezvous key (jobkey.h):
+ *   rank r -> rank 0: hello (with the rank's nonce)
+ *   rank 0 -> rank r: challenge: rank 0's nonce and
+ *                     HMAC(key, "root", hello, nonce0)
+ *   rank r -> rank 0: proof: HMAC(key, "rank", hello, nonce0)
+ *   rank 0 -> rank r: status, once every rank is in (or the verdict)
+ * The MACs cover the whole hello (job, rank, world, host, nonce), so what a
+ * rank claims is what it proved, and a reply of one connection is no
+ * answer on another.  A connection that fails the proof is dropped
+ * without a word and counts for nothing. */
 struct hello {
 	char magic[8];
 	uint32_t rank, world; /* network order */
 	char job[64];
 	char host[64];
+	uint8_t nonce[RDZV_NONCE_LEN];
+};
+
+/* Every reply of rank 0 starts with the magic and a kind (in every
+ * version): a status, or the challenge. */
+#define RDZV_KIND_CHALLENGE 0x43484c47u /* "CHLG" */
+struct reply_head {
+	char magic[8];
+	uint32_t kind; /* enum rdzv_fail or RDZV_KIND_CHALLENGE, network order */
+};
+
+struct challenge {
+	struct reply_head head;
+	uint8_t nonce[RDZV_NONCE_LEN];
+	uint8_t mac[JOBKEY_LEN];
 };
 
 struct status {
@@ -32,6 +60,10 @@ struct status {
 	uint32_t kind; /* enum rdzv_fail, network order; RDZV_OK = go */
 	char msg[512];
 };
+
+/* The MAC of `role` ("root" or "rank") over a hello and rank 0's nonce. */
+void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,
+		   const uint8_t nonce0[RDZV_NONCE_LEN], uint8_t mac[JOBKEY_LEN]);
 
 long rdzv_now_ms(void);
 /* Receives exactly len bytes, giving up at `deadline` (errno ETIMEDOUT);

@@ -4,6 +4,7 @@
  * step and restarts the whole step for --max-restarts, unless it was told
  * to stop. */
 #include "batch.h"
+#include "jobkey.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -181,6 +182,23 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	strv_unsetenv(&env, "SLURM_CPUS_PER_TASK");
 	if (strv_setenv(&env, "CTRUN_BATCH_STEP", "1", 1) < 0)
 		goto sys;
+	/* The job's secret for every node's ctrun (jobkey.h): the rendezvous
+	 * of check/bench and the --timings gather then need no key file on a
+	 * shared $HOME.  One the user set is kept. */
+	if (envp_get(env.v, JOBKEY_SECRET_ENV) == NULL) {
+		uint8_t secret[JOBKEY_LEN];
+		char hex[JOBKEY_HEX_LEN + 1];
+		int ret;
+
+		if (jobkey_random(secret, sizeof(secret), e) < 0)
+			goto out;
+		jobkey_to_hex(secret, hex);
+		ret = strv_setenv(&env, JOBKEY_SECRET_ENV, hex, 1);
+		explicit_bzero(secret, sizeof(secret));
+		explicit_bzero(hex, sizeof(hex));
+		if (ret < 0)
+			goto sys;
+	}
 	/* The image to every node once, before the first step. */
 	if (stage_image(o, t, &env, &stage, e) < 0)
 		goto out;

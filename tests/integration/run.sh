@@ -34,11 +34,14 @@ export TMPDIR
 # (/tmp/ctrun-cache-UID): those this run creates go at the end, ones that
 # were there before stay.
 caches_before=$(ls -d /tmp/ctrun-cache-* 2>/dev/null || true)
+# ... and so do the per-user job keys (check, bench, --timings) in homes.
+job_keys() { ls -d /root/.config/ctrun/job.key /home/ctrun*/.config/ctrun/job.key 2>/dev/null || true; }
+keys_before=$(job_keys)
 cleanup() {
 	down_all
 	rm -rf "$TMPDIR"
-	for d in /tmp/ctrun-cache-*; do
-		[ -d "$d" ] && ! grep -qxF "$d" <<<"$caches_before" && rm -rf "$d"
+	for d in /tmp/ctrun-cache-* $(job_keys); do
+		[ -e "$d" ] && ! grep -qxF "$d" <<<"$caches_before$keys_before" && rm -rf "$d"
 	done
 	return 0
 }

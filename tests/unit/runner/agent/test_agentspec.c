@@ -196,6 +196,8 @@ static void test_inheritable(void **state)
 	assert_false(agentspec_inheritable("APPTAINERENV_FOO=1"));
 	assert_false(agentspec_inheritable("SINGULARITY_BIND=/x"));
 	assert_false(agentspec_inheritable("noequals"));
+	assert_false(agentspec_inheritable("CTRUN_JOB_SECRET=00")); /* ctrun's, not the workers' */
+	assert_true(agentspec_inheritable("CTRUN_RDZV_KEY=00")); /* check/bench in an image */
 }
 
 static void test_cpulist(void **state)

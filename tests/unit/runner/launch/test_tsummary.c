@@ -111,20 +111,38 @@ static void send_to(int port, const char *msg, size_t len)
 	close(fd);
 }
 
-/* Rank 0 listens; a stranger's datagram, another step's report and the
- * other node's report arrive; the summary has exactly the other node. */
+/* A report sealed with a key; its length. */
+static int sealed(char *msg, size_t size, const char *tag, const char *host,
+		  const struct phase_row *pr, const uint8_t *k)
+{
+	int len = tsum_encode(msg, size - JOBKEY_LEN, tag, 1, host, pr, 2);
+
+	assert_true(len > 0);
+	return tsum_seal(msg, (size_t)len, size, k);
+}
+
+/* Rank 0 listens; a stranger's datagram, another step's report, reports
+ * forged by another user (the public tag, claiming rank 1: unsealed, and
+ * sealed with another key) and then the other node's report arrive; the
+ * summary has exactly the other node (the forged ones came first and
+ * used to take rank 1's place). */
 static void test_rank0_gathers_the_other_nodes_reports(void **state)
 {
 	struct topo t0 = { .mode = MODE_NODE, .nnodes = 2, .node_rank = 0, .rank_base = 0,
 			   .world_size = 2, .master_addr = "127.0.0.1", .host = "n1",
 			   .job_id = "77", .step_id = "0" };
 	struct phase_row slow[] = { { "exec", 99999.0 }, { "total", 99999.0 } };
-	char msg[TSUM_DGRAM_MAX], *out = NULL;
+	struct phase_row fake[] = { { "exec", 77777.0 }, { "total", 77777.0 } };
+	char msg[TSUM_DGRAM_MAX], *out = NULL, hex[JOBKEY_HEX_LEN + 1];
+	uint8_t secret[JOBKEY_LEN] = { 42 }, k[JOBKEY_LEN], wrong[JOBKEY_LEN] = { 43 };
 	size_t size = 0;
 	FILE *f;
 	int fd = -1, len;
 
 	(void)state;
+	jobkey_to_hex(secret, hex);
+	assert_int_equal(setenv(JOBKEY_SECRET_ENV, hex, 1), 0);
+	jobkey_derive(secret, "timings", "77", "0", k);
 	phase_mark("exec");
 	for (int port = 23456; port < 23556 && fd < 0; port++) {
 		t0.master_port = port;
@@ -132,9 +150,13 @@ static void test_rank0_gathers_the_other_nodes_reports(void **state)
 	}
 	assert_true(fd >= 0);
 	send_to((int)t0.master_port, "hello\n", 6);
-	len = tsum_encode(msg, sizeof(msg), "77.1", 1, "other-step", slow, 2);
+	len = sealed(msg, sizeof(msg), "77.1", "other-step", slow, k);
 	send_to((int)t0.master_port, msg, (size_t)len);
-	len = tsum_encode(msg, sizeof(msg), "77.0", 1, "n2", slow, 2);
+	len = tsum_encode(msg, sizeof(msg), "77.0", 1, "forger", fake, 2);
+	send_to((int)t0.master_port, msg, (size_t)len);
+	len = sealed(msg, sizeof(msg), "77.0", "forger", fake, wrong);
+	send_to((int)t0.master_port, msg, (size_t)len);
+	len = sealed(msg, sizeof(msg), "77.0", "n2", slow, k);
 	send_to((int)t0.master_port, msg, (size_t)len);
 	f = open_memstream(&out, &size);
 	assert_non_null(f);
@@ -142,6 +164,7 @@ static void test_rank0_gathers_the_other_nodes_reports(void **state)
 	fclose(f);
 	assert_non_null(strstr(out, "ctrun: timings, slowest of 2 nodes: exec 99999.0 ms (n2)"));
 	assert_null(strstr(out, "other-step"));
+	assert_null(strstr(out, "forger"));
 	assert_null(strstr(out, "did not report"));
 	free(out);
 }

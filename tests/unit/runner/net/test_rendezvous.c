@@ -4,7 +4,9 @@
  * the port, a master address that is not rank 0's, does not resolve, has
  * no route or drops the port) and the socket collectives, checked with
  * bench's data. */
+#include <arpa/inet.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include "coll_socket.h"
 #include "netinfo.h"
 #include "rendezvous.h"
+#include "rendezvous_int.h"
 
 static long free_port(void)
 {
@@ -33,10 +36,37 @@ static long free_port(void)
 	return port;
 }
 
+/* The job's key, and another user's. */
+static const uint8_t key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+static const uint8_t other_key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 10 };
+
 static struct rdzv_opts opts(long port, long rank, long world, const char *job, int ms)
 {
 	return (struct rdzv_opts){ .addr = "127.0.0.1", .port = port, .rank = rank, .world = world,
-				   .job = job, .host = "testhost", .timeout_ms = ms };
+				   .job = job, .key = key, .host = "testhost", .timeout_ms = ms };
+}
+
+/* A child that joins as (rank, world, job) with a key and exits with its
+ * rdzv fail kind. */
+static pid_t join_with(long port, long rank, long world, const char *job, int ms,
+		       const uint8_t *k)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rdzv r;
+		struct err e = { 0 };
+		struct rdzv_opts o = opts(port, rank, world, job, ms);
+
+		o.key = k;
+		rdzv_open(&r, &o, &e);
+		if (e.msg[0] != '\0' && getenv("TEST_RDZV_VERBOSE") != NULL)
+			fprintf(stderr, "rank %ld: %s\n", rank, e.msg);
+		rdzv_close(&r);
+		_exit((int)r.fail);
+	}
+	return pid;
 }
 
 /* A child that joins as (rank, world, job) and exits with its rdzv fail kind. */
@@ -276,21 +306,95 @@ static void test_another_version_is_refused_by_name(void **state)
 	assert_int_equal(sock_recv_all(fd, status, sizeof(status)), 0);
 	status[sizeof(status) - 1] = '\0';
 	assert_non_null(strstr(status + 12, "rank 0 runs another version of ctrun (rendezvous "
-					    "protocol 2, this rank speaks 1)"));
+					    "protocol 3, this rank speaks 1)"));
 	close(fd);
 	one = join(port, 1, 2, "j", 3000);
 	assert_int_equal(reap(one), RDZV_OK);
 	assert_int_equal(reap(zero), RDZV_OK);
 }
 
-/* The collectives' own connections: a silent stranger and a rank of
- * another job are closed, the job's own peer is taken (it used to read the
- * first connection with no deadline: a stray one hung the rank). */
+/* Connects to rank 0 at port (waiting until it listens). */
+static int connect_rank0(long port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_port = htons((uint16_t)port);
+	for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && i < 500; i++)
+		usleep(10000); /* until rank 0 listens */
+	return fd;
+}
+
+/* What another user can send: the public job string with a claimed rank
+ * and world size, then (when `prove`) 32 bytes of a guessed proof.  Returns
+ * the kind of rank 0's first reply, once rank 0 has closed the connection
+ * (it dropped the forger: the event the caller waits for). */
+static uint32_t forge(long port, const char *job, long rank, long world, bool prove)
+{
+	struct hello h = { .rank = htonl((uint32_t)rank), .world = htonl((uint32_t)world) };
+	struct challenge c;
+	uint8_t guess[JOBKEY_LEN] = { 0 }, rest;
+	int fd = connect_rank0(port);
+
+	memcpy(h.magic, MAGIC, 8);
+	snprintf(h.job, sizeof(h.job), "%s", job);
+	snprintf(h.host, sizeof(h.host), "attacker");
+	assert_int_equal(sock_send_all(fd, &h, sizeof(h)), 0);
+	assert_int_equal(sock_recv_all(fd, &c, sizeof(c)), 0);
+	if (prove)
+		assert_int_equal(sock_send_all(fd, guess, sizeof(guess)), 0);
+	else
+		shutdown(fd, SHUT_WR); /* no key: nothing to prove with */
+	assert_int_equal(recv(fd, &rest, 1, 0), 0); /* rank 0 closed, said nothing more */
+	close(fd);
+	return ntohl(c.head.kind);
+}
+
+/* Another user knows the job string (squeue) but not the key: a hello
+ * with a wrong world size, or one claiming rank 1, used to abort the
+ * rendezvous (world size mismatch, duplicate rank).  Now rank 0 challenges
+ * it, drops it, and meets the real rank 1. */
+static void test_forged_hellos_are_dropped(void **state)
+{
+	long port = free_port();
+	pid_t zero = join(port, 0, 2, "j", 5000), one;
+
+	(void)state;
+	assert_int_equal(forge(port, "j", 1, 3, true), RDZV_KIND_CHALLENGE); /* wrong world */
+	assert_int_equal(forge(port, "j", 1, 2, true), RDZV_KIND_CHALLENGE); /* claims rank 1 */
+	assert_int_equal(forge(port, "j", 1, 2, false), RDZV_KIND_CHALLENGE); /* no key at all */
+	one = join(port, 1, 2, "j", 5000);
+	assert_int_equal(reap(one), RDZV_OK);
+	assert_int_equal(reap(zero), RDZV_OK);
+}
+
+/* A process with the job string and a wrong key (another user's key
+ * file) is told nothing and counts for nothing; the real rank 1 joins.
+ * It learns that rank 0 is not its job's (rank 0's proof fails). */
+static void test_wrong_key_is_dropped(void **state)
+{
+	long port = free_port();
+	pid_t zero = join(port, 0, 2, "j", 5000), stranger, one;
+
+	(void)state;
+	close(connect_rank0(port)); /* rank 0 listens */
+	stranger = join_with(port, 1, 3, "j", 3000, other_key);
+	assert_int_equal(reap(stranger), RDZV_FOREIGN);
+	one = join(port, 1, 2, "j", 5000);
+	assert_int_equal(reap(one), RDZV_OK);
+	assert_int_equal(reap(zero), RDZV_OK);
+}
+
+/* The collectives' own connections: a silent stranger, a rank of another
+ * job and another user with the job string but a wrong key (claiming
+ * rank 2, first in the queue) are closed, the job's own peer is taken (it
+ * used to read the first connection with no deadline: a stray one hung
+ * the rank; and to take anyone who named the job). */
 static void test_collective_accepts_only_its_jobs_peer(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), silent, fd;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), silent, forged, fd;
 	char entry[80];
 	struct err e = { 0 };
 	long who = -1;
@@ -303,21 +407,23 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	snprintf(entry, sizeof(entry), "127.0.0.1 %u", ntohs(sa.sin_port));
 	silent = socket(AF_INET, SOCK_STREAM, 0);
 	assert_int_equal(connect(silent, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	forged = sock_connect_peer(entry, "j", other_key, 2, &e);
+	assert_true(forged >= 0);
 	other = fork();
 	if (other == 0) {
-		int c = sock_connect_peer(entry, "another-job", 5, &e);
+		int c = sock_connect_peer(entry, "another-job", key, 5, &e);
 
 		pause(); /* holds the connection until killed */
 		_exit(c < 0);
 	}
 	ours = fork();
 	if (ours == 0) {
-		int c = sock_connect_peer(entry, "j", 3, &e);
+		int c = sock_connect_peer(entry, "j", key, 3, &e);
 		char b;
 
 		_exit(c >= 0 && read(c, &b, 1) >= 0 ? 0 : 1); /* until the test closes it */
 	}
-	fd = sock_accept_peer(lfd, "j", 10000, &who, &e);
+	fd = sock_accept_peer(lfd, "j", key, 10000, &who, &e);
 	assert_true(fd >= 0);
 	assert_int_equal(who, 3);
 	close(fd);
@@ -325,9 +431,10 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	kill(other, SIGKILL);
 	reap(other);
 	/* Nobody at all: an error, not a hang. */
-	assert_int_equal(sock_accept_peer(lfd, "j", 300, &who, &e), -1);
+	assert_int_equal(sock_accept_peer(lfd, "j", key, 300, &who, &e), -1);
 	assert_non_null(strstr(e.msg, "no peer connected"));
 	close(silent);
+	close(forged);
 	close(lfd);
 }
 
@@ -455,6 +562,8 @@ int main(void)
 		cmocka_unit_test(test_missing_ranks),
 		cmocka_unit_test(test_duplicate_rank),
 		cmocka_unit_test(test_another_job_on_the_port),
+		cmocka_unit_test(test_forged_hellos_are_dropped),
+		cmocka_unit_test(test_wrong_key_is_dropped),
 		cmocka_unit_test(test_foreign_service_on_the_port),
 		cmocka_unit_test(test_socket_collectives_two_ranks),
 		cmocka_unit_test(test_socket_collectives_odd_ranks_and_sizes),
