@@ -41,7 +41,7 @@ cleanup() {
 	down_all
 	rm -rf "$TMPDIR"
 	for d in /tmp/ctrun-cache-* $(job_keys); do
-		[ -e "$d" ] && ! grep -qxF "$d" <<<"$caches_before$keys_before" && rm -rf "$d"
+		[ -e "$d" ] && ! grep -qxF "$d" <<<"$caches_before"$'\n'"$keys_before" && rm -rf "$d"
 	done
 	return 0
 }
