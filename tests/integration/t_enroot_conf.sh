@@ -50,9 +50,9 @@ while True:
     got.append((m.contents.fsname.decode(), m.contents.dir.decode(), m.contents.type.decode(),
                 m.contents.opts.decode()))
 src1, src2, tmpd = sys.argv[2:5]
-want = [(tmpd, tmpd, "none", "x-create=auto,rbind"),
-        (src1, "/data/in side $x", "none", "x-create=auto,rbind,ro"),
-        (src2, "/etc/ctrun-t", "none", "x-create=auto,rbind")]
+want = [(tmpd, tmpd, "none", "x-create=auto,rbind,nosuid,nodev"),
+        (src1, "/data/in side $x", "none", "x-create=auto,rbind,ro,nosuid,nodev"),
+        (src2, "/etc/ctrun-t", "none", "x-create=auto,rbind,nosuid,nodev")]
 assert got[:3] == want, f"fstab decodes to {got[:3]}, expected {want}"
 assert [g[1] for g in got[3:]] == ["/.ctrun", "/.ctrun/agent"], f"agent mounts: {got[3:]}"
 print("ok: fstab decodes to the exact paths")
