@@ -14,13 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image SIF busybox-singularity.sif
-export CTRUN_CACHE_DIR=$CTRUN_CLUSTER_SCRATCH/ctsif-cache
-cleanup() {
-	local n
-	for n in "${NODES[@]}"; do "$CLUSTER" exec "$n" rm -rf "$CTRUN_CACHE_DIR" || true; done
-	cleanup_tmp
-}
-trap cleanup EXIT
+private_node_cache ctsif-cache
 cd "$TMPD"
 
 # One line per rank, the variables between bars.
