@@ -33,6 +33,15 @@ static const char script[] =
 	"unset __ctrun_d __ctrun_f\n"
 	"exec \"$__ctrun_p\" " IMAGEENV_PRINT_ARG "\n";
 
+const char imageenv_exec_script[] =
+	"for __ctrun_f in " IMAGEENV_DIR "/*.sh; do\n"
+	"\tif [ -f \"$__ctrun_f\" ]; then\n"
+	"\t\t. \"$__ctrun_f\"\n"
+	"\tfi\n"
+	"done\n"
+	"unset __ctrun_f\n"
+	"exec \"$@\"\n";
+
 bool imageenv_has_scripts(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -32,6 +32,12 @@
 #define IMAGEENV_MAX (4u << 20)    /* bytes of environment read back */
 #define IMAGEENV_TIMEOUT_MS 60000 /* a script that hangs ends the run, not blocks it */
 
+/* `sh -c imageenv_exec_script sh COMMAND...`: apptainer's exec action
+ * (/.singularity.d/actions/exec) with fixed text: sources the image's
+ * IMAGEENV_DIR/ *.sh, then execs COMMAND, which stays argv.  For what runs
+ * without the agent (`ctrun shell` under runc). */
+extern const char imageenv_exec_script[];
+
 /* Whether dir holds a *.sh that is a regular file (what the action
  * script's `[ -f "$script" ]` sources). */
 bool imageenv_has_scripts(const char *dir);

@@ -9,7 +9,8 @@
 # %environment's computed values; the worker's command is found on that PATH.
 # The image wins over the host's variables (PS1, which 99-base.sh sets), a
 # host variable the image does not set passes, --env wins over the image, whether the
-# SIF is mounted or unpacked.  The expected values are the image recipe's
+# SIF is mounted or unpacked.  `ctrun shell` (no agent) runs its command
+# through the same scripts.  The expected values are the image recipe's
 # (tests/images/build.sh sif_docker_env, sif_environment) as sh evaluates it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
@@ -50,6 +51,13 @@ check "--env" "$image_path|/mine|from-docker|user|computed in the image|unset|Si
 note "the command is found on the PATH the scripts set"
 out=$(srun -N1 "$CTRUN" -q --no-prefix --runtime oci --image "$SIF" -- sif-hello)
 assert_eq "sif-hello: from-environment" "$out" "a command only on the image's script PATH"
+
+note "ctrun shell under runc: the command runs through the image's scripts, argv intact"
+out=$("$CTRUN" shell --runtime oci --image "$SIF" -- sif-hello </dev/null)
+assert_eq "sif-hello: from-environment" "$out" "ctrun shell -- a command on the scripts' PATH"
+# shellcheck disable=SC2016
+out=$("$CTRUN" shell --runtime oci --image "$SIF" -- printf '[%s]' 'a  b' '$x' '"' </dev/null)
+assert_eq '[a  b][$x]["]' "$out" "ctrun shell: the command's words"
 
 note "--dry-run says so"
 "$CTRUN" --dry-run --runtime oci --image "$SIF" -- true | grep -q \
