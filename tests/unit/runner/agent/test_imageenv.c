@@ -2,8 +2,9 @@
  * writes them (internal/pkg/build/sources/conveyorPacker_oci.go insertEnv:
  * `export PATH="..."`, `export K=${K:-"v"}`; metadata.go insertEnvScript:
  * %environment appended to 90-environment.sh; base_environment.go:
- * 99-base.sh), sourced by /bin/sh in name order and read back through the
- * real agent's printer, as apptainer's exec action sources them. */
+ * 99-base.sh), sourced by /bin/sh in name order, as apptainer's exec action
+ * sources them, and read back through imageenv_print (this binary with
+ * IMAGEENV_PRINT_ARG, as the agent's main does). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,14 +34,10 @@ static void put(const char *name, const char *text)
 
 static int setup(void **state)
 {
-	const char *b = getenv("CTRUN_BUILD");
-	char rel[4096];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/ctrun-test-imageenv.XXXXXX");
 	assert_non_null(mkdtemp(dir));
-	snprintf(rel, sizeof(rel), "%s/ctrun-agent", b != NULL ? b : "build");
-	assert_non_null(realpath(rel, printer));
+	assert_non_null(realpath("/proc/self/exe", printer));
 	return 0;
 }
 
@@ -248,8 +245,13 @@ static void test_print_format(void **state)
 	assert_memory_equal(buf, "A=1\0B=two words\0\0", 17);
 }
 
-int main(void)
+extern char **environ;
+
+int main(int argc, char **argv)
 {
+	/* The printer's end, as in the agent's main. */
+	if (argc == 2 && strcmp(argv[1], IMAGEENV_PRINT_ARG) == 0)
+		return imageenv_print(IMAGEENV_FD, environ) < 0 ? 125 : 0;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sources_in_order_as_apptainer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unset_by_a_script_is_gone, setup, teardown),
