@@ -11,7 +11,7 @@
 # host variable the image does not set passes, --env wins over the image, whether the
 # SIF is mounted or unpacked.  `ctrun shell` (no agent) runs its command
 # through the same scripts.  The expected values are the image recipe's
-# (tests/images/build.sh sif_docker_env, sif_environment) as sh evaluates it.
+# (tests/images/sif.sh: sif_docker_env, sif_environment) as sh evaluates it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image SIF busybox-singularity.sif

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A SIF that a real `singularity build` made (3.4.2 in /opt/singularity, from
-# a docker archive with tests/images/build.sh's sif_docker_env and the
+# a docker archive with tests/images/sif.sh's sif_docker_env and the
 # %environment sif_environment: busybox-singularity-real.sif), and the
 # test images' hand-laid busybox-singularity.sif: Singularity's own exec
 # action and ctrun's agent under runc must give the workers the same
