@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agentspec.h"
+#include "imageenv.h"
 #include "commands.h"
 #include "container.h"
 #include "inroot.h"
@@ -130,6 +131,41 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 	return strv_push(argv, default_shell(c));
 }
 
+/* Under runc nothing reads a SIF's /.singularity.d/env/ *.sh (the agent
+ * does for workers): the command runs through apptainer's exec action, a
+ * fixed script, when the image has that directory and a /bin/sh. */
+static int image_scripts(struct ctr_setup *c)
+{
+	struct strv argv = { 0 };
+	int rootfd, fd, sh;
+	bool has;
+
+	if (!c->rootfs_real)
+		return 0;
+	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return 0;
+	fd = inroot_open(rootfd, IMAGEENV_DIR, O_PATH | O_DIRECTORY, 0, INROOT_CHROOT, NULL);
+	sh = inroot_open(rootfd, IMAGEENV_SH, O_PATH, 0, INROOT_CHROOT, NULL);
+	has = fd >= 0 && sh >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (sh >= 0)
+		close(sh);
+	close(rootfd);
+	if (!has)
+		return 0;
+	if (strv_push(&argv, IMAGEENV_SH) < 0 || strv_push(&argv, "-c") < 0 ||
+	    strv_push(&argv, imageenv_exec_script) < 0 || strv_push(&argv, "sh") < 0 ||
+	    strv_extend(&argv, c->spec.argv.v) < 0) {
+		strv_free(&argv);
+		return -1;
+	}
+	strv_free(&c->spec.argv);
+	c->spec.argv = argv;
+	return 0;
+}
+
 /* OCI starts from nothing: the host's variables (as workers get them),
  * under the image's own, and the terminal type. */
 static int shell_env(struct ctr_setup *c)
@@ -189,7 +225,7 @@ int cmd_shell(struct options *o, struct err *e)
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
-	if (c.spec.rt == RT_OCI && shell_env(&c) < 0) {
+	if (c.spec.rt == RT_OCI && (shell_env(&c) < 0 || image_scripts(&c) < 0)) {
 		err_sys(e, EXIT_CTRUN, "shell environment");
 		goto free;
 	}

@@ -90,6 +90,8 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'Y', s->entry.v[i]);
 	if (s->apptainer_env)
 		puts_(&b, 'N', "1");
+	if (s->image_scripts)
+		puts_(&b, 'M', "1");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct agent_worker *w = &s->w[i];
 
@@ -193,10 +195,13 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 		case 'P':
 		case 'Q':
 		case 'N':
+		case 'M':
 			if (n != 1 || (v[0] != '0' && v[0] != '1'))
 				goto malformed;
-			*(tag == 'P' ? &s->prefix : tag == 'Q' ? &s->quiet : &s->apptainer_env) =
-				v[0] == '1';
+			*(tag == 'P'   ? &s->prefix
+			  : tag == 'Q' ? &s->quiet
+			  : tag == 'N' ? &s->apptainer_env
+				       : &s->image_scripts) = v[0] == '1';
 			break;
 		case 'G':
 			if (parse_num(v, n, 0, 3600L * 1000, &s->grace_ms) < 0)

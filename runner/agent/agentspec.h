@@ -18,6 +18,8 @@
  *             in the container (repeatable),
  *           N 0|1 the container's environment is apptainer's (--cleanenv):
  *             complete it as apptainer does not (agent_apptainer_env),
+ *           M 0|1 source the image's /.singularity.d/env/ *.sh with its
+ *             /bin/sh, as apptainer does (imageenv.h): the runtime did not,
  *           Y an entrypoint candidate (repeatable): the first that is an
  *             executable file in the container runs each worker's argv
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
@@ -72,6 +74,7 @@ struct agent_spec {
 			       * that do not exist in the container first) */
 	struct strv entry;    /* entrypoint candidates, in order; empty = none */
 	bool apptainer_env;   /* complete apptainer's --cleanenv environment */
+	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
 	struct agent_worker *w;
 	size_t n;
 };

@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <dirent.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,6 +40,7 @@
 #include "agentspec.h"
 #include "command.h"
 #include "envfile.h"
+#include "imageenv.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -86,18 +86,7 @@ static const char *env_of(char *const *env, const char *key)
  * else). */
 static bool has_apptainer_env(void)
 {
-	DIR *d = opendir("/.singularity.d/env");
-	struct dirent *de;
-	bool found = access("/environment", F_OK) == 0;
-
-	while (!found && d != NULL && (de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-
-		found = n > 3 && strcmp(de->d_name + n - 3, ".sh") == 0;
-	}
-	if (d != NULL)
-		closedir(d);
-	return found;
+	return access("/environment", F_OK) == 0 || imageenv_has_scripts(IMAGEENV_DIR);
 }
 
 /* /etc/environment of the image, a plain file read up to ENVFILE_MAX bytes;
@@ -147,6 +136,33 @@ static int apptainer_env(const struct agent_spec *s, struct strv *env)
 		if (rc < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* The image's /.singularity.d/env scripts, sourced by its /bin/sh as
+ * apptainer's exec action does, for a runtime that did not (OCI, enroot):
+ * their result replaces the container's own environment layer.  An image
+ * without /bin/sh cannot run them: said once, and its scripts left out. */
+static int image_scripts(const struct agent_spec *s, struct strv *own)
+{
+	struct strv env = { 0 };
+	struct err e = { 0 };
+
+	if (!imageenv_has_scripts(IMAGEENV_DIR))
+		return 0;
+	if (access(IMAGEENV_SH, X_OK) < 0) {
+		fprintf(stderr, "ctrun: warning: the image's %s/*.sh are not applied on %s: it has "
+			"no %s to source them\n", IMAGEENV_DIR, s->host, IMAGEENV_SH);
+		return 0;
+	}
+	if (imageenv_source(IMAGEENV_SH, IMAGEENV_DIR, AGENT_BIN, own->v, IMAGEENV_TIMEOUT_MS,
+			    &env, &e) < 0) {
+		fprintf(stderr, "ctrun: %s (in the container on %s): fix the image's scripts\n",
+			e.msg, s->host);
+		return -1;
+	}
+	strv_free(own);
+	*own = env;
 	return 0;
 }
 
@@ -230,6 +246,8 @@ static int supervisor(struct agent_spec *s)
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;
 	}
+	if (s->image_scripts && image_scripts(s, &own) < 0)
+		return EXIT_CTRUN;
 	/* Library directories that are there (--nv's /.singularity.d/libs). */
 	for (size_t i = 0; i < s->libdirs.n; i++) {
 		struct stat st;
@@ -382,6 +400,10 @@ int main(int argc, char **argv)
 	int control_fd = -1, status;
 	pid_t child, self = getpid();
 
+	/* The end of sourcing the image's scripts (imageenv.h): the
+	 * environment they left, to the agent that started the shell. */
+	if (argc == 2 && strcmp(argv[1], IMAGEENV_PRINT_ARG) == 0)
+		return imageenv_print(IMAGEENV_FD, environ) < 0 ? EXIT_CTRUN : 0;
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SPEC   (started by ctrun inside a container)\n", argv[0]);
 		return EXIT_USAGE;

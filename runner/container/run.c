@@ -94,6 +94,7 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 	    strv_extend(&as->entry, p->agent_entry.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "agent spec");
 	as->apptainer_env = p->agent_apptainer_env;
+	as->image_scripts = p->agent_image_scripts;
 	if (!p->gpus_renumbered || !o->gpu_isolation || c->spec.gpu_ids == NULL ||
 	    t->gpus.n == 0)
 		return 0;
@@ -154,6 +155,9 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 	if (as->apptainer_env)
 		printf("# agent completes apptainer's environment: the image's /etc/environment "
 		       "when apptainer read none, the host's LANG\n");
+	if (as->image_scripts)
+		printf("# agent sources the image's /.singularity.d/env/*.sh with its /bin/sh "
+		       "(as apptainer does), when it has them\n");
 	ctr_plan_print(&c->spec, p);
 }
 

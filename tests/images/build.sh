@@ -2,7 +2,10 @@
 # build.sh - builds the container images the tests use, once per machine.
 #
 #   tests/images/build.sh busybox   seconds: busybox.{sqsh,sif}, busybox-docker.tar,
-#                                   busybox-oci.tar, busybox-rootfs/
+#                                   busybox-oci.tar, busybox-rootfs/,
+#                                   busybox-singularity.sif (and, where
+#                                   /opt/singularity has a real Singularity,
+#                                   busybox-singularity-real.sif)
 #   tests/images/build.sh torch     minutes: debootstrap minbase bookworm + python3-torch
 #                                   -> torch.sqsh, torch.sif, torch-docker.tar
 #   tests/images/build.sh all       both (so does `build.sh busybox torch`)
@@ -73,9 +76,16 @@ busybox_layer2() {
 	echo 'new' >"$l/opt/old/b"
 }
 
+# The SIF that Singularity built: its recipe and layout (sif.sh).
+# shellcheck source=tests/images/sif.sh
+. "$here/sif.sh"
+
 build_busybox() {
 	local h tmp
-	h=$(recipe_hash busybox_rootfs busybox_layer2 build_busybox)
+	h=$(recipe_hash busybox_rootfs busybox_layer2 build_busybox sif_docker_env sif_environment \
+		sif_payload singularity_tree build_real_sif)
+	# Where a real Singularity appears, its build is part of the set.
+	[ ! -x /opt/singularity/bin/singularity ] || h=$h+real-sif
 	if [ "$(cat "$out/busybox.stamp" 2>/dev/null)" = "$h" ]; then
 		say "busybox images up to date ($h)"; return 0
 	fi
@@ -86,15 +96,29 @@ build_busybox() {
 	rm -f "$out/busybox.stamp"
 	mksquashfs "$tmp/rootfs" "$tmp/busybox.sqsh" -noappend -all-root -quiet -no-progress >/dev/null
 	python3 "$here/mksif.py" "$tmp/busybox.sqsh" "$tmp/busybox.sif"
+	cp -a "$tmp/rootfs" "$tmp/sifsrc"
+	sif_payload "$tmp/sifsrc"
+	cp -a "$tmp/sifsrc" "$tmp/sifroot"
+	singularity_tree "$tmp/sifroot"
+	mksquashfs "$tmp/sifroot" "$tmp/busybox-singularity.sqsh" -noappend -all-root -quiet \
+		-no-progress >/dev/null
+	python3 "$here/mksif.py" "$tmp/busybox-singularity.sqsh" "$tmp/busybox-singularity.sif"
+	rm -f "$out/busybox-singularity-real.sif"
+	if [ -x /opt/singularity/bin/singularity ] && ! build_real_sif "$tmp"; then
+		say "warning: singularity build of busybox-singularity-real.sif failed"
+	fi
 	python3 "$here/mkdocker.py" --format docker --tag ctrun-test/busybox:latest \
 		--env PATH=/usr/sbin:/usr/bin:/sbin:/bin --env CTRUN_IMAGE_ENV=busybox \
 		"$tmp/busybox-docker.tar" "$tmp/rootfs" "$tmp/layer2"
 	python3 "$here/mkdocker.py" --format oci --tag ctrun-test/busybox:latest \
 		--env PATH=/usr/sbin:/usr/bin:/sbin:/bin --env CTRUN_IMAGE_ENV=busybox \
 		"$tmp/busybox-oci.tar" "$tmp/rootfs" "$tmp/layer2"
-	for f in busybox.sqsh busybox.sif busybox-docker.tar busybox-oci.tar; do
+	for f in busybox.sqsh busybox.sif busybox-docker.tar busybox-oci.tar \
+		busybox-singularity.sif; do
 		mv -f "$tmp/$f" "$out/$f"
 	done
+	[ ! -f "$tmp/busybox-singularity-real.sif" ] ||
+		mv -f "$tmp/busybox-singularity-real.sif" "$out/busybox-singularity-real.sif"
 	rm -rf "$out/busybox-rootfs"
 	mv "$tmp/rootfs" "$out/busybox-rootfs"
 	rm -rf "$tmp"
@@ -206,6 +230,7 @@ busybox|torch|all)
 path)
 	case ${2:-} in
 	busybox.sqsh|busybox.sif|busybox-docker.tar|busybox-oci.tar|busybox-rootfs|\
+	busybox-singularity.sif|busybox-singularity-real.sif|\
 	torch.sqsh|torch.sif|torch-docker.tar) echo "$out/$2" ;;
 	*) die "unknown image '${2:-}'" ;;
 	esac ;;

@@ -5,14 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image ROOTFS busybox-rootfs
-# Node-local caches of this test only (same path on every node, private tmpfs).
-export CTRUN_CACHE_DIR=$CTRUN_CLUSTER_SCRATCH/ctenv-cache
-cleanup() {
-	local n
-	for n in "${NODES[@]}"; do "$CLUSTER" exec "$n" rm -rf "$CTRUN_CACHE_DIR" || true; done
-	cleanup_tmp
-}
-trap cleanup EXIT
+private_node_cache ctenv-cache
 cd "$TMPD"
 
 # The busybox rootfs's own /etc/environment says CTRUN_IMAGE_ENV=busybox; the

@@ -348,6 +348,9 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	if (s->entrypoint && (strv_push(&p->agent_entry, "/etc/rc") < 0 ||
 			      strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0))
 		return err_sys(e, EXIT_CTRUN, "oci plan");
+	/* runc reads no /.singularity.d/env: the agent sources it, as
+	 * apptainer's exec action does (agent/imageenv.h). */
+	p->agent_image_scripts = true;
 	json = config_json(s, e);
 	if (json == NULL)
 		return -1;

@@ -131,13 +131,15 @@ struct ctr_plan {
 	struct strv keepenv;   /* ... except these names */
 	/* For the agent (agentspec.h): variables over the container's own (O),
 	 * library directories (J), entrypoint candidates (Y), apptainer's
-	 * environment to complete (N); with gpus_renumbered the container's
+	 * environment to complete (N), the image's /.singularity.d/env scripts
+	 * to source (M: the runtime does not); with gpus_renumbered the container's
 	 * GPUs are 0..n-1 inside, so a worker's own GPU (--gpu-isolation) is
 	 * named by its position. */
 	struct strv agent_env;
 	struct strv agent_libdirs;
 	struct strv agent_entry;
 	bool agent_apptainer_env;
+	bool agent_image_scripts;
 	bool gpus_renumbered;
 	struct ctr_file *files;
 	size_t nfiles;

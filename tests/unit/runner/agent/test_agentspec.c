@@ -181,6 +181,21 @@ static void test_runtime_layer_and_library_dirs(void **state)
 	assert_int_equal(agentspec_parse("V1:1\nY2:rc\nZ0:\n", 15, &t, &e), -1);
 	assert_int_equal(agentspec_parse("V1:1\nN1:1\nZ0:\n", 14, &t, &e), 0);
 	assert_true(t.apptainer_env);
+	assert_false(t.image_scripts);
+	agentspec_free(&t);
+	/* M: source the image's /.singularity.d/env scripts (imageenv.h). */
+	assert_int_equal(agentspec_parse("V1:1\nM1:1\nZ0:\n", 14, &t, &e), 0);
+	assert_true(t.image_scripts);
+	assert_false(t.apptainer_env);
+	agentspec_free(&t);
+	assert_int_equal(agentspec_parse("V1:1\nM1:2\nZ0:\n", 14, &t, &e), -1);
+	build(&s);
+	s.image_scripts = true;
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_true(t.image_scripts);
+	free(buf);
+	agentspec_free(&s);
 	agentspec_free(&t);
 }
 

@@ -96,6 +96,8 @@ static void test_exec_with_plain_binds(void **state)
 	assert_int_equal(p.nfiles, 0);
 	assert_int_equal(p.setenv.n, 0);
 	assert_true(p.agent_apptainer_env);
+	/* apptainer sourced /.singularity.d/env itself: never twice. */
+	assert_false(p.agent_image_scripts);
 	assert_int_equal(p.agent_entry.n, 0);
 	ctr_plan_free(&p);
 	spec_free(&s);

@@ -98,6 +98,10 @@ static void test_start_argv_env_and_files(void **state)
 	 * wake enroot's NVIDIA hook on a node without one. */
 	assert_string_equal(file(&p, "enroot.environ")->data, "NVIDIA_VISIBLE_DEVICES=\"void\"\n");
 	assert_false(p.ovl);
+	/* enroot reads /etc/environment only: the agent sources a squashfs's
+	 * /.singularity.d/env scripts, as apptainer does (imageenv.h). */
+	assert_true(p.agent_image_scripts);
+	assert_false(p.agent_apptainer_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }

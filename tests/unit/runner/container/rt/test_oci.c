@@ -153,6 +153,8 @@ static void test_entrypoint_goes_to_the_agent(void **state)
 	assert_int_equal(p.agent_entry.n, 2);
 	assert_string_equal(p.agent_entry.v[0], "/etc/rc");
 	assert_string_equal(p.agent_entry.v[1], "/.singularity.d/runscript");
+	/* runc reads no /.singularity.d/env: the agent sources it (imageenv.h). */
+	assert_true(p.agent_image_scripts);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
