@@ -2,7 +2,8 @@
  * so ctrun re-launches itself with one task per node
  * (srun --ntasks-per-node=1 --kill-on-bad-exit=1), passes signals on to the
  * step and restarts the whole step for --max-restarts, unless it was told
- * to stop. */
+ * to stop, the step was stopped from outside (batchstop.h) or the job is
+ * ending. */
 #include "batch.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "batchstop.h"
 #include "quote.h"
 #include "stage.h"
 #include "step.h"
@@ -152,11 +154,43 @@ out:
 	return rv;
 }
 
+/* Whether a failed step must not start again because it was stopped from
+ * outside (batchstop.h) or its job is ending or gone; if so, one line
+ * says why. */
+static bool stopped_from_outside(const struct options *o, const struct topo *t, const char *stops)
+{
+	char host[256], sig[32], state[64];
+	const char *why;
+
+	if (batchstop_read(stops, host, sizeof(host), sig, sizeof(sig)) == 1) {
+		if (!o->quiet)
+			fprintf(stderr, "ctrun: not restarting the step: ctrun on host %s received "
+				"SIG%s from outside the job (scancel, preemption or a time limit)\n",
+				host, sig);
+		return true;
+	}
+	/* Only a running job can run a step: a cancelled, preempted or timed
+	 * out one is COMPLETING first, then gone (srun: "job has expired"). */
+	if (job_state(t->job_id, state, sizeof(state)) == 0 && strcmp(state, "RUNNING") == 0)
+		return false;
+	why = state[0] != '\0' ? state : NULL;
+	if (!o->quiet) {
+		if (why != NULL)
+			fprintf(stderr, "ctrun: not restarting the step: Slurm lists job %s as %s\n",
+				t->job_id, why);
+		else
+			fprintf(stderr, "ctrun: not restarting the step: Slurm no longer lists job "
+				"%s (or squeue did not answer)\n", t->job_id);
+	}
+	return true;
+}
+
 int batch_run(const struct options *o, const struct topo *t, char *const *envp, struct err *e)
 {
 	struct strv argv = { 0 }, env = { 0 };
 	char self[PATH_MAX];
 	struct stage stage = { .from = "", .to = "" };
+	char stops[PATH_MAX] = "";
 	int rv = -1, status = 0, stopped = 0;
 
 	/* The same binary on every node: the shared file system's path. */
@@ -181,6 +215,12 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	strv_unsetenv(&env, "SLURM_CPUS_PER_TASK");
 	if (strv_setenv(&env, "CTRUN_BATCH_STEP", "1", 1) < 0)
 		goto sys;
+	if (batchstop_dir_make(stops, sizeof(stops), e) < 0) {
+		stops[0] = '\0';
+		goto out;
+	}
+	if (strv_setenv(&env, BATCHSTOP_ENV, stops, 1) < 0)
+		goto sys;
 	/* The image to every node once, before the first step. */
 	if (stage_image(o, t, &env, &stage, e) < 0)
 		goto out;
@@ -196,7 +236,8 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 			goto out;
 		rv = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		/* A job being stopped is not failing: no restart (as launch.c). */
-		if (rv == 0 || !WIFEXITED(status) || stopped != 0 || restart >= o->max_restarts)
+		if (rv == 0 || !WIFEXITED(status) || stopped != 0 || restart >= o->max_restarts ||
+		    stopped_from_outside(o, t, stops))
 			break;
 		if (!o->quiet)
 			fprintf(stderr, "ctrun: step failed with status %d; restarting (%ld/%ld)\n", rv,
@@ -207,6 +248,8 @@ sys:
 	err_sys(e, EXIT_CTRUN, "srun environment");
 out:
 	stage_remove(t, env.v, &stage);
+	if (stops[0] != '\0')
+		batchstop_remove(stops);
 	strv_free(&argv);
 	strv_free(&env);
 	return rv;
