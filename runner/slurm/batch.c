@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "batchstop.h"
+#include "phase.h"
 #include "quote.h"
 #include "stage.h"
 #include "step.h"
@@ -154,6 +155,19 @@ out:
 	return rv;
 }
 
+/* Staging's phases for the step's timings summary (tsummary.h), which
+ * the first node's ctrun prints: "HOST;stage (prepare)=MS;...". */
+static int set_stage_timings(const struct topo *t, struct strv *env)
+{
+	char buf[1024];
+	int len = snprintf(buf, sizeof(buf), "%.63s;", t->host);
+
+	if (len < 0 || (size_t)len >= sizeof(buf) ||
+	    phase_encode(buf + len, sizeof(buf) - (size_t)len, "stage") <= 0)
+		return 0; /* nothing staged: nothing to show */
+	return strv_setenv(env, "CTRUN_BATCH_TIMINGS", buf, 1);
+}
+
 /* Whether a failed step must not start again because it was stopped from
  * outside (batchstop.h) or its job is ending or gone; if so, one line
  * says why. */
@@ -224,6 +238,8 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	/* The image to every node once, before the first step. */
 	if (stage_image(o, t, &env, &stage, e) < 0)
 		goto out;
+	if ((o->timings || o->verbose > 0) && set_stage_timings(t, &env) < 0)
+		goto sys;
 	for (long restart = 0;; restart++) {
 		char count[32];
 
