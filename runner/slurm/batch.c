@@ -173,7 +173,7 @@ static int set_stage_timings(const struct topo *t, struct strv *env)
  * says why. */
 static bool stopped_from_outside(const struct options *o, const struct topo *t, const char *stops)
 {
-	char host[256], sig[32], state[64];
+	char host[256], sig[32], state[64] = "";
 	const char *why;
 
 	if (batchstop_read(stops, host, sizeof(host), sig, sizeof(sig)) == 1) {
