@@ -77,6 +77,30 @@ size_t phase_rows(struct phase_row *rows, size_t max)
 	return n;
 }
 
+int phase_encode(char *buf, size_t size, const char *prefix)
+{
+	struct phase_row rows[PHASE_ROWS_MAX];
+	size_t n = phase_rows(rows, PHASE_ROWS_MAX), len = 0;
+	int count = 0;
+
+	if (size == 0)
+		return -1;
+	buf[0] = '\0';
+	for (size_t i = 0; i + 1 < n; i++) {
+		int k;
+
+		if (strncmp(rows[i].name, prefix, strlen(prefix)) != 0)
+			continue;
+		k = snprintf(buf + len, size - len, "%s%s=%.3f", count ? ";" : "", rows[i].name,
+			     rows[i].ms);
+		if (k < 0 || (size_t)k >= size - len)
+			return -1;
+		len += (size_t)k;
+		count++;
+	}
+	return count;
+}
+
 void phase_report(FILE *f, const char *host)
 {
 	struct phase_row rows[PHASE_ROWS_MAX];

@@ -21,4 +21,9 @@ struct phase_row {
 };
 size_t phase_rows(struct phase_row *rows, size_t max);
 
+/* The phases whose names start with prefix as "NAME=MS;NAME=MS" (for
+ * another ctrun to show: the batch step's staging, in the step's summary);
+ * how many, or -1 when they do not fit. */
+int phase_encode(char *buf, size_t size, const char *prefix);
+
 #endif

@@ -38,6 +38,14 @@ int cmd_run(struct options *o, struct err *e)
 			goto out;
 		}
 		rv = batch_run(o, &t, environ, e);
+		/* The batch script's own line: staging's time is here. */
+		if (o->timings || o->verbose > 0) {
+			char label[128];
+
+			phase_mark("steps");
+			snprintf(label, sizeof(label), "%.63s (batch script)", t.host);
+			phase_report(stderr, label);
+		}
 		goto out;
 	}
 	if (o->cmd == CMD_ENV) {

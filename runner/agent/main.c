@@ -15,7 +15,7 @@
  *   of the step) or from ctrun as 'U' on the control FIFO.
  *
  *   the supervisor: supervise_run (runner/supervise.h) with all its
- *   guarantees; on the first worker failure it tells ctrun ("F<rank>\n" on
+ *   guarantees; on the first worker failure it tells ctrun ("F<rank> <signal>\n" on
  *   the events FIFO) so ctrun can cancel the Slurm step at once, and when
  *   it is done it says so ("E\n"): a container that ends without it lost
  *   its agent.
@@ -64,7 +64,9 @@ static pid_t notify_failure(void *arg)
 
 	if (events_fd < 0)
 		return 0;
-	n = snprintf(buf, sizeof(buf), "F%ld\n", r->failed_rank);
+	/* The signal that killed it, if one did: ctrun tells a stop from
+	 * outside (the whole step signalled) from a failure by it. */
+	n = snprintf(buf, sizeof(buf), "F%ld %d\n", r->failed_rank, r->term_signal);
 	if (write(events_fd, buf, (size_t)n) < 0)
 		return 0;
 	return 0;

@@ -4,7 +4,7 @@
  *
  * ctrun and the agent talk through two FIFOs in the run directory (the
  * runtimes close inherited descriptors, a path works in all of them):
- *   events  (agent -> ctrun) 'S' when the agent started; "F<rank>\n" at the
+ *   events  (agent -> ctrun) 'S' when the agent started; "F<rank> <signal>\n" at the
  *           first worker failure: ctrun cancels the Slurm step at once,
  *           like launch.c does for workers of its own
  *   control (ctrun -> agent) 'U' when a peer node failed (SIGURG from that
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agentspec.h"
+#include "batchstop.h"
 #include "launch.h"
 #include "step.h"
 #include "quote.h"
@@ -191,11 +192,28 @@ struct watch {
 	bool cancelled;      /* we cancelled our own Slurm step */
 	pid_t helper;        /* that scancel, until reaped */
 	long failed_rank;
+	int failed_signal;   /* that rank was killed by it (0: it exited) */
 	int got_signal;
 	bool peer_failed;
 	char line[64];       /* partial event line */
 	size_t len;
 };
+
+/* The agent's "F" event: "RANK SIGNAL", the rank that failed first and
+ * the signal that killed it (0 if it exited). */
+static int parse_failure(char *text, long *rank, int *sig)
+{
+	char *sp = strchr(text, ' ');
+	long n;
+
+	if (sp == NULL)
+		return -1;
+	*sp = '\0';
+	if (parse_long(text, 0, LONG_MAX, rank) < 0 || parse_long(sp + 1, 0, NSIG, &n) < 0)
+		return -1;
+	*sig = (int)n;
+	return 0;
+}
 
 static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 {
@@ -222,7 +240,8 @@ static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
 				w->ended = true;
 			if (w->line[0] != 'F' || w->failed_rank >= 0)
 				continue;
-			if (parse_long(w->line + 1, -1, LONG_MAX, &w->failed_rank) < 0)
+			/* "F<rank> <signal>" */
+			if (parse_failure(w->line + 1, &w->failed_rank, &w->failed_signal) < 0)
 				w->failed_rank = -1;
 			/* A worker failed first here: end the step on every node now. */
 			if (cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
@@ -311,8 +330,13 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 				}
 			} else {
 				kill(w.pid, sig);
-				if (sig != SIGUSR1 && sig != SIGUSR2 && w.got_signal == 0)
-					w.got_signal = sig;
+				if (sig == SIGUSR1 || sig == SIGUSR2 || w.got_signal != 0)
+					continue;
+				w.got_signal = sig;
+				/* From outside, not our fail-fast (as supervise.h
+				 * on_stop_signal): the batch ctrun must know. */
+				if (!w.peer_failed && (w.failed_rank < 0 || w.failed_signal == sig))
+					batchstop_note(sig, t->host);
 			}
 		}
 	}

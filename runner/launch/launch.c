@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batchstop.h"
 #include "command.h"
 #include "phase.h"
 #include "gpu.h"
@@ -181,9 +182,11 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 		}
 		so.log_dir = logdir;
 	}
+	/* In a batch-mode step: tell the batch ctrun of a stop from outside. */
+	so.on_stop_signal = batchstop_cb;
+	so.arg = t;
 	if (t->step_id != NULL && t->world_size > t->nproc) {
 		so.on_first_failure = step_cancel_cb;
-		so.arg = t;
 		if (step_cancel_argv(t, &cancel) == 0)
 			so.on_death = cancel.argv;
 	}

@@ -42,11 +42,19 @@ int tsum_decode(const char *buf, size_t len, const char *tag, struct tsum_report
 int tsum_seal(char *buf, size_t len, size_t size, const uint8_t key[JOBKEY_LEN]);
 /* The length of the text of a sealed datagram, or -1 when its MAC is not key's. */
 int tsum_open(const char *buf, size_t len, const uint8_t key[JOBKEY_LEN]);
-/* One line on f: for each phase (in the order first seen, own first), the
- * slowest of `own` and reports[0..n) with its host; `expected` ctruns in
- * all, named by `what` ("nodes", "tasks"). */
-void tsum_print(FILE *f, const struct tsum_report *own, const struct tsum_report *reports,
-		size_t n, long expected, const char *what);
+/* One line on f: for each phase (in the order first seen: `batch`'s,
+ * then own first), the slowest of `own` and reports[0..n) with its host;
+ * `expected` ctruns in all, named by `what` ("nodes", "tasks").  batch
+ * (NULL: none) holds the phases the batch script's ctrun ran before the
+ * step (staging): shown first, counted in no total. */
+void tsum_print(FILE *f, const struct tsum_report *batch, const struct tsum_report *own,
+		const struct tsum_report *reports, size_t n, long expected, const char *what);
+
+/* Those phases, as batch mode passes them to the step in
+ * $CTRUN_BATCH_TIMINGS: "HOST;NAME=MS;NAME=MS" (phase_encode).  0 and r
+ * filled (its host: "HOST batch script"), else -1. */
+#define TSUM_BATCH_ENV "CTRUN_BATCH_TIMINGS"
+int tsum_batch_decode(const char *s, struct tsum_report *r);
 
 /* The first ctrun of a step of several: a socket for the others' reports,
  * else -1 (also when the port is taken: -v says so). */

@@ -2,7 +2,8 @@
  * so ctrun re-launches itself with one task per node
  * (srun --ntasks-per-node=1 --kill-on-bad-exit=1), passes signals on to the
  * step and restarts the whole step for --max-restarts, unless it was told
- * to stop. */
+ * to stop, the step was stopped from outside (batchstop.h) or the job is
+ * ending. */
 #include "batch.h"
 #include "jobkey.h"
 
@@ -15,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "batchstop.h"
+#include "phase.h"
 #include "quote.h"
 #include "stage.h"
 #include "step.h"
@@ -153,11 +156,56 @@ out:
 	return rv;
 }
 
+/* Staging's phases for the step's timings summary (tsummary.h), which
+ * the first node's ctrun prints: "HOST;stage (prepare)=MS;...". */
+static int set_stage_timings(const struct topo *t, struct strv *env)
+{
+	char buf[1024];
+	int len = snprintf(buf, sizeof(buf), "%.63s;", t->host);
+
+	if (len < 0 || (size_t)len >= sizeof(buf) ||
+	    phase_encode(buf + len, sizeof(buf) - (size_t)len, "stage") <= 0)
+		return 0; /* nothing staged: nothing to show */
+	return strv_setenv(env, "CTRUN_BATCH_TIMINGS", buf, 1);
+}
+
+/* Whether a failed step must not start again because it was stopped from
+ * outside (batchstop.h) or its job is ending or gone; if so, one line
+ * says why. */
+static bool stopped_from_outside(const struct options *o, const struct topo *t, const char *stops)
+{
+	char host[256], sig[32], state[64] = "";
+	const char *why;
+
+	if (batchstop_read(stops, host, sizeof(host), sig, sizeof(sig)) == 1) {
+		if (!o->quiet)
+			fprintf(stderr, "ctrun: not restarting the step: ctrun on host %s received "
+				"SIG%s from outside the job (scancel, preemption or a time limit)\n",
+				host, sig);
+		return true;
+	}
+	/* Only a running job can run a step: a cancelled, preempted or timed
+	 * out one is COMPLETING first, then gone (srun: "job has expired"). */
+	if (job_state(t->job_id, state, sizeof(state)) == 0 && strcmp(state, "RUNNING") == 0)
+		return false;
+	why = state[0] != '\0' ? state : NULL;
+	if (!o->quiet) {
+		if (why != NULL)
+			fprintf(stderr, "ctrun: not restarting the step: Slurm lists job %s as %s\n",
+				t->job_id, why);
+		else
+			fprintf(stderr, "ctrun: not restarting the step: Slurm no longer lists job "
+				"%s (or squeue did not answer)\n", t->job_id);
+	}
+	return true;
+}
+
 int batch_run(const struct options *o, const struct topo *t, char *const *envp, struct err *e)
 {
 	struct strv argv = { 0 }, env = { 0 };
 	char self[PATH_MAX];
 	struct stage stage = { .from = "", .to = "" };
+	char stops[PATH_MAX] = "";
 	int rv = -1, status = 0, stopped = 0;
 
 	/* The same binary on every node: the shared file system's path. */
@@ -199,9 +247,17 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 		if (ret < 0)
 			goto sys;
 	}
+	if (batchstop_dir_make(stops, sizeof(stops), e) < 0) {
+		stops[0] = '\0';
+		goto out;
+	}
+	if (strv_setenv(&env, BATCHSTOP_ENV, stops, 1) < 0)
+		goto sys;
 	/* The image to every node once, before the first step. */
 	if (stage_image(o, t, &env, &stage, e) < 0)
 		goto out;
+	if ((o->timings || o->verbose > 0) && set_stage_timings(t, &env) < 0)
+		goto sys;
 	for (long restart = 0;; restart++) {
 		char count[32];
 
@@ -214,7 +270,8 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 			goto out;
 		rv = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		/* A job being stopped is not failing: no restart (as launch.c). */
-		if (rv == 0 || !WIFEXITED(status) || stopped != 0 || restart >= o->max_restarts)
+		if (rv == 0 || !WIFEXITED(status) || stopped != 0 || restart >= o->max_restarts ||
+		    stopped_from_outside(o, t, stops))
 			break;
 		if (!o->quiet)
 			fprintf(stderr, "ctrun: step failed with status %d; restarting (%ld/%ld)\n", rv,
@@ -225,6 +282,8 @@ sys:
 	err_sys(e, EXIT_CTRUN, "srun environment");
 out:
 	stage_remove(t, env.v, &stage);
+	if (stops[0] != '\0')
+		batchstop_remove(stops);
 	strv_free(&argv);
 	strv_free(&env);
 	return rv;

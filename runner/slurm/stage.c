@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "phase.h"
 #include "stagedir.h"
 #include "util.h"
 
@@ -139,9 +140,12 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 	 * symlink and truncates what it names (stagedir.h). */
 	failed = "making the job's private directory";
 	rc = on_every_node(t, env->v, "prepare", s);
+	/* Both steps are part of staging's time (--timings). */
+	phase_mark("stage (prepare)");
 	if (rc == 0) {
 		failed = "sbcast";
 		rc = run_tool(argv, env->v, false);
+		phase_mark("stage (sbcast)");
 	}
 	if (rc != 0) {
 		stage_remove(t, env->v, s); /* what the nodes that did not fail made */

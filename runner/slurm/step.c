@@ -235,3 +235,28 @@ int user_live_jobs(uid_t uid, struct strv *out)
 		return -1;
 	return squeue_live_jobs_parse(text, out);
 }
+
+int squeue_job_state_parse(const char *text, char *state, size_t size)
+{
+	const char *p = text + strspn(text, " \t\n");
+	size_t len = strcspn(p, " \t\n");
+
+	/* One word and nothing after it: a job array or a second line is not
+	 * the one job asked for. */
+	if (len == 0 || len >= size || p[len + strspn(p + len, " \t\n")] != '\0')
+		return -1;
+	memcpy(state, p, len);
+	state[len] = '\0';
+	return 0;
+}
+
+int job_state(const char *job_id, char *state, size_t size)
+{
+	char job[64], text[256];
+	char *argv[] = { "squeue", "--noheader", "--states=all", "--jobs", job, "--format=%T",
+			 NULL };
+
+	if (xsnprintf(job, sizeof(job), "%s", job_id) < 0 || run_slurm(argv, text, sizeof(text)) != 0)
+		return -1;
+	return squeue_job_state_parse(text, state, size);
+}

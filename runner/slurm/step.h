@@ -3,6 +3,7 @@
 #ifndef CTRUN_STEP_H
 #define CTRUN_STEP_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "strv.h"
@@ -25,6 +26,13 @@ int user_live_jobs(uid_t uid, struct strv *out);
 /* The parser of that answer, lines "JOBID STATE" (%A %T): the ids whose
  * state is not an ended one, appended to out; -1 on any other line. */
 int squeue_live_jobs_parse(const char *text, struct strv *out);
+
+/* The job's state as Slurm lists it (squeue %T: RUNNING, COMPLETING,
+ * CANCELLED, PREEMPTED, TIMEOUT ...) into state.  -1 when Slurm does not
+ * list the job (it ended long enough ago) or squeue did not answer. */
+int job_state(const char *job_id, char *state, size_t size);
+/* The parser of that answer: its one word, else -1. */
+int squeue_job_state_parse(const char *text, char *state, size_t size);
 
 /* Fail-fast across nodes: starts `scancel --signal=URG JOB.STEP` for this
  * step and returns its pid (0 if it could not start) without waiting: the

@@ -266,6 +266,12 @@ static void on_signal(struct sup *s, int sig)
 	default:
 		if (s->r->got_signal == 0) {
 			s->r->got_signal = sig;
+			/* From outside: before any failure, or right after a worker
+			 * died of this same signal (Slurm signals every process
+			 * of the step, and the worker's death can be read first). */
+			if (s->o->on_stop_signal != NULL && !s->r->peer_failed &&
+			    (s->r->failed_rank < 0 || s->r->term_signal == sig))
+				s->o->on_stop_signal(s->o->arg, sig);
 			info(s, "ctrun: received SIG%s; stopping the workers on host %s", signame(sig),
 			     s->host);
 		}

@@ -48,7 +48,12 @@ struct supervise_opts {
 	 * supervisor reaps it while it goes on draining the workers' output,
 	 * giving it 5 s at the end; 0 for none. */
 	pid_t (*on_first_failure)(void *arg);
-	void *arg;
+	/* Called once, right when ctrun first receives a stop signal (TERM,
+	 * INT, HUP, QUIT) that came from outside the job's own fail-fast: no
+	 * peer failed, and no worker here failed but by that same signal.  It
+	 * must not wait.  May be NULL. */
+	void (*on_stop_signal)(void *arg, int sig);
+	void *arg; /* for both callbacks */
 	/* What the guardian runs if ctrun itself is killed (guardian.h), after
 	 * it has killed the workers; NULL = nothing. */
 	char *const *on_death;

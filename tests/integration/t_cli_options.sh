@@ -149,3 +149,25 @@ want=$(sed -n 's/^ctrun: timings on .*; total \([0-9.]*\) ms$/\1/p' t.err | sort
 grep -Eq "; total $want ms \(($n1|$n2)\)\$" t.err || fail "summary total is not the slowest ($want): $(cat t.err)"
 srun -N1 -n2 -w "$n1" "$CTRUN" --timings -- true 2> t.err
 grep -q '^ctrun: timings, slowest of 2 tasks: ' t.err || fail "task-mode summary: $(cat t.err)"
+# Staging is a phase like the others: a batch script's ctrun --stage sbcast
+# --timings prints its own line (the private directories made on every
+# node, then the copy), and the first node's summary starts with them.
+cp "$TBB" bb.sqsh
+cat > timings.sh <<J
+#!/bin/bash
+export CTRUN_CACHE_STAGE_DIR=$CTRUN_CLUSTER_SCRATCH
+"$CTRUN" --timings --stage sbcast --image "$TMPD/bb.sqsh" --nproc-per-node 1 -- true
+J
+run_rc sbatch --wait --quiet -N2 -o "$TMPD/timings.out" timings.sh
+cat timings.out
+assert_eq 0 "$rc" "the staged job with --timings"
+grep -Eq "^ctrun: timings on $n1 \(batch script\): exec [0-9.]+ ms, options [0-9.]+ ms, topology [0-9.]+ ms, stage \(prepare\) [0-9.]+ ms, stage \(sbcast\) [0-9.]+ ms, steps [0-9.]+ ms; total [0-9.]+ ms$" timings.out ||
+	fail "--timings in a batch script: no staging times"
+grep -Eq "^ctrun: timings, slowest of 2 nodes: stage \(prepare\) [0-9.]+ ms \($n1 batch script\), stage \(sbcast\) [0-9.]+ ms \($n1 batch script\), exec [0-9.]+ ms \(($n1|$n2)\), .*; total [0-9.]+ ms \(($n1|$n2)\)$" timings.out ||
+	fail "--timings summary of a staged batch job: no staging times"
+# The staging the summary shows is the one the batch script measured.
+for p in prepare sbcast; do
+	assert_eq "$(sed -n "s/^ctrun: timings on .*(batch script):.* stage ($p) \([0-9.]*\) ms.*/\1/p" timings.out)" \
+		"$(sed -n "s/^ctrun: timings, slowest.* stage ($p) \([0-9.]*\) ms.*/\1/p" timings.out)" \
+		"stage ($p) in the summary and in the batch script's line"
+done

@@ -73,7 +73,7 @@ static char *print(const struct tsum_report *own, const struct tsum_report *r, s
 	FILE *f = open_memstream(&out, &size);
 
 	assert_non_null(f);
-	tsum_print(f, own, r, n, expected, "nodes");
+	tsum_print(f, NULL, own, r, n, expected, "nodes");
 	fclose(f);
 	return out;
 }
@@ -98,6 +98,40 @@ static void test_summary_names_the_slowest_node_per_phase(void **state)
 	assert_string_equal(out, "ctrun: timings, slowest of 2 nodes: topology 9.0 ms (n2), "
 				 "image 50.0 ms (n1); total 60.0 ms (n1); 2 of 4 nodes did not report\n");
 	free(out);
+}
+
+static void test_batch_staging_leads_the_summary(void **state)
+{
+	struct tsum_report batch, own = { .rank = 0, .host = "n1", .n = 2,
+					 .rows = { { "topology", 4.0 }, { "total", 60.0 } } };
+	struct tsum_report r = { .rank = 1, .host = "n2", .n = 2,
+				 .rows = { { "topology", 9.0 }, { "total", 35.0 } } };
+	char *out = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&out, &size);
+
+	(void)state;
+	assert_int_equal(tsum_batch_decode("n1;stage (prepare)=120.500;stage (sbcast)=80.250",
+					   &batch), 0);
+	assert_non_null(f);
+	tsum_print(f, &batch, &own, &r, 1, 2, "nodes");
+	fclose(f);
+	assert_string_equal(out, "ctrun: timings, slowest of 2 nodes: stage (prepare) 120.5 ms "
+				 "(n1 batch script), stage (sbcast) 80.2 ms (n1 batch script), "
+				 "topology 9.0 ms (n2); total 60.0 ms (n1)\n");
+	free(out);
+}
+
+static void test_bad_batch_timings_are_ignored(void **state)
+{
+	static const char *const bad[] = { "", "n1", ";stage=1", "n1;", "n1;stage",
+					   "n1;=1", "n1;stage=x", "n1;stage=-1", "n1;stage=1;",
+					   "n1;stage=1x", "n1;total=5", "n1;stage=1e99" };
+	struct tsum_report r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(tsum_batch_decode(bad[i], &r), -1);
 }
 
 static void send_to(int port, const char *msg, size_t len)
@@ -187,6 +221,8 @@ int main(void)
 		cmocka_unit_test(test_report_reads_back_exactly),
 		cmocka_unit_test(test_hostile_datagrams_are_ignored),
 		cmocka_unit_test(test_summary_names_the_slowest_node_per_phase),
+		cmocka_unit_test(test_batch_staging_leads_the_summary),
+		cmocka_unit_test(test_bad_batch_timings_are_ignored),
 		cmocka_unit_test(test_rank0_gathers_the_other_nodes_reports),
 		cmocka_unit_test(test_only_rank0_of_several_listens),
 	};
