@@ -24,6 +24,11 @@ int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
 int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
 int cmd_version(const struct options *o);         /* cmd_version.c: --version */
+int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
+
+/* --image docker://REF (or HOST#REPO) made the path of the pulled image in
+ * the store (cmd_pull.c); a path that exists stays a path. */
+int image_resolve(struct options *o, struct err *e);
 
 /* This node's workers of a run, with its restarts: forked here, or with
  * o->image inside a container (cmd_run.c). */

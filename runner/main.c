@@ -29,7 +29,13 @@ int main(int argc, char **argv)
 	}
 	if (ret < 0)
 		goto fail;
+	if ((o.cmd == CMD_RUN || o.cmd == CMD_SHELL || o.cmd == CMD_CHECK || o.cmd == CMD_BENCH) &&
+	    image_resolve(&o, &e) < 0)
+		goto fail;
 	switch (o.cmd) {
+	case CMD_PULL:
+		status = cmd_pull(&o, &e);
+		break;
 	case CMD_RUN:
 	case CMD_ENV:
 		/* `ctrun --image IMG` with nothing to run: a shell in it. */

@@ -16,6 +16,7 @@ static const char usage[] =
 	"       ctrun [OPTIONS] env|shell|check         worker variables, container shell, preflight\n"
 	"       ctrun [OPTIONS] bench [FLAGS]           bus bandwidth (ctrun bench --help)\n"
 	"       ctrun cache|hooks ...                   node cache, GPU hooks (ctrun cache --help)\n"
+	"       ctrun pull REF [-o FILE.sqsh]            an image from a registry (ctrun pull --help)\n"
 	"Launch:\n"
 	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
 	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
@@ -24,7 +25,7 @@ static const char usage[] =
 	"Output:\n"
 	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
 	"Container:\n"
-	"  --image IMG  --runtime auto|enroot|apptainer|singularity|oci  --nv  --entrypoint\n"
+	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci  --nv  --entrypoint\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR  --image-mode auto|mount|unpack\n"
 	"  --stage auto|sbcast|off\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
@@ -163,7 +164,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker", "__stage" };
+					     "hooks", "__worker", "__stage", "pull" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -183,7 +184,7 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 			/* These parse their own flags from o->command (bench's -b/-e
 			 * are not ctrun's); global options go before the word. */
 			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
-			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE)
+			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL)
 				break;
 			ret = parse_flags(o, argc, argv,
 					  o->cmd == CMD_ENV     ? usage_env

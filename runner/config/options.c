@@ -67,6 +67,12 @@ static const struct key keys[] = {
 	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
 	{ "cache", "max_unpacked", NULL, K_SIZE, OFF(cache_max_unpacked), 0, 0, NULL },
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
+	{ "registry", "store", NULL, K_STR, OFF(reg_store), 0, 0, NULL },
+	{ "registry", "ca_file", NULL, K_STR, OFF(reg_ca_file), 0, 0, NULL },
+	{ "registry", "plain_http", NULL, K_LIST, OFF(reg_plain_http), 0, 0, NULL },
+	{ "registry", "insecure_tls", NULL, K_LIST, OFF(reg_insecure_tls), 0, 0, NULL },
+	{ "registry", "mirror", NULL, K_KV, OFF(reg_mirrors), 0, 0, NULL },
+	{ "registry", "parallel", NULL, K_LONG, OFF(reg_parallel), 1, 16, NULL },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -79,6 +85,7 @@ void options_init(struct options *o)
 	o->kill_timeout = 3;
 	o->prefix = true;
 	o->rdzv_timeout = 60;
+	o->reg_parallel = 4;
 	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
 	 * unpacked): see docs/decisions.md. */
 	o->cache_max_unpacked = 64ULL << 30;
@@ -107,6 +114,11 @@ void options_free(struct options *o)
 	free_str(&o->stage_dir);
 	free_str(&o->cache_shared);
 	free_str(&o->cache_progress);
+	free_str(&o->reg_store);
+	free_str(&o->reg_ca_file);
+	strv_free(&o->reg_plain_http);
+	strv_free(&o->reg_insecure_tls);
+	strv_free(&o->reg_mirrors);
 	strv_free(&o->mounts);
 	strv_free(&o->env);
 	strv_free(&o->command);
@@ -290,9 +302,13 @@ int options_load_env(struct options *o, char *const *envp, struct err *e)
 		size_t len;
 		const char *value = NULL;
 
-		/* [cache] keys are CTRUN_CACHE_DIR etc.: CTRUN_DIR would say nothing. */
-		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s",
-					strcmp(keys[i].section, "cache") == 0 ? "cache_" : "",
+		/* [cache] and [registry] keys are CTRUN_CACHE_DIR, CTRUN_REGISTRY_STORE
+		 * etc.: CTRUN_DIR would say nothing. */
+		bool prefixed = strcmp(keys[i].section, "cache") == 0 ||
+				strcmp(keys[i].section, "registry") == 0;
+
+		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s%s",
+					prefixed ? keys[i].section : "", prefixed ? "_" : "",
 					keys[i].name);
 		for (size_t j = 0; j < len; j++)
 			var[j] = (char)toupper((unsigned char)var[j]);

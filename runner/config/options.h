@@ -18,7 +18,7 @@
 #include "strv.h"
 
 enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS,
-		  CMD_WORKER, CMD_STAGE };
+		  CMD_WORKER, CMD_STAGE, CMD_PULL };
 enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
 
 struct options {
@@ -61,6 +61,13 @@ struct options {
 	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */
 	unsigned long long cache_max_unpacked; /* bound on an image's unpacked bytes; 0 = none */
 	char *cache_progress; /* "auto" (on a tty), "true", "false"; NULL = auto */
+	/* registry ([registry], see registry/registry.h) */
+	char *reg_store;      /* the image store; NULL = ~/.cache/ctrun/images */
+	char *reg_ca_file;    /* a CA bundle for registries' TLS */
+	struct strv reg_plain_http;   /* hosts spoken to over http:// */
+	struct strv reg_insecure_tls; /* hosts whose certificate is not verified */
+	struct strv reg_mirrors;      /* HOST=MIRROR */
+	long reg_parallel;    /* blob downloads at once */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */

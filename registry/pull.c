@@ -1,0 +1,382 @@
+/* pull.c - a reference into the image store (see registry.h).
+ *
+ * The manifest is resolved first (an index: the node's platform), then the
+ * config and layers download in parallel (cfg->parallel threads) while this
+ * thread applies each layer, in order, as soon as it is there: a pull costs
+ * about its slowest stage, not the sum.  Last the config goes in, the tree
+ * is sanitized and made a squashfs under tmp/, published by rename into
+ * images/, and the tag's record is written. */
+#include "registry.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <nettle/sha2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blobs.h"
+#include "layerfile.h"
+#include "manifest.h"
+#include "progress.h"
+#include "rootpath.h"
+#include "store.h"
+#include "unpack.h"
+#include "util.h"
+
+#define PARALLEL_DEFAULT 4
+#define PARALLEL_MAX 16
+
+int registry_default_store(char *const *envp, char *out, size_t size, struct err *e)
+{
+	const char *xdg = envp_get(envp, "XDG_CACHE_HOME"), *home = envp_get(envp, "HOME");
+
+	if (xdg != NULL && xdg[0] == '/')
+		return xsnprintf(out, size, "%s/ctrun/images", xdg) < 0
+			       ? err_set(e, EXIT_USAGE, "XDG_CACHE_HOME too long") : 0;
+	if (home == NULL || home[0] != '/')
+		return err_set(e, EXIT_USAGE, "no image store: HOME is not set (set [registry] store)");
+	return xsnprintf(out, size, "%s/.cache/ctrun/images", home) < 0
+		       ? err_set(e, EXIT_USAGE, "HOME too long") : 0;
+}
+
+static void sha256_hex(const void *p, size_t n, char *out /* 80 */)
+{
+	struct sha256_ctx h;
+	uint8_t sum[SHA256_DIGEST_SIZE];
+
+	sha256_init(&h);
+	sha256_update(&h, n, p);
+	sha256_digest(&h, sizeof(sum), sum);
+	memcpy(out, "sha256:", 8);
+	for (size_t i = 0; i < sizeof(sum); i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", sum[i]);
+}
+
+/* GET manifests/<what>, checked against `want` when it is a digest; the
+ * body's own digest into digest. */
+static int get_manifest(struct session *s, const char *what, const char *want, const char *name,
+			struct manifest *m, char *digest, struct err *e)
+{
+	struct http_req r = { .fd = -1, .max_body = MANIFEST_MAX, .accept = MANIFEST_ACCEPT };
+	struct http_resp o;
+	char path[200];
+	int rv = -1;
+
+	snprintf(path, sizeof(path), "manifests/%s", what);
+	if (session_get(s, path, &r, &o, name, e) < 0)
+		return -1;
+	sha256_hex(o.body ? o.body : "", o.len, digest);
+	if (want != NULL && strcmp(want, digest) != 0)
+		err_set(e, EXIT_CTRUN, "%s: the registry's manifest has digest %s, not the %s asked "
+			"for", name, digest, want);
+	else if (manifest_parse(o.body ? o.body : "", o.len, o.content_type, name, m, e) == 0)
+		rv = 0;
+	http_resp_free(&o);
+	return rv;
+}
+
+/* The download side: threads take the next blob of the list. */
+struct job {
+	struct session *s;
+	const char *store;
+	const struct descriptor *blobs; /* [0] the config, then the layers */
+	size_t n, next;
+	char (*paths)[PATH_MAX];
+	int *state;                     /* 0 waiting, 1 done, -1 failed */
+	struct err first;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	struct blob_meter meter;
+};
+
+static void *downloader(void *arg)
+{
+	struct job *j = arg;
+
+	for (;;) {
+		struct err e = { 0 };
+		size_t i;
+		int r;
+
+		pthread_mutex_lock(&j->lock);
+		if (j->stop || j->next == j->n) {
+			pthread_mutex_unlock(&j->lock);
+			return NULL;
+		}
+		i = j->next++;
+		pthread_mutex_unlock(&j->lock);
+		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, j->paths[i], PATH_MAX, &e);
+		pthread_mutex_lock(&j->lock);
+		j->state[i] = r < 0 ? -1 : 1;
+		if (r < 0 && !j->stop) {
+			j->first = e;
+			j->stop = true;
+		}
+		pthread_cond_broadcast(&j->done);
+		pthread_mutex_unlock(&j->lock);
+	}
+}
+
+/* Waits for blob i: 0 there, -1 the pull failed. */
+static int wait_blob(struct job *j, size_t i)
+{
+	int st;
+
+	pthread_mutex_lock(&j->lock);
+	while (j->state[i] == 0 && !j->stop)
+		pthread_cond_wait(&j->done, &j->lock);
+	st = j->state[i] == 1 ? 0 : -1;
+	pthread_mutex_unlock(&j->lock);
+	return st;
+}
+
+static void tick(struct blob_meter *m)
+{
+	struct progress *p = m->arg;
+
+	progress_add(p, m->done - p->done);
+}
+
+/* Downloads, unpacks, makes the squashfs at sqsh_tmp. */
+static int build(struct session *s, const struct registry_cfg *c, const char *store,
+		 const struct manifest *m, const char *name, const char *sqsh_tmp, struct err *e)
+{
+	struct unpack_limit lim = { .image = name, .max = c->max_unpacked };
+	struct job j = { .s = s, .store = store };
+	struct descriptor *all = NULL;
+	pthread_t th[PARALLEL_MAX];
+	size_t nth = 0, want;
+	char root[PATH_MAX], dir[PATH_MAX], what[300];
+	struct progress prog;
+	int rv = -1;
+
+	if (store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
+	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0)
+		return -1;
+	if (mkdir(dir, 0700) < 0 || mkdir(root, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", root);
+	j.n = m->nlayers + 1;
+	all = calloc(j.n, sizeof(*all));
+	j.paths = calloc(j.n, PATH_MAX);
+	j.state = calloc(j.n, sizeof(int));
+	if (all == NULL || j.paths == NULL || j.state == NULL) {
+		err_sys(e, EXIT_CTRUN, "pull");
+		goto out;
+	}
+	all[0] = m->config;
+	for (size_t i = 0; i < m->nlayers; i++) {
+		all[i + 1] = m->layers[i];
+		j.meter.total += (unsigned long long)m->layers[i].size;
+	}
+	j.meter.total += (unsigned long long)m->config.size;
+	j.blobs = all;
+	snprintf(what, sizeof(what), "pulling %s", name);
+	progress_start(&prog, c->progress, what, j.meter.total);
+	pthread_mutex_init(&j.lock, NULL);
+	pthread_cond_init(&j.done, NULL);
+	pthread_mutex_init(&j.meter.lock, NULL);
+	j.meter.tick = tick;
+	j.meter.arg = &prog;
+	want = (size_t)(c->parallel > 0 ? c->parallel : PARALLEL_DEFAULT);
+	if (want > PARALLEL_MAX)
+		want = PARALLEL_MAX;
+	if (want > j.n)
+		want = j.n;
+	for (; nth < want; nth++)
+		if (pthread_create(&th[nth], NULL, downloader, &j) != 0)
+			break;
+	if (nth == 0) {
+		err_set(e, EXIT_CTRUN, "pull: cannot start a download thread");
+		goto join;
+	}
+	/* The layers in order, each as soon as it is there. */
+	for (size_t i = 1; i < j.n; i++) {
+		if (wait_blob(&j, i) < 0)
+			goto join;
+		if (layerfile_apply(j.paths[i], i - 1, all[i].digest, root, &lim, e) < 0) {
+			pthread_mutex_lock(&j.lock);
+			j.stop = true;
+			pthread_mutex_unlock(&j.lock);
+			goto join;
+		}
+	}
+	if (wait_blob(&j, 0) < 0 || layerfile_config(j.paths[0], root, e) < 0)
+		goto join;
+	rv = 0;
+join:
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	progress_end(&prog, rv == 0);
+	if (rv < 0 && j.first.code != 0 && e->code == 0)
+		*e = j.first;
+	else if (rv < 0 && j.first.code != 0 && e->msg[0] == '\0')
+		*e = j.first;
+	pthread_mutex_destroy(&j.lock);
+	pthread_cond_destroy(&j.done);
+	pthread_mutex_destroy(&j.meter.lock);
+	if (rv == 0 && (image_sanitize(root, e) < 0 || squashfs_make(root, sqsh_tmp, e) < 0))
+		rv = -1;
+out:
+	remove_tree(dir);
+	free(all);
+	free(j.paths);
+	free(j.state);
+	return rv;
+}
+
+static void host_platform(char *arch, size_t asz, char *variant, size_t vsz)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		snprintf(u.machine, sizeof(u.machine), "x86_64");
+	platform_from_machine(u.machine, arch, asz, variant, vsz);
+}
+
+static int found(const struct registry_cfg *c, const char *store, const char *digest,
+		 struct pulled *p, struct err *e)
+{
+	struct stat st;
+
+	(void)c;
+	if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0)
+		return -1;
+	if (stat(p->sqsh, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	snprintf(p->digest, sizeof(p->digest), "%s", digest);
+	return 1;
+}
+
+static int store_of(const struct registry_cfg *c, char *buf, size_t size, struct err *e)
+{
+	if (c->store != NULL)
+		return xsnprintf(buf, size, "%s", c->store) < 0
+			       ? err_set(e, EXIT_USAGE, "[registry] store too long") : 0;
+	return registry_default_store(c->envp, buf, size, e);
+}
+
+int registry_lookup_digest(const struct registry_cfg *c, const char *digest, struct pulled *p,
+			   struct err *e)
+{
+	char store[PATH_MAX];
+
+	memset(p, 0, sizeof(*p));
+	if (store_of(c, store, sizeof(store), e) < 0)
+		return -1;
+	return found(c, store, digest, p, e);
+}
+
+/* The registry did not answer: the tag's image from an earlier pull. */
+static int offline(const struct registry_cfg *c, const char *store, const struct image_ref *r,
+		   struct pulled *p, struct err *why)
+{
+	char digest[80];
+	struct err e2 = { 0 };
+
+	if (store_ref_read(store, r, digest, sizeof(digest), &e2) != 1 ||
+	    found(c, store, digest, p, &e2) != 1)
+		return -1;
+	p->offline = true;
+	if (!c->quiet)
+		fprintf(stderr, "ctrun: %s: registry not reachable (%s); using the image pulled "
+			"before, %s\n", p->ref, why->msg, digest);
+	return 0;
+}
+
+int registry_pull(const struct registry_cfg *c, const char *reference, struct pulled *p,
+		  struct err *e)
+{
+	char store[PATH_MAX], digest[80], idx_digest[80] = "", tmp[PATH_MAX], arch[32], variant[32];
+	struct manifest m = { 0 }, pm = { 0 };
+	const struct manifest *img = &m;
+	struct image_ref r;
+	struct session s;
+	int rv = -1, f;
+
+	memset(p, 0, sizeof(*p));
+	if (ref_parse(reference, &r, e) < 0 || store_of(c, store, sizeof(store), e) < 0)
+		return -1;
+	ref_format(&r, p->ref, sizeof(p->ref));
+	if (store_init(store, e) < 0)
+		return -1;
+	/* Pinned, and here already: no network at all. */
+	if (r.digest[0] != '\0') {
+		char chosen[80];
+
+		f = found(c, store, r.digest, p, e);
+		if (f == 0 && store_ref_read(store, &r, chosen, sizeof(chosen), e) == 1)
+			f = found(c, store, chosen, p, e);
+		if (f != 0)
+			return f < 0 ? -1 : 0;
+	}
+	if (session_open(&s, c, &r, e) < 0)
+		return -1;
+	if (get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL, p->ref,
+			 &m, digest, e) < 0) {
+		if (s.unreachable)
+			rv = offline(c, store, &r, p, e);
+		goto out;
+	}
+	if (m.kind == MANIFEST_INDEX) {
+		const struct descriptor *d;
+
+		host_platform(arch, sizeof(arch), variant, sizeof(variant));
+		if (manifest_pick(&m, arch, variant, p->ref, &d, e) < 0)
+			goto out;
+		snprintf(idx_digest, sizeof(idx_digest), "%s", digest);
+		if (get_manifest(&s, d->digest, d->digest, p->ref, &pm, digest, e) < 0)
+			goto out;
+		if (pm.kind != MANIFEST_IMAGE) {
+			err_set(e, EXIT_CTRUN, "%s: an index inside an index", p->ref);
+			goto out;
+		}
+		img = &pm;
+	}
+	if (c->verbose > 0)
+		fprintf(stderr, "ctrun: %s -> %s\n", p->ref, digest);
+	f = found(c, store, digest, p, e);
+	if (f < 0)
+		goto out;
+	if (f == 0) {
+		if (store_tmp(store, digest + 7, tmp, sizeof(tmp), e) < 0)
+			goto out;
+		if (!c->quiet && !c->progress)
+			fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
+		if (build(&s, c, store, img, p->ref, tmp, e) < 0) {
+			unlink(tmp);
+			goto out;
+		}
+		if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0 ||
+		    rename(tmp, p->sqsh) < 0) {
+			if (e->code == 0)
+				err_sys(e, EXIT_CTRUN, "%s", p->sqsh);
+			unlink(tmp);
+			goto out;
+		}
+		snprintf(p->digest, sizeof(p->digest), "%s", digest);
+		p->fresh = true;
+	}
+	/* What the tag, or the index digest, stands for on this platform. */
+	if (r.digest[0] == '\0' && store_ref_write(store, &r, r.tag, digest, e) < 0)
+		goto out;
+	if (r.digest[0] != '\0' && idx_digest[0] != '\0') {
+		char key[80];
+
+		snprintf(key, sizeof(key), "@sha256-%s", r.digest + 7);
+		if (store_ref_write(store, &r, key, digest, e) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	manifest_free(&m);
+	manifest_free(&pm);
+	session_close(&s);
+	return rv;
+}

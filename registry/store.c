@@ -1,0 +1,148 @@
+/* store.c - the image store's paths and records (see store.h). */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+bool digest_valid(const char *d)
+{
+	if (strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
+		return false;
+	for (const char *p = d + 7; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+int store_init(const char *store, struct err *e)
+{
+	static const char *const sub[] = { "", "/blobs", "/blobs/sha256", "/images", "/refs", "/tmp" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(sub) / sizeof(*sub); i++) {
+		if (xsnprintf(p, sizeof(p), "%s%s", store, sub[i]) < 0)
+			return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+		if (mkdir_p(p, 0700) < 0)
+			return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", p);
+	}
+	return 0;
+}
+
+static int by_digest(const char *store, const char *digest, const char *dir, const char *pre,
+		     const char *suf, char *out, size_t size, struct err *e)
+{
+	if (!digest_valid(digest))
+		return err_set(e, EXIT_CTRUN, "'%.80s' is not a sha256 digest", digest);
+	if (xsnprintf(out, size, "%s/%s/%s%s%s", store, dir, pre, digest + 7, suf) < 0)
+		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+	return 0;
+}
+
+int store_blob(const char *store, const char *digest, char *out, size_t size, struct err *e)
+{
+	return by_digest(store, digest, "blobs/sha256", "", "", out, size, e);
+}
+
+int store_image(const char *store, const char *digest, char *out, size_t size, struct err *e)
+{
+	return by_digest(store, digest, "images", "sha256-", ".sqsh", out, size, e);
+}
+
+int store_tmp(const char *store, const char *name, char *out, size_t size, struct err *e)
+{
+	char host[64];
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	host[strcspn(host, "./")] = '\0';
+	if (xsnprintf(out, size, "%s/tmp/%s.%s.%ld", store, name, host, (long)getpid()) < 0)
+		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+	return 0;
+}
+
+/* <store>/refs/<host>/<repo>/<key>: host and repo as ref.c checked them
+ * (no "..", no empty component), the key a tag or "@sha256-<hex>". */
+static int ref_path(const char *store, const struct image_ref *r, const char *key, char *out,
+		    size_t size, struct err *e)
+{
+	if (strstr(r->host, "..") || strchr(r->host, '/') || strstr(r->repo, "..") ||
+	    key[0] == '.' || strchr(key, '/'))
+		return err_set(e, EXIT_USAGE, "reference %s/%s: not a name the store can hold",
+			       r->host, r->repo);
+	if (xsnprintf(out, size, "%s/refs/%s/%s/%s", store, r->host, r->repo, key) < 0)
+		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+	return 0;
+}
+
+static const char *key_of(const struct image_ref *r, char *buf, size_t size)
+{
+	if (r->digest[0] != '\0') {
+		snprintf(buf, size, "@sha256-%s", r->digest + 7);
+		return buf;
+	}
+	return r->tag;
+}
+
+int store_ref_read(const char *store, const struct image_ref *r, char *digest, size_t size,
+		   struct err *e)
+{
+	char path[PATH_MAX], kb[80], buf[128];
+	ssize_t n;
+	int fd;
+
+	if (ref_path(store, r, key_of(r, kb, sizeof(kb)), path, sizeof(path), e) < 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!digest_valid(buf) || xsnprintf(digest, size, "%s", buf) < 0)
+		return 0; /* not a record: as if none */
+	return 1;
+}
+
+int store_ref_write(const char *store, const struct image_ref *r, const char *key,
+		    const char *digest, struct err *e)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], line[128];
+	int fd, n;
+
+	if (ref_path(store, r, key, path, sizeof(path), e) < 0 ||
+	    store_tmp(store, "ref", tmp, sizeof(tmp), e) < 0)
+		return -1;
+	*strrchr(path, '/') = '\0';
+	if (mkdir_p(path, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	path[strlen(path)] = '/';
+	n = snprintf(line, sizeof(line), "%s\n", digest);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", tmp);
+	if (write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", tmp);
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", path);
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}

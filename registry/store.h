@@ -1,0 +1,38 @@
+/* store.h - the image store's paths and records (layout in registry.h).
+ * Everything is published by rename(2) of a finished file under tmp/, so
+ * a reader never sees half of anything, and nothing here takes a lock:
+ * the store may lie on a shared file system (no flock on NFS), and two
+ * pullers of the same blob or image write the same bytes under their own
+ * temporary names, the last rename winning. */
+#ifndef CTRUN_STORE_H
+#define CTRUN_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "ref.h"
+
+/* Makes the store's folders (0700 for a user's own store; a site's shared
+ * store keeps the modes its admin gave it). */
+int store_init(const char *store, struct err *e);
+
+/* <store>/blobs/sha256/<hex> of a "sha256:<hex>" digest. */
+int store_blob(const char *store, const char *digest, char *out, size_t size, struct err *e);
+/* <store>/images/sha256-<hex>.sqsh */
+int store_image(const char *store, const char *digest, char *out, size_t size, struct err *e);
+/* <store>/tmp/<name>.<host>.<pid> */
+int store_tmp(const char *store, const char *name, char *out, size_t size, struct err *e);
+
+/* The digest recorded for the reference's tag (or, for a reference by an
+ * index digest, the platform manifest chosen from it): 1 found, 0 none. */
+int store_ref_read(const char *store, const struct image_ref *r, char *digest, size_t size,
+		   struct err *e);
+/* Records it (tmp + rename). `key` is the tag, or "@sha256-<hex>". */
+int store_ref_write(const char *store, const struct image_ref *r, const char *key,
+		    const char *digest, struct err *e);
+
+/* Pure: "sha256:<64 lowercase hex>". */
+bool digest_valid(const char *d);
+
+#endif

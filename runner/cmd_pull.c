@@ -1,0 +1,205 @@
+/* cmd_pull.c - `ctrun pull REF [-o FILE.sqsh]`, and --image docker://REF
+ * made a path in the image store before anything else looks at it.
+ *
+ * In a batch script the batch-mode ctrun pulls once and hands the digest
+ * to the steps it starts (CTRUN_IMAGE_PULLED="DIGEST REFERENCE"): a step's
+ * ctrun with the same reference uses that digest from the store, so the
+ * nodes of a job never ask the registry again, and a tag moved meanwhile
+ * cannot give two nodes two images. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "phase.h"
+#include "ref.h"
+#include "registry.h"
+#include "util.h"
+
+#define PULLED_ENV "CTRUN_IMAGE_PULLED"
+
+static const char pull_usage[] =
+	"usage: ctrun pull REF [-o FILE.sqsh]   REF: docker://[HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST] "
+	"or [USER@][HOST#]REPO[:TAG]";
+
+extern char **environ;
+
+static void cfg_of(const struct options *o, struct registry_cfg *c)
+{
+	const char *p = o->cache_progress != NULL ? o->cache_progress : "auto";
+
+	memset(c, 0, sizeof(*c));
+	c->store = o->reg_store;
+	c->ca_file = o->reg_ca_file;
+	c->plain_http = &o->reg_plain_http;
+	c->insecure_tls = &o->reg_insecure_tls;
+	c->mirrors = &o->reg_mirrors;
+	c->parallel = o->reg_parallel;
+	c->max_unpacked = o->cache_max_unpacked;
+	c->verbose = o->verbose;
+	c->quiet = o->quiet;
+	c->progress = !o->quiet && (strcmp(p, "true") == 0 ||
+				    (strcmp(p, "auto") == 0 && isatty(STDERR_FILENO)));
+	c->envp = environ;
+}
+
+/* A missing file written like a registry name: say how to pull it. */
+static int not_found(const char *image, struct err *e)
+{
+	bool looks = image[0] != '/' && image[0] != '.' && strchr(image, '/') != NULL &&
+		     strchr(image, ':') != NULL;
+	bool bare = image[0] != '/' && image[0] != '.' && strchr(image, '/') == NULL &&
+		    strchr(image, ':') != NULL && strchr(image, '.') == NULL;
+
+	if (looks || bare)
+		return err_set(e, EXIT_CTRUN, "image %s: no such file; to pull it from a registry "
+			       "write docker://%s", image, image);
+	return 0;
+}
+
+int image_resolve(struct options *o, struct err *e)
+{
+	const char *handed = getenv(PULLED_ENV), *sp;
+	struct registry_cfg c;
+	struct pulled p;
+	struct stat st;
+	char *path;
+
+	if (o->image == NULL)
+		return 0;
+	/* A path that exists is always a path. */
+	if (stat(o->image, &st) == 0)
+		return 0;
+	if (!ref_is_reference(o->image))
+		return errno == ENOENT ? not_found(o->image, e) : 0;
+	cfg_of(o, &c);
+	/* The batch step's pull, by digest. */
+	sp = handed != NULL ? strchr(handed, ' ') : NULL;
+	if (sp != NULL && strcmp(sp + 1, o->image) == 0) {
+		char digest[80];
+		int r;
+
+		if (xsnprintf(digest, sizeof(digest), "%.*s", (int)(sp - handed), handed) < 0)
+			return err_set(e, EXIT_CTRUN, "%s: not a digest", PULLED_ENV);
+		r = registry_lookup_digest(&c, digest, &p, e);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			/* Not in this node's store: pull that very digest. */
+			struct image_ref ref;
+			char pinned[700], name[600];
+
+			if (ref_parse(o->image, &ref, e) < 0)
+				return -1;
+			snprintf(ref.digest, sizeof(ref.digest), "%s", digest);
+			ref.tag[0] = '\0';
+			if (ref_format(&ref, name, sizeof(name)) < 0 ||
+			    xsnprintf(pinned, sizeof(pinned), "docker://%s", name) < 0)
+				return err_set(e, EXIT_CTRUN, "%s: reference too long", o->image);
+			if (registry_pull(&c, pinned, &p, e) < 0)
+				return -1;
+		}
+	} else {
+		char line[800];
+
+		if (registry_pull(&c, o->image, &p, e) < 0)
+			return -1;
+		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, o->image) == 0)
+			setenv(PULLED_ENV, line, 1);
+	}
+	phase_mark("pull");
+	if (o->verbose > 0)
+		fprintf(stderr, "ctrun: image %s is %s\n", o->image, p.sqsh);
+	path = strdup(p.sqsh);
+	if (path == NULL)
+		return err_sys(e, EXIT_CTRUN, "image");
+	free(o->image);
+	o->image = path;
+	return 0;
+}
+
+/* FILE as a copy of the store's image (tmp + rename: never half a file). */
+static int copy_out(const char *from, const char *to, struct err *e)
+{
+	char tmp[PATH_MAX], buf[1 << 16];
+	int in, out, rv = -1;
+	ssize_t n;
+
+	if (xsnprintf(tmp, sizeof(tmp), "%s.ctrun-tmp.%ld", to, (long)getpid()) < 0)
+		return err_set(e, EXIT_USAGE, "-o %s: path too long", to);
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", from);
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		err_sys(e, EXIT_CTRUN, "-o %s", to);
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write_all(out, buf, (size_t)n) < 0)
+			break;
+	if (n != 0 || fsync(out) < 0)
+		err_sys(e, EXIT_CTRUN, "-o %s", to);
+	else if (rename(tmp, to) < 0)
+		err_sys(e, EXIT_CTRUN, "-o %s", to);
+	else
+		rv = 0;
+	close(in);
+	close(out);
+	if (rv < 0)
+		unlink(tmp);
+	return rv;
+}
+
+int cmd_pull(struct options *o, struct err *e)
+{
+	const char *ref = NULL, *out = NULL;
+	struct registry_cfg c;
+	struct pulled p;
+	struct stat st;
+
+	for (size_t i = 0; i < o->command.n; i++) {
+		const char *a = o->command.v[i];
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("%s\n", pull_usage);
+			return 0;
+		}
+		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+			if (++i == o->command.n)
+				return err_set(e, EXIT_USAGE, "%s needs a file (%s)", a, pull_usage);
+			out = o->command.v[i];
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return err_set(e, EXIT_USAGE, "pull: unknown option '%s' (%s)", a, pull_usage);
+		} else if (ref == NULL) {
+			ref = a;
+		} else {
+			return err_set(e, EXIT_USAGE, "pull: one reference at a time (%s)", pull_usage);
+		}
+	}
+	if (ref == NULL)
+		return err_set(e, EXIT_USAGE, "pull: no reference (%s)", pull_usage);
+	if (out != NULL && lstat(out, &st) == 0)
+		return err_set(e, EXIT_USAGE, "pull: -o %s exists already (remove it, or name "
+			       "another file)", out);
+	cfg_of(o, &c);
+	if (registry_pull(&c, ref, &p, e) < 0)
+		return -1;
+	if (out != NULL) {
+		if (copy_out(p.sqsh, out, e) < 0)
+			return -1;
+		printf("%s\n", out);
+	} else {
+		printf("%s\n", p.sqsh);
+	}
+	if (!o->quiet)
+		fprintf(stderr, "ctrun: %s: %s (%s)\n", p.ref, p.digest,
+			p.fresh ? "pulled" : p.offline ? "from the store, offline" : "up to date");
+	return 0;
+}
