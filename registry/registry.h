@@ -24,6 +24,7 @@
 struct registry_cfg {
 	const char *store;               /* NULL: registry_default_store */
 	const char *ca_file;             /* a CA bundle added to the system's; NULL = none */
+	const char *auth_file;           /* an auth.json looked in first; NULL = none */
 	const struct strv *plain_http;   /* hosts spoken to over http:// */
 	const struct strv *insecure_tls; /* hosts whose certificate is not checked */
 	const struct strv *mirrors;      /* HOST=MIRROR (host[:port][/prefix]) tried first */

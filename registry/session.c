@@ -96,16 +96,36 @@ void session_close(struct session *s)
 	explicit_bzero(&s->cred, sizeof(s->cred));
 }
 
-static void cred_lookup(struct session *s, struct err *e)
+/* [registry] auth_file: an auth.json of the site's or the user's choice. */
+static int cred_auth_file(struct session *s, const char *host, struct err *e)
+{
+	const char *f = s->cfg->auth_file;
+	size_t len;
+	char *text;
+	int r;
+
+	if (f == NULL)
+		return 0;
+	text = read_file(f, &len);
+	if (text == NULL)
+		return err_sys(e, EXIT_CTRUN, "[registry] auth_file %s", f);
+	r = len > (1u << 20) ? err_set(e, EXIT_CTRUN, "[registry] auth_file %s: larger than 1 MiB", f)
+			     : creds_authjson(text, len, f, host, s->ref.repo, &s->cred, e);
+	explicit_bzero(text, len);
+	free(text);
+	return r;
+}
+
+static void cred_lookup_host(struct session *s, const char *host0, struct err *e)
 {
 	const struct registry_cfg *c = s->cfg;
 	/* Docker Hub's entries go by its public name. */
-	const char *host = strcmp(s->host, "registry-1.docker.io") == 0 ? "docker.io" : s->host;
+	const char *host = strcmp(host0, "registry-1.docker.io") == 0 ? "docker.io" : host0;
+	int r = cred_auth_file(s, host, e);
 
-	if (s->cred_looked)
-		return;
-	s->cred_looked = true;
-	if (creds_find(host, s->ref.repo, s->ref.user, c->envp, c->quiet, &s->cred, e) < 0) {
+	if (r == 0)
+		r = creds_find(host, s->ref.repo, s->ref.user, c->envp, c->quiet, &s->cred, e);
+	if (r < 0) {
 		/* A broken file is said, not fatal: go on without it. */
 		if (!c->quiet)
 			fprintf(stderr, "ctrun: warning: %s\n", e->msg);
@@ -114,6 +134,14 @@ static void cred_lookup(struct session *s, struct err *e)
 	if (c->verbose > 0)
 		fprintf(stderr, "ctrun: credentials for %s: %s\n", host,
 			s->cred.found ? s->cred.source : "none found (anonymous)");
+}
+
+static void cred_lookup(struct session *s, struct err *e)
+{
+	if (s->cred_looked)
+		return;
+	s->cred_looked = true;
+	cred_lookup_host(s, s->host, e);
 }
 
 static int basic_line(const struct cred *cr, const char *prefix, char *out, size_t size,
@@ -164,6 +192,15 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 		goto out;
 	}
 	cred_lookup(s, e);
+	/* enroot's .credentials name the realm's host (curl --netrc matches
+	 * the URL it fetches: auth.docker.io, authn.nvidia.com). */
+	if (!s->cred.found) {
+		char o[600];
+
+		if (http_origin(ch->realm, o, sizeof(o)) == 0 && strstr(o, "://") != NULL &&
+		    strcmp(strstr(o, "://") + 3, s->host) != 0)
+			cred_lookup_host(s, strstr(o, "://") + 3, e);
+	}
 	if (s->cred.found && basic_line(&s->cred, "Authorization: Basic ", basic, sizeof(basic), e) < 0)
 		goto out;
 	r.url = url;

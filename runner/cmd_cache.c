@@ -150,7 +150,13 @@ int cmd_cache(struct options *o, struct err *e)
 	}
 	if (strcmp(w[0], "create") == 0 && n >= 2) {
 		for (size_t i = 1; i < n; i++) {
-			if (cache_get_rootfs(&c, w[i], rootfs, sizeof(rootfs), e) < 0)
+			char *img = NULL;
+			int r = image_resolve_one(o, w[i], &img, e);
+
+			if (r == 0)
+				r = cache_get_rootfs(&c, img != NULL ? img : w[i], rootfs, sizeof(rootfs), e);
+			free(img);
+			if (r < 0)
 				return -1;
 			printf("%s\n", rootfs);
 		}

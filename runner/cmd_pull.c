@@ -36,6 +36,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->store = o->reg_store;
 	c->ca_file = o->reg_ca_file;
+	c->auth_file = o->reg_auth_file;
 	c->plain_http = &o->reg_plain_http;
 	c->insecure_tls = &o->reg_insecure_tls;
 	c->mirrors = &o->reg_mirrors;
@@ -62,25 +63,23 @@ static int not_found(const char *image, struct err *e)
 	return 0;
 }
 
-int image_resolve(struct options *o, struct err *e)
+int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e)
 {
 	const char *handed = getenv(PULLED_ENV), *sp;
 	struct registry_cfg c;
 	struct pulled p;
 	struct stat st;
-	char *path;
 
-	if (o->image == NULL)
-		return 0;
+	*path = NULL;
 	/* A path that exists is always a path. */
-	if (stat(o->image, &st) == 0)
+	if (stat(image, &st) == 0)
 		return 0;
-	if (!ref_is_reference(o->image))
-		return errno == ENOENT ? not_found(o->image, e) : 0;
+	if (!ref_is_reference(image))
+		return errno == ENOENT ? not_found(image, e) : 0;
 	cfg_of(o, &c);
 	/* The batch step's pull, by digest. */
 	sp = handed != NULL ? strchr(handed, ' ') : NULL;
-	if (sp != NULL && strcmp(sp + 1, o->image) == 0) {
+	if (sp != NULL && strcmp(sp + 1, image) == 0) {
 		char digest[80];
 		int r;
 
@@ -94,32 +93,41 @@ int image_resolve(struct options *o, struct err *e)
 			struct image_ref ref;
 			char pinned[700], name[600];
 
-			if (ref_parse(o->image, &ref, e) < 0)
+			if (ref_parse(image, &ref, e) < 0)
 				return -1;
 			snprintf(ref.digest, sizeof(ref.digest), "%s", digest);
 			ref.tag[0] = '\0';
 			if (ref_format(&ref, name, sizeof(name)) < 0 ||
 			    xsnprintf(pinned, sizeof(pinned), "docker://%s", name) < 0)
-				return err_set(e, EXIT_CTRUN, "%s: reference too long", o->image);
+				return err_set(e, EXIT_CTRUN, "%s: reference too long", image);
 			if (registry_pull(&c, pinned, &p, e) < 0)
 				return -1;
 		}
 	} else {
 		char line[800];
 
-		if (registry_pull(&c, o->image, &p, e) < 0)
+		if (registry_pull(&c, image, &p, e) < 0)
 			return -1;
-		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, o->image) == 0)
+		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) == 0)
 			setenv(PULLED_ENV, line, 1);
 	}
-	phase_mark("pull");
 	if (o->verbose > 0)
-		fprintf(stderr, "ctrun: image %s is %s\n", o->image, p.sqsh);
-	path = strdup(p.sqsh);
-	if (path == NULL)
-		return err_sys(e, EXIT_CTRUN, "image");
-	free(o->image);
-	o->image = path;
+		fprintf(stderr, "ctrun: image %s is %s\n", image, p.sqsh);
+	*path = strdup(p.sqsh);
+	return *path == NULL ? err_sys(e, EXIT_CTRUN, "image") : 0;
+}
+
+int image_resolve(struct options *o, struct err *e)
+{
+	char *path;
+
+	if (o->image == NULL || image_resolve_one(o, o->image, &path, e) < 0)
+		return o->image == NULL ? 0 : -1;
+	if (path != NULL) {
+		phase_mark("pull");
+		free(o->image);
+		o->image = path;
+	}
 	return 0;
 }
 

@@ -29,6 +29,9 @@ int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
 /* --image docker://REF (or HOST#REPO) made the path of the pulled image in
  * the store (cmd_pull.c); a path that exists stays a path. */
 int image_resolve(struct options *o, struct err *e);
+/* The same for one image: *path is the store's image (malloc'd) for a
+ * reference, NULL for a path. */
+int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e);
 
 /* This node's workers of a run, with its restarts: forked here, or with
  * o->image inside a container (cmd_run.c). */

@@ -69,6 +69,7 @@ static const struct key keys[] = {
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
 	{ "registry", "store", NULL, K_STR, OFF(reg_store), 0, 0, NULL },
 	{ "registry", "ca_file", NULL, K_STR, OFF(reg_ca_file), 0, 0, NULL },
+	{ "registry", "auth_file", NULL, K_STR, OFF(reg_auth_file), 0, 0, NULL },
 	{ "registry", "plain_http", NULL, K_LIST, OFF(reg_plain_http), 0, 0, NULL },
 	{ "registry", "insecure_tls", NULL, K_LIST, OFF(reg_insecure_tls), 0, 0, NULL },
 	{ "registry", "mirror", NULL, K_KV, OFF(reg_mirrors), 0, 0, NULL },
@@ -116,6 +117,7 @@ void options_free(struct options *o)
 	free_str(&o->cache_progress);
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
+	free_str(&o->reg_auth_file);
 	strv_free(&o->reg_plain_http);
 	strv_free(&o->reg_insecure_tls);
 	strv_free(&o->reg_mirrors);

@@ -64,6 +64,7 @@ struct options {
 	/* registry ([registry], see registry/registry.h) */
 	char *reg_store;      /* the image store; NULL = ~/.cache/ctrun/images */
 	char *reg_ca_file;    /* a CA bundle for registries' TLS */
+	char *reg_auth_file;  /* an auth.json looked in before the usual places */
 	struct strv reg_plain_http;   /* hosts spoken to over http:// */
 	struct strv reg_insecure_tls; /* hosts whose certificate is not verified */
 	struct strv reg_mirrors;      /* HOST=MIRROR */
