@@ -195,11 +195,11 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 	/* enroot's .credentials name the realm's host (curl --netrc matches
 	 * the URL it fetches: auth.docker.io, authn.nvidia.com). */
 	if (!s->cred.found) {
-		char o[600];
+		char ro[600];
 
-		if (http_origin(ch->realm, o, sizeof(o)) == 0 && strstr(o, "://") != NULL &&
-		    strcmp(strstr(o, "://") + 3, s->host) != 0)
-			cred_lookup_host(s, strstr(o, "://") + 3, e);
+		if (http_origin(ch->realm, ro, sizeof(ro)) == 0 && strstr(ro, "://") != NULL &&
+		    strcmp(strstr(ro, "://") + 3, s->host) != 0)
+			cred_lookup_host(s, strstr(ro, "://") + 3, e);
 	}
 	if (s->cred.found && basic_line(&s->cred, "Authorization: Basic ", basic, sizeof(basic), e) < 0)
 		goto out;
