@@ -206,14 +206,15 @@ static void test_token_refusals(void **state)
 static void test_token_longer_than_buffer_refused(void **state)
 {
 	static const char body[] = "{\"token\":\"0123456789\"}";
-	char tok[10];
+	char tok[11];
 	long exp;
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(token_parse(body, strlen(body), tok, sizeof(tok), &exp, &e), -1);
+	assert_int_equal(token_parse(body, strlen(body), tok, 10, &exp, &e), -1);
 	assert_non_null(strstr(e.msg, "longer than 9 bytes"));
-	assert_int_equal(token_parse(body, strlen(body), tok, 11, &exp, &e), 0);
+	assert_int_equal(token_parse(body, strlen(body), tok, sizeof(tok), &exp, &e), 0);
+	assert_string_equal(tok, "0123456789");
 }
 
 static void test_token_body_read_by_length(void **state)
