@@ -18,15 +18,18 @@ struct challenge {
 
 /* Pure: one WWW-Authenticate header value (RFC 7235: scheme, then
  * comma-separated auth-params, values quoted-string with backslash escapes
- * or token).  Unknown schemes and params are ignored; a Bearer without a
- * realm is an error; several challenges in one value: the first Bearer,
- * else the first Basic. */
+ * or token; scheme and param names case-insensitive; a token68 ignored).
+ * Unknown schemes and params are ignored (no Basic or Bearer: AUTH_NONE,
+ * 0); several challenges in one value: the first Bearer, else the first
+ * Basic.  Errors (EXIT_CTRUN): broken syntax, a realm, service or scope
+ * too long for its field, a Bearer without a realm or whose realm is not
+ * an http(s) URL without blanks. */
 int challenge_parse(const char *value, struct challenge *c, struct err *e);
 
-/* Pure: the token endpoint's JSON body (len bytes): "token" or, failing
- * that, "access_token" (at most size-1 bytes of visible ASCII);
- * "expires_in" into *expires_in (seconds; 60 when absent or below 60, as
- * the spec says). */
+/* Pure: the token endpoint's JSON body (len bytes, not NUL-terminated, at
+ * most 1 MiB): "token" or, when it is absent or empty, "access_token" (at
+ * most size-1 bytes of visible ASCII); "expires_in" into *expires_in
+ * (seconds; 60 when absent, not an integer, or below 60, as the spec says). */
 int token_parse(const char *body, size_t len, char *token, size_t size, long *expires_in,
 		struct err *e);
 

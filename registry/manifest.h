@@ -22,9 +22,9 @@
 	"application/vnd.docker.distribution.manifest.v2+json"
 
 struct descriptor {
-	char media_type[128];
-	char digest[80]; /* sha256:<64 hex> (only sha256 is accepted) */
-	long long size;  /* >= 0 */
+	char media_type[128]; /* index entries: "" when the entry has none */
+	char digest[80]; /* sha256:<64 lowercase hex> (only sha256 is accepted) */
+	long long size;  /* 0 to 1 TiB */
 	/* Index entries only ("" otherwise): */
 	char os[32], arch[32], variant[32];
 };
@@ -44,13 +44,17 @@ struct manifest {
 };
 
 /* Pure: parses body (len bytes; not NUL-terminated) whose HTTP
- * Content-Type was content_type (NULL or "" when the registry sent none:
- * the body's own mediaType decides).  Accepts the four media types of
- * MANIFEST_ACCEPT; refuses by name schema 1, and an image whose config is
- * not a container image config (an artifact, a helm chart: "REF is not a
- * container image (config type X)").  `what` names it in errors.  Every
- * layer's media type must be a tar, tar+gzip or tar+zstd layer (docker's
- * or OCI's); a foreign/nondistributable layer is refused by name. */
+ * Content-Type was content_type (parameters ignored; NULL, "" or a generic
+ * type, application/json, text/plain or octet-stream, when the registry
+ * said nothing useful: the body's own mediaType decides, and without one
+ * an OCI body's "manifests" or "layers").  A specific Content-Type and the
+ * body's mediaType must agree.  Accepts the four media types of
+ * MANIFEST_ACCEPT with schemaVersion 2; refuses by name schema 1, and an
+ * image whose config is not a container image config (an artifact, a helm
+ * chart: "WHAT is not a container image (config media type X)").  `what`
+ * names it in errors (EXIT_CTRUN).  Every layer's media type must be a tar,
+ * tar+gzip or tar+zstd layer (docker's or OCI's); a foreign/nondistributable
+ * layer is refused by name ("foreign layer DIGEST not supported"). */
 int manifest_parse(const char *body, size_t len, const char *content_type, const char *what,
 		   struct manifest *m, struct err *e);
 
@@ -64,10 +68,12 @@ enum layer_compression layer_compression_of(const char *media_type);
 void platform_from_machine(const char *machine, char *arch, size_t asize, char *variant,
 			   size_t vsize);
 
-/* Pure: the entry of index m for linux/arch[/variant] (an entry without a
- * variant fits any; with arm64 an entry "v8" or none).  No fit: EXIT_CTRUN
- * with the platforms the index has ("no linux/arm64 image in REF; it has
- * linux/amd64, linux/ppc64le"). */
+/* Pure: the entry of index m for linux/arch[/variant]: an image manifest
+ * (docker's or OCI's media type; buildx's attestations, os "unknown", never
+ * fit) whose variant is the one asked for (with arm64, "v8" and none are
+ * the same), else the first without a variant.  No fit, or m is not an
+ * index: EXIT_CTRUN with the platforms the index has ("no linux/arm64/v8
+ * image in REF; it has linux/amd64, linux/ppc64le"). */
 int manifest_pick(const struct manifest *m, const char *arch, const char *variant,
 		  const char *what, const struct descriptor **out, struct err *e);
 

@@ -1,10 +1,14 @@
-/* ref.h - image references: `docker://[HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST]`
- * and enroot/pyxis's `[docker://][USER@][HOST#]REPO[:TAG]`.
+/* ref.h - image references: `docker://[USER@][HOST[:PORT]/]REPO[:TAG][@sha256:DIGEST]`
+ * and enroot/pyxis's `[docker://][USER@][HOST#]REPO[:TAG][@sha256:DIGEST]`
+ * (enroot takes USER@ and a digest in both forms).
  *
  * Docker Hub's defaults apply: no host is docker.io, a one-component repo
- * on docker.io is library/REPO, no tag and no digest is :latest.  A first
- * component is a host only when it holds a '.' or a ':' or is "localhost"
- * (docker's rule); with '#' everything before it is the host.
+ * on docker.io is library/REPO, no tag and no digest is :latest; its other
+ * names, index.docker.io (docker) and registry-1.docker.io (enroot), are
+ * written docker.io.  A first component is a host only when it holds a '.'
+ * or a ':' or is "localhost" (docker's rule); with '#' everything before it
+ * is the host.  USER@ is an '@' before any '/' or '#' that does not start a
+ * digest.
  *
  * Folder registry/: references, credentials, the distribution protocol
  * (HTTP through libcurl, loaded at run time), manifests, the blob cache and
@@ -20,7 +24,7 @@
 #include "err.h"
 
 struct image_ref {
-	char host[256];  /* as users name it: "docker.io", "nvcr.io", "reg:5000" */
+	char host[256];  /* as users name it: "docker.io", "nvcr.io", "reg:5000", "[::1]:5000" */
 	char repo[256];  /* "library/ubuntu", "nvidia/pytorch" */
 	char tag[129];   /* "latest" when neither tag nor digest given; "" with a digest alone */
 	char digest[80]; /* "sha256:<64 lowercase hex>" or "" */
@@ -44,7 +48,9 @@ int ref_parse(const char *s, struct image_ref *r, struct err *e);
 const char *ref_api_host(const struct image_ref *r);
 
 /* Pure: "HOST/REPO:TAG", "HOST/REPO@DIGEST" or "HOST/REPO:TAG@DIGEST" into
- * buf; -1 if it does not fit. */
+ * buf ("HOST#REPO..." where docker's rule would not read HOST as a host: a
+ * bare name from enroot's form), so that the text parses back to the same
+ * host, repo, tag and digest; USER@ is not written.  -1 if it does not fit. */
 int ref_format(const struct image_ref *r, char *buf, size_t size);
 
 #endif
