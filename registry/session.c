@@ -13,7 +13,8 @@
 #include "manifest.h"
 #include "util.h"
 
-#define TRIES 6
+#define TRIES 6     /* 429 and 5xx */
+#define TRIES_NET 3 /* no answer */
 #define BACKOFF_MAX_S 16
 #define RETRY_AFTER_MAX_S 60
 #define TOKEN_MAX (8u << 10)
@@ -321,7 +322,10 @@ int session_get(struct session *s, const char *path, struct http_req *r, struct 
 		r->auth = auth[0] ? auth : NULL;
 		if (http_do(&s->http, r, out, e) < 0) {
 			explicit_bzero(auth, sizeof(auth));
-			if (out->fail == HTTP_NET && attempt + 1 < TRIES && out->written == 0) {
+			/* No answer at all: twice more (1 s, 2 s), never for a name
+			 * that does not resolve; a node without a route then falls
+			 * back to the store soon. */
+			if (out->fail == HTTP_NET && attempt + 1 < TRIES_NET && out->written == 0) {
 				sleep((unsigned)retry_wait(out, attempt));
 				continue;
 			}
