@@ -1,0 +1,56 @@
+#!/bin/bash
+# PyTorch DDP 2x2 from a docker:// reference: the torch test image in three
+# layers (Debian, python3, torch) on a real registry (TLS, Basic auth).
+# Batch mode pulls once, in the batch script's ctrun, and the step's ctruns
+# take the digest it hands them: the registry sees one manifest request for
+# the whole job.  Then node mode and task mode from the reference, the
+# image now in the store: every ctrun asks for the tag's digest, none
+# downloads a blob again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+. "$(dirname "$0")/reglib.sh"
+reg_image_storage STORAGE
+cd "$TMPD"
+reg_start --storage "$STORAGE"
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" \
+	"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > auth.json
+chmod 600 auth.json
+unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
+export CTRUN_REGISTRY_AUTH_FILE=$TMPD/auth.json CTRUN_REGISTRY_CA_FILE=$REG_CA \
+	CTRUN_REGISTRY_STORE=$TMPD/store
+ref=docker://$REG_NAME/ctrun-test/torch:latest
+cp "$CTRUN_REPO/examples/train_ddp.py" .
+manifests() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/manifests/latest 200$' || true; }
+blobs() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/blobs/' || true; }
+
+note "batch mode: the batch script's ctrun pulls, the nodes use its digest"
+mkdir out-batch
+cat > job.sh <<JOB
+#!/bin/bash
+#SBATCH --nodes=2
+"$CTRUN" --image "$ref" --nproc-per-node 2 train_ddp.py --epochs 2 --out "$TMPD/out-batch"
+JOB
+run_rc sbatch --wait --quiet -o "$TMPD/job.out" job.sh
+cat job.out
+assert_eq 0 "$rc" "sbatch --wait from the reference"
+check_ddp "$TMPD/out-batch" 2 2
+assert_eq 1 "$(manifests)" "manifest requests of the batch job"
+assert_eq 4 "$(blobs)" "blob requests of the batch job (config and 3 layers)"
+
+note "node mode: each node resolves the tag, the image is in the store"
+mkdir out-node
+run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" --nproc-per-node 2 \
+	train_ddp.py --epochs 1 --out "$TMPD/out-node"
+assert_eq 0 "$rc" "srun node mode from the reference"
+check_ddp "$TMPD/out-node" 2 2
+assert_eq 3 "$(manifests)" "manifest requests after node mode (one per node)"
+assert_eq 4 "$(blobs)" "blob requests after node mode (none new)"
+
+note "task mode: 2 tasks per node"
+mkdir out-task
+run_rc srun -N2 --ntasks-per-node=2 "$CTRUN" --image "$ref" \
+	train_ddp.py --epochs 1 --out "$TMPD/out-task"
+assert_eq 0 "$rc" "srun task mode from the reference"
+check_ddp "$TMPD/out-task" 2 2
+assert_eq 4 "$(blobs)" "blob requests after task mode (none new)"
+assert_no_containers

@@ -1,0 +1,102 @@
+#!/bin/bash
+# The distribution protocol against a real registry (Debian's
+# docker-registry): Bearer tokens from the suite's token issuer (one token
+# for a whole pull), a multi-platform index (this node's platform picked,
+# the index digest recorded), a pull pinned by digest that needs no
+# network, a download interrupted before and resumed with a Range, and a
+# registry that serves other bytes than its manifest names (refused,
+# nothing published, nothing left in the store's tmp/).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+. "$(dirname "$0")/reglib.sh"
+reg_image_storage STORAGE
+cd "$TMPD"
+unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
+export HOME=$TMPD/home CTRUN_REGISTRY_STORE=$TMPD/store
+mkdir -p "$HOME/.config/containers"
+auth() { # the current registry's user in auth.json
+	printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" \
+		"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > "$HOME/.config/containers/auth.json"
+	chmod 600 "$HOME/.config/containers/auth.json"
+}
+blob_file() { # DIGEST: its data file in a registry storage
+	echo "$1/docker/registry/v2/blobs/sha256/${2:7:2}/${2#sha256:}/data"
+}
+
+note "token auth: one token for the manifest and every blob"
+reg_start --storage "$STORAGE" --auth token
+auth
+export CTRUN_REGISTRY_CA_FILE=$REG_CA
+run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+cat err
+assert_eq 0 "$rc" "pull with token auth"
+reg_token_requests
+assert_eq 1 "$(reg_token_requests | grep -c '^200 ')" "tokens issued for one pull"
+assert_eq 3 "$(reg_requests | grep -cE '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$')" \
+	"blob GETs (config and two layers)"
+
+note "an index: this node's platform"
+idx=$(reg_digest ctrun-test/busybox:multiarch)
+reg_skopeo inspect --raw "$(_reg_tls_opts)" "$(_reg_creds_opts)" \
+	"docker://$REG_HOST/ctrun-test/busybox:multiarch" > index.json
+arch=$("$PY" -c 'import platform; m = platform.machine(); print({"x86_64": "amd64", "aarch64": "arm64"}.get(m, m))')
+plat=$("$PY" - "$arch" <<'PYEOF'
+import json, sys
+for m in json.load(open("index.json"))["manifests"]:
+    if m["platform"]["architecture"] == sys.argv[1]:
+        print(m["digest"])
+PYEOF
+)
+[ -n "$plat" ] || fail "the test index has no $arch image"
+run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:multiarch" > out 2> err
+cat err
+assert_eq 0 "$rc" "pull of the index"
+assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image pulled from the index"
+assert_eq "$plat" "$(cat "store/refs/$REG_NAME/ctrun-test/busybox/multiarch")" "the tag's record"
+
+note "pinned by the index digest: pulled once, then no request at all"
+run_rc "$CTRUN" -q pull "docker://$REG_NAME/ctrun-test/busybox@$idx" > out
+assert_eq 0 "$rc" "pull by index digest"
+assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image of the index digest"
+before=$(reg_requests | wc -l)
+run_rc "$CTRUN" -q pull "docker://$REG_NAME/ctrun-test/busybox@$idx" > out
+assert_eq 0 "$rc" "pull by index digest again"
+assert_eq "$before" "$(reg_requests | wc -l)" "requests made for a digest the store holds"
+reg_stop
+
+note "a download interrupted by an earlier pull: resumed with a Range"
+reg_start --storage "$STORAGE"
+auth
+export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store-resume
+reg_skopeo inspect --raw "$(_reg_tls_opts)" "$(_reg_creds_opts)" \
+	"docker://$REG_HOST/ctrun-test/busybox:latest" > manifest.json
+layer=$("$PY" -c 'import json; print(json.load(open("manifest.json"))["layers"][0]["digest"])')
+size=$(stat -c %s "$(blob_file "$STORAGE" "$layer")")
+half=$((size / 2))
+mkdir -p store-resume/tmp
+head -c "$half" "$(blob_file "$STORAGE" "$layer")" > "store-resume/tmp/${layer#sha256:}.part"
+run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+cat err
+assert_eq 0 "$rc" "the resumed pull"
+grep -q "resuming at byte $half" err || fail "the partial download was not resumed"
+reg_requests | grep -qE "^GET /v2/ctrun-test/busybox/blobs/$layer 206$" ||
+	fail "no ranged GET (206) of the layer"
+cmp -s "$(blob_file "$STORAGE" "$layer")" "store-resume/blobs/sha256/${layer#sha256:}" ||
+	fail "the resumed blob differs from the registry's"
+[ -z "$(ls store-resume/tmp)" ] || fail "store tmp/ not empty: $(ls store-resume/tmp)"
+reg_stop
+
+note "a registry that serves other bytes than its manifest names"
+cp -a "$STORAGE" bad-storage
+f=$(blob_file bad-storage "$layer")
+printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
+reg_start --storage "$TMPD/bad-storage"
+auth
+export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store-bad
+run_rc "$CTRUN" pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+cat err
+assert_eq 125 "$rc" "a pull of a corrupted blob"
+grep -q "digest mismatch" err || fail "the mismatch is not named"
+[ ! -e "store-bad/blobs/sha256/${layer#sha256:}" ] || fail "the corrupted blob was kept"
+[ -z "$(ls store-bad/images)" ] || fail "an image was published"
+[ -z "$(ls store-bad/tmp)" ] || fail "store tmp/ not empty: $(ls store-bad/tmp)"
