@@ -32,7 +32,7 @@ _ctrun()
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
 		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --json
 		--rdzv-timeout"
-	local subcommands="env shell check bench cache hooks"
+	local subcommands="env shell check bench cache hooks pull"
 
 	case $prev in
 	--runtime) COMPREPLY=($(compgen -W "auto enroot apptainer singularity oci" -- "$cur")); return ;;
@@ -92,6 +92,14 @@ _ctrun()
 			COMPREPLY=($(compgen -W "enroot oci" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--system --dir --hook --gpus --help" -- "$cur"))
+		fi ;;
+	pull)
+		if [[ $prev == -o || $prev == --output ]]; then
+			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output --help" -- "$cur"))
+		elif [[ $cur != *[:/#]* ]]; then
+			COMPREPLY=($(compgen -W "docker://" -- "$cur")); compopt -o nospace 2>/dev/null
 		fi ;;
 	shell | check | env)
 		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "$global" -- "$cur")) ;;
