@@ -318,8 +318,21 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	}
 	if (session_open(&s, c, &r, e) < 0)
 		return -1;
-	if (get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL, p->ref,
-			 &m, digest, e) < 0) {
+	f = get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL, p->ref,
+			 &m, digest, e);
+	if (f < 0 && s.on_mirror) {
+		/* The mirror failed: the registry itself. */
+		if (!c->quiet)
+			fprintf(stderr, "ctrun: mirror of %s failed (%s); asking %s\n", r.host, e->msg,
+				ref_api_host(&r));
+		manifest_free(&m);
+		memset(&m, 0, sizeof(m));
+		if (session_origin(&s, e) < 0)
+			goto out;
+		f = get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL,
+				 p->ref, &m, digest, e);
+	}
+	if (f < 0) {
 		if (s.unreachable)
 			rv = offline(c, store, &r, p, e);
 		goto out;

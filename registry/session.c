@@ -85,9 +85,18 @@ int session_open(struct session *s, const struct registry_cfg *c, const struct i
 		host[n] = '\0';
 		if (c->verbose > 0)
 			fprintf(stderr, "ctrun: %s: trying the mirror %s first\n", r->host, m);
+		s->on_mirror = true;
 		return aim(s, host, m + n, e);
 	}
 	return aim(s, ref_api_host(r), "", e);
+}
+
+int session_origin(struct session *s, struct err *e)
+{
+	if (!s->on_mirror)
+		return 0;
+	s->on_mirror = false;
+	return aim(s, ref_api_host(&s->ref), "", e) < 0 ? -1 : 1;
 }
 
 void session_close(struct session *s)

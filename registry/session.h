@@ -34,12 +34,16 @@ struct session {
 	enum auth_scheme scheme;
 	char auth[8300];      /* the Authorization line in use, "" = anonymous */
 	unsigned gen;         /* bumped when auth changes */
+	bool on_mirror;       /* base is the [registry] mirror's */
 	bool unreachable;     /* the last failure: no answer (DNS, refused, timed out) */
 };
 
 int session_open(struct session *s, const struct registry_cfg *c, const struct image_ref *r,
 		 struct err *e);
 void session_close(struct session *s);
+
+/* From the mirror to the registry itself: 1 switched, 0 there already. */
+int session_origin(struct session *s, struct err *e);
 
 /* GET (or HEAD) base/PATH ("manifests/latest", "blobs/sha256:...") with
  * auth and retries; r->url is set here.  Returns 0 with a 2xx in out,

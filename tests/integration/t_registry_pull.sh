@@ -118,6 +118,20 @@ cmp -s "$TMPD/copy.sqsh" "$sqsh" || fail "-o is not the store's image"
 run_rc "$CTRUN" -q pull "$ref" -o "$TMPD/copy.sqsh" 2> err
 assert_eq 2 "$rc" "pull -o onto an existing file"
 
+note "a mirror: asked first; an origin that does not even resolve is never needed"
+run_rc env CTRUN_REGISTRY_MIRROR="origin.invalid=$REG_NAME" CTRUN_REGISTRY_STORE="$TMPD/store6" \
+	"$CTRUN" -v pull docker://origin.invalid/ctrun-test/busybox:latest > out 2> err
+cat err
+assert_eq 0 "$rc" "pull through the mirror"
+grep -q "origin.invalid: trying the mirror $REG_NAME first" err || fail "the mirror is not said"
+assert_eq "$TMPD/store6/images/sha256-${want#sha256:}.sqsh" "$(cat out)" "the image from the mirror"
+
+run_rc env CTRUN_REGISTRY_MIRROR="$REG_NAME=127.0.0.1:1" CTRUN_REGISTRY_STORE="$TMPD/store7" \
+	"$CTRUN" pull "$ref" > out 2> err
+cat err
+assert_eq 0 "$rc" "pull with a mirror that does not answer"
+grep -q "mirror of $REG_NAME failed .*; asking $REG_NAME" err || fail "the fallback is not said"
+
 note "an unprivileged user: its own store, 0700, its files"
 cp home/.docker/config.json "$TMPD/user-config.json"
 chown "$user" "$TMPD/user-config.json"
