@@ -1,0 +1,90 @@
+#!/bin/bash
+# Pulling from a registry (issue 21): the layered torch test image (3 layers:
+# Debian, python3, torch) from a real docker-registry on this machine
+# (plain HTTP on loopback, tests/integration/reglib.sh, the storage that
+# `tests/images/build.sh registry` pushed) into a squashfs:
+#   ctrun pull        into a fresh store each run (download, verify, unpack, mksquashfs);
+#   enroot import     docker://, into a fresh .sqsh (enroot 4.1.2 where /opt/enroot has it);
+#   skopeo copy       to a directory: the download alone, the floor of any pull.
+# Then the first start from a never-pulled reference: `ctrun --image
+# docker://REF true` against `enroot import` + `enroot start`.  Root.
+# Median and minimum of $BENCH_RUNS (3) runs, the sides alternating.
+# Prints a markdown section.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+CTRUN=$repo/build/ctrun runs=${BENCH_RUNS:-3}
+[ "$(id -u)" = 0 ] || { echo "bench: pull.sh needs root" >&2; exit 1; }
+"$repo/tests/images/build.sh" registry >&2
+TMPD=$(mktemp -d /tmp/ctrun-bench-pull.XXXXXX)
+skip() { echo "bench: $*" >&2; exit 1; }
+# shellcheck source=../integration/reglib.sh
+. "$repo/tests/integration/reglib.sh"
+trap 'reg_stop; rm -rf "$TMPD"' EXIT
+reg_image_storage STORAGE
+reg_start --plain --auth none --addr 127.0.0.1 --storage "$STORAGE" >&2
+ref=ctrun-test/torch:latest
+
+now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+minimum() { printf '%s\n' "$@" | sort -n | head -1; }
+sec() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000000}'; }
+timed() { # command...: microseconds, the command's output to stderr
+	local s e
+	sync
+	s=$(now)
+	"$@" </dev/null >&2 || { echo "bench: failed: $*" >&2; exit 1; }
+	e=$(now)
+	echo $((e - s))
+}
+fresh() { rm -rf "$TMPD/out"; mkdir -p "$TMPD/out"; }
+
+enroot=$(PATH=/opt/enroot/bin:$PATH command -v enroot || true)
+enroot_env() {
+	env ENROOT_RUNTIME_PATH="$TMPD/out/rt" ENROOT_CACHE_PATH="$TMPD/out/cache" \
+		ENROOT_DATA_PATH="$TMPD/out/data" ENROOT_TEMP_PATH="$TMPD/out" ENROOT_ALLOW_HTTP=yes \
+		PATH="$(dirname "${enroot:-/x}"):$PATH" "$@"
+}
+ctrun_pull() { CTRUN_REGISTRY_STORE=$TMPD/out/store CTRUN_REGISTRY_PLAIN_HTTP=$REG_HOST \
+	"$CTRUN" -q pull "docker://$REG_HOST/$ref"; }
+enroot_import() { enroot_env "$enroot" import -o "$TMPD/out/torch.sqsh" "docker://$REG_HOST#$ref"; }
+skopeo_copy() { reg_skopeo copy --quiet --src-tls-verify=false "docker://$REG_HOST/$ref" "dir:$TMPD/out/dir"; }
+ctrun_start() { CTRUN_REGISTRY_STORE=$TMPD/out/store CTRUN_REGISTRY_PLAIN_HTTP=$REG_HOST \
+	CTRUN_CACHE_DIR=$TMPD/out/cache "$CTRUN" -q --image "docker://$REG_HOST/$ref" -- true; }
+enroot_start() { enroot_import && enroot_env "$enroot" start "$TMPD/out/torch.sqsh" true; }
+
+sides="ctrun_pull skopeo_copy ctrun_start"
+[ -n "$enroot" ] && sides="ctrun_pull enroot_import skopeo_copy ctrun_start enroot_start"
+declare -A t
+for ((i = 1; i <= runs; i++)); do
+	for s in $sides; do
+		fresh
+		echo "bench: $s run $i" >&2
+		t[$s]="${t[$s]:-} $(timed "$s")"
+	done
+done
+fresh
+size=$(du -sb "$(CTRUN_REGISTRY_STORE=$TMPD/out/store CTRUN_REGISTRY_PLAIN_HTTP=$REG_HOST "$CTRUN" -q pull "docker://$REG_HOST/$ref")" | cut -f1)
+blobs=$(du -sb "$TMPD/out/store/blobs" | cut -f1)
+
+row() { # name side what
+	# shellcheck disable=SC2086
+	echo "| $1 | $(sec "$(median ${t[$2]})") | $(sec "$(minimum ${t[$2]})") | $(for v in ${t[$2]}; do printf '%s ' "$(sec "$v")"; done)| $3 |"
+}
+cat <<EOF
+## Pull from a registry
+
+The layered torch test image (\`ctrun-test/torch:latest\`: 3 gzip layers, $((blobs / 1048576)) MiB
+downloaded, a $((size / 1048576)) MiB squashfs) from Debian's docker-registry on this machine
+(plain HTTP on loopback), each run into a fresh store or file, the sides alternating,
+$runs runs. Command: \`CTRUN_BENCHES=pull.sh make bench\` (tests/bench/pull.sh).
+
+| what | median (s) | min (s) | runs (s) | command |
+|---|---:|---:|---|---|
+EOF
+row "ctrun pull" ctrun_pull "\`ctrun pull docker://HOST/$ref\`"
+[ -z "$enroot" ] || row "enroot import" enroot_import "\`enroot import -o x.sqsh docker://HOST#$ref\` (enroot $("$enroot" version))"
+row "skopeo copy (download only)" skopeo_copy "\`skopeo copy docker://HOST/$ref dir:DIR\`"
+row "first start, ctrun" ctrun_start "\`ctrun --image docker://HOST/$ref true\`"
+[ -z "$enroot" ] || row "first start, enroot" enroot_start "\`enroot import\` + \`enroot start x.sqsh true\`"
+if [ -z "$enroot" ]; then echo; echo "No enroot in /opt/enroot on this machine: its sides were not run."; fi
