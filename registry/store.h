@@ -36,3 +36,19 @@ int store_ref_write(const char *store, const struct image_ref *r, const char *ke
 bool digest_valid(const char *d);
 
 #endif
+
+/* The store's images, for `ctrun cache list` (store_admin.c). */
+struct store_image {
+	char digest[80];
+	unsigned long long bytes;
+	long long last_use; /* the file's atime or mtime, the later */
+	char refs[512];     /* "HOST/REPO:TAG ..." recorded for it ("" none) */
+};
+int store_images(const char *store, struct store_image **out, size_t *n, struct err *e);
+/* Removes the image of `what` (a digest, or a reference whose record
+ * names it) and every record naming it: 1 removed, 0 none. */
+int store_remove(const char *store, const char *what, struct err *e);
+/* Removes the blob cache (layers are needed again only to pull another
+ * image that shares them) and temporaries older than a day (a puller that
+ * died); *freed gets the bytes. */
+int store_gc(const char *store, unsigned long long *freed, struct err *e);

@@ -20,13 +20,16 @@
 
 #include "commands.h"
 #include "container.h"
+#include "ref.h"
+#include "store.h"
 #include "stage.h"
 #include "stagedir.h"
 #include "util.h"
 
 static const char cache_usage[] =
-	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID... | gc [--budget SIZE] | dir | "
-	"id IMAGE  (--shared after list, create, remove, gc or dir: the node's shared cache)";
+	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID|docker://REF|sha256:DIGEST... | "
+	"gc [--budget SIZE] | dir | id IMAGE  (--shared after list, create, remove, gc or dir: the "
+	"node's shared cache)";
 
 static void human(unsigned long long b, char *buf, size_t size)
 {
@@ -75,11 +78,56 @@ static int do_list(const struct cache_cfg *c, struct err *e)
 	return 0;
 }
 
-/* An existing file names an image (its current identity); else an entry id. */
-static int remove_one(const struct cache_cfg *c, const char *arg, struct err *e)
+/* The images pulled from registries (registry/store.h), after the node cache. */
+static int list_store(const struct options *o, struct err *e)
 {
-	char id[CACHE_ID_MAX];
+	struct store_image *v;
+	unsigned long long total = 0;
+	char store[PATH_MAX], size[32], when[32];
+	size_t n;
+
+	if (image_store_dir(o, store, sizeof(store), e) < 0 ||
+	    store_images(store, &v, &n, e) < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	printf("\n%-19s  %8s  %-19s  %s\n", "DIGEST", "SIZE", "LAST USE", "PULLED AS");
+	for (size_t i = 0; i < n; i++) {
+		time_t t = (time_t)v[i].last_use;
+		struct tm tm;
+
+		human(v[i].bytes, size, sizeof(size));
+		snprintf(when, sizeof(when), "-");
+		if (localtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%.19s  %8s  %-19s  %s\n", v[i].digest, size, when,
+		       v[i].refs[0] ? v[i].refs : "-");
+		total += v[i].bytes;
+	}
+	human(total, size, sizeof(size));
+	printf("%zu image%s, %s in %s\n", n, n == 1 ? "" : "s", size, store);
+	free(v);
+	return 0;
+}
+
+/* An existing file names an image (its current identity); else an entry id. */
+static int remove_one(const struct options *o, const struct cache_cfg *c, const char *arg,
+		      struct err *e)
+{
+	char id[CACHE_ID_MAX], store[PATH_MAX];
 	struct stat st;
+
+	/* A pulled image: by its reference or digest, from the image store. */
+	if (!c->shared && (ref_is_reference(arg) || digest_valid(arg)) && stat(arg, &st) < 0) {
+		int r;
+
+		if (image_store_dir(o, store, sizeof(store), e) < 0)
+			return -1;
+		r = store_remove(store, arg, e);
+		if (r == 0)
+			return err_set(e, EXIT_CTRUN, "%s: not in the image store %s", arg, store);
+		return r < 0 ? -1 : 0;
+	}
 
 	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		if (cache_identity(arg, id, sizeof(id), e) < 0)
@@ -105,6 +153,25 @@ static int gc_staged(const struct options *o, struct err *e)
 	if (removed > 0 && !o->quiet)
 		printf("removed %zu staged cop%s of ended jobs (%s) in %s\n", removed,
 		       removed == 1 ? "y" : "ies", b, dir);
+	return 0;
+}
+
+/* The image store's layer cache and dead pullers' leftovers (store.h). */
+static int gc_store(const struct options *o, struct err *e)
+{
+	char store[PATH_MAX], b[32];
+	unsigned long long freed;
+	struct stat st;
+
+	if (image_store_dir(o, store, sizeof(store), e) < 0)
+		return -1;
+	if (stat(store, &st) < 0)
+		return 0;
+	if (store_gc(store, &freed, e) < 0)
+		return -1;
+	human(freed, b, sizeof(b));
+	if (freed > 0 && !o->quiet)
+		printf("removed the image store's layers and leftovers (%s) in %s\n", b, store);
 	return 0;
 }
 
@@ -137,7 +204,7 @@ int cmd_cache(struct options *o, struct err *e)
 		n = --o->command.n;
 	}
 	if (strcmp(w[0], "list") == 0 && n == 1)
-		return do_list(&c, e) < 0 ? -1 : 0;
+		return do_list(&c, e) < 0 || (!c.shared && list_store(o, e) < 0) ? -1 : 0;
 	if (strcmp(w[0], "dir") == 0 && n == 1) {
 		printf("%s\n", c.dir);
 		return 0;
@@ -164,7 +231,7 @@ int cmd_cache(struct options *o, struct err *e)
 	}
 	if (strcmp(w[0], "remove") == 0 && n >= 2) {
 		for (size_t i = 1; i < n; i++)
-			if (remove_one(&c, w[i], e) < 0)
+			if (remove_one(o, &c, w[i], e) < 0)
 				return -1;
 		return 0;
 	}
@@ -179,7 +246,7 @@ int cmd_cache(struct options *o, struct err *e)
 				return err_set(e, EXIT_USAGE, "--budget: '%s' is not a size (bytes, or "
 					       "with K, M, G, T)", w[2]);
 		}
-		if (!c.shared && gc_staged(o, e) < 0)
+		if (!c.shared && (gc_staged(o, e) < 0 || gc_store(o, e) < 0))
 			return -1;
 		if (n == 1 && budget == 0)
 			return err_set(e, EXIT_USAGE, "cache gc: no budget (give --budget SIZE or set "

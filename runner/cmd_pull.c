@@ -49,6 +49,14 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 	c->envp = environ;
 }
 
+int image_store_dir(const struct options *o, char *out, size_t size, struct err *e)
+{
+	if (o->reg_store != NULL)
+		return xsnprintf(out, size, "%s", o->reg_store) < 0
+			       ? err_set(e, EXIT_USAGE, "[registry] store too long") : 0;
+	return registry_default_store(environ, out, size, e);
+}
+
 /* A missing file written like a registry name: say how to pull it. */
 static int not_found(const char *image, struct err *e)
 {

@@ -31,6 +31,8 @@ int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
 int image_resolve(struct options *o, struct err *e);
 /* The same for one image: *path is the store's image (malloc'd) for a
  * reference, NULL for a path. */
+/* The image store's directory ([registry] store or its default). */
+int image_store_dir(const struct options *o, char *out, size_t size, struct err *e);
 int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e);
 
 /* This node's workers of a run, with its restarts: forked here, or with

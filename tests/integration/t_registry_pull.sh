@@ -150,3 +150,18 @@ assert_eq 0 "$rc" "a run with the registry gone"
 grep -q "registry not reachable.*using the image pulled before, $want" err || fail "offline not said"
 grep -q CTRUN_IMAGE_ENV=busybox out || fail "the image did not run"
 assert_no_containers
+
+note "ctrun cache list, gc and remove cover the image store"
+run_rc "$CTRUN" cache list > out
+cat out
+assert_eq 0 "$rc" "cache list"
+grep -qE "^${want:0:19} .* $REG_NAME/ctrun-test/busybox:latest" out || fail "the pulled image is not listed"
+[ -n "$(ls store/blobs/sha256)" ] || fail "no layers in the store before gc"
+run_rc "$CTRUN" cache gc --budget 100G > out
+assert_eq 0 "$rc" "cache gc"
+[ -z "$(ls store/blobs/sha256)" ] || fail "gc left the store's layers"
+[ -f "$sqsh" ] || fail "gc removed a pulled image"
+run_rc "$CTRUN" cache remove "$ref"
+assert_eq 0 "$rc" "cache remove of the reference"
+[ ! -e "$sqsh" ] || fail "the image is still in the store"
+[ ! -e "store/refs/$REG_NAME/ctrun-test/busybox/latest" ] || fail "the tag's record is still there"
