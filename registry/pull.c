@@ -214,9 +214,8 @@ join:
 	for (size_t i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	progress_end(&prog, rv == 0);
-	if (rv < 0 && j.first.code != 0 && e->code == 0)
-		*e = j.first;
-	else if (rv < 0 && j.first.code != 0 && e->msg[0] == '\0')
+	/* A download's failure, unless the unpack failed first. */
+	if (rv < 0 && e->code == 0)
 		*e = j.first;
 	pthread_mutex_destroy(&j.lock);
 	pthread_cond_destroy(&j.done);

@@ -140,6 +140,7 @@ static void cred_lookup_host(struct session *s, const char *host0, struct err *e
 		if (!c->quiet)
 			fprintf(stderr, "ctrun: warning: %s\n", e->msg);
 		memset(&s->cred, 0, sizeof(s->cred));
+		memset(e, 0, sizeof(*e));
 	}
 	if (c->verbose > 0)
 		fprintf(stderr, "ctrun: credentials for %s: %s\n", host,
