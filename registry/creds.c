@@ -387,6 +387,8 @@ static int authjson_find(const char *text, size_t len, const char *file, const c
 	int rv = -1;
 
 	memset(c, 0, sizeof(*c));
+	if (repo == NULL)
+		repo = ""; /* a token realm's host: host keys only */
 	if (cand == NULL)
 		return err_sys(e, EXIT_CTRUN, "%s", file);
 	/* An empty file is an empty configuration (podman's, after logout). */

@@ -248,6 +248,8 @@ static void test_authjson_longest_prefix_wins(void **state)
 	assert_string_equal(c.user, "user");
 	c = authjson(text, "QUAY.IO", "nsx/app", 1); /* hosts match in any case */
 	assert_string_equal(c.user, "hubuser");
+	c = authjson(text, "quay.io", "", 1); /* no repo: the host's own key */
+	assert_string_equal(c.user, "user");
 	authjson(text, "ghcr.io", "ns/app", 0);
 }
 
