@@ -17,22 +17,11 @@
 #include <unistd.h>
 
 #include "jsonbody.h"
+#include "ref.h"
 #include "strv.h"
 #include "util.h"
 
 #define CREDS_FILE_MAX (1u << 20)
-
-/* Docker Hub answers to several names; a credential for one is for all. */
-static bool is_hub(const char *h, size_t n)
-{
-	static const char *const names[] = { "docker.io", "index.docker.io",
-					     "registry-1.docker.io" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		if (n == strlen(names[i]) && strncasecmp(h, names[i], n) == 0)
-			return true;
-	return false;
-}
 
 /* name (n bytes) names host: the same (host names are case-insensitive),
  * or both Docker Hub. */
@@ -40,7 +29,9 @@ static bool same_host(const char *name, size_t n, const char *host)
 {
 	size_t hn = strlen(host);
 
-	return (n == hn && strncasecmp(name, host, n) == 0) || (is_hub(name, n) && is_hub(host, hn));
+	/* Docker Hub answers to several names; a credential for one is for all. */
+	return (n == hn && strncasecmp(name, host, n) == 0) ||
+	       (ref_is_docker_hub(name, n) && ref_is_docker_hub(host, hn));
 }
 
 static int copy_value(char *dst, size_t size, const char *src, size_t len)
@@ -396,6 +387,8 @@ static int authjson_find(const char *text, size_t len, const char *file, const c
 	int rv = -1;
 
 	memset(c, 0, sizeof(*c));
+	if (repo == NULL)
+		repo = ""; /* a token realm's host: host keys only */
 	if (cand == NULL)
 		return err_sys(e, EXIT_CTRUN, "%s", file);
 	/* An empty file is an empty configuration (podman's, after logout). */

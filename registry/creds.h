@@ -52,7 +52,8 @@ int creds_netrc(const char *text, const char *file, const char *host, char *cons
 		struct cred *c, struct err *e);
 
 /* Pure: the entry of an auth.json / config.json body (len bytes, not
- * NUL-terminated; blank is empty) for host/repo (docker.io also matches
+ * NUL-terminated; blank is empty) for host/repo (repo NULL or "": keys
+ * naming the host alone) (docker.io also matches
  * "https://index.docker.io/v1/", "index.docker.io" and
  * "registry-1.docker.io").  1 found, 0 not, -1 malformed (EXIT_USAGE). */
 int creds_authjson(const char *text, size_t len, const char *file, const char *host,

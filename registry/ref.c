@@ -32,7 +32,7 @@ bool ref_is_reference(const char *s)
 
 /* docker.io and the names Docker Hub also answers to (docker and enroot
  * read these as docker.io). */
-static bool is_docker_hub(const char *host, size_t len)
+bool ref_is_docker_hub(const char *host, size_t len)
 {
 	static const char *const names[] = { "docker.io", "index.docker.io",
 					     "registry-1.docker.io" };
@@ -236,7 +236,7 @@ int ref_parse(const char *s, struct image_ref *r, struct err *e)
 		n = 0;
 		p = name;
 	}
-	if (n == 0 || is_docker_hub(name, n))
+	if (n == 0 || ref_is_docker_hub(name, n))
 		copy(r->host, sizeof(r->host), "docker.io", 9);
 	else if (copy(r->host, sizeof(r->host), name, n) < 0)
 		return bad(e, s, "the host is too long", HOW);
@@ -273,7 +273,7 @@ int ref_parse(const char *s, struct image_ref *r, struct err *e)
 
 const char *ref_api_host(const struct image_ref *r)
 {
-	return is_docker_hub(r->host, strlen(r->host)) ? "registry-1.docker.io" : r->host;
+	return ref_is_docker_hub(r->host, strlen(r->host)) ? "registry-1.docker.io" : r->host;
 }
 
 int ref_format(const struct image_ref *r, char *buf, size_t size)

@@ -43,6 +43,10 @@ bool ref_is_reference(const char *s);
  * does not allow, a digest that is not sha256:<64 hex>, a bad port. */
 int ref_parse(const char *s, struct image_ref *r, struct err *e);
 
+/* Pure: whether the len bytes at host name Docker Hub: docker.io,
+ * index.docker.io or registry-1.docker.io, in any case. */
+bool ref_is_docker_hub(const char *host, size_t len);
+
 /* Pure: the host to talk HTTP to: registry-1.docker.io for docker.io,
  * else r->host. */
 const char *ref_api_host(const struct image_ref *r);

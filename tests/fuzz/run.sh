@@ -25,6 +25,18 @@ seed hookjson s1 '\x01{"ociVersion":"1.0.2","id":"c","status":"creating","pid":4
 seed hookjson s2 '\x00{"ociVersion":"1.0.2","root":{"path":"rootfs","readonly":true},"process":{"env":["A=1"]},"annotations":{}}'
 seed imgconfig s1 '{"config":{"Env":["PATH=/usr/bin:/bin","X= spaced ","Q=\\"quoted\\""],"WorkingDir":"/w"}}'
 seed options s1 '[run]\nmax_restarts = 2\nkill_timeout = 5\n[container]\nimage = /x.sqsh\nCTRUN_ENV=A=1\n'
+# The registry's parsers: a first byte picks manifest's Content-Type (3: OCI index, 5: docker v2).
+seed manifest s1 '\x03{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","size":100,"platform":{"architecture":"arm64","os":"linux","variant":"v8"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","size":566,"platform":{"architecture":"unknown","os":"unknown"}}]}'
+seed manifest s2 '\x05{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json","config":{"mediaType":"application/vnd.docker.container.image.v1+json","size":1469,"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},"layers":[{"mediaType":"application/vnd.docker.image.rootfs.diff.tar.gzip","size":29534055,"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}'
+seed manifest s3 '\x00{"schemaVersion":2,"config":{"mediaType":"application/vnd.oci.image.config.v1+json","size":2,"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+zstd","size":1,"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}'
+seed challenge s1 'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/ubuntu:pull"'
+seed challenge s2 'Negotiate abc==, Basic realm="Harbor", Bearer realm="https://r.io/t",service="a\\"b"'
+seed challenge s3 '{"token":"eyJhbGciOi.x-y_z","access_token":"x","expires_in":300}'
+seed ref s1 'docker://USER@nvcr.io#nvidia/pytorch:24.06-py3'
+seed ref s2 'reg.local:5000/team/app:v1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
+seed ref s3 'ubuntu'
+seed creds s1 '# enroot\nmachine nvcr.io login $oauthtoken password $NGC_API_KEY\nmachine auth.docker.io login u password "p w"\n'
+seed creds s2 '{"auths":{"https://index.docker.io/v1/":{"auth":"dXNlcjpwYXNz"},"nvcr.io/nvidia":{"username":"u","password":"p"}}}'
 # The archive target starts from the small docker and OCI test images.
 images=$(tests/images/build.sh path busybox-docker.tar 2>/dev/null)
 images=${images%/*}

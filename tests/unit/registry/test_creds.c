@@ -248,6 +248,8 @@ static void test_authjson_longest_prefix_wins(void **state)
 	assert_string_equal(c.user, "user");
 	c = authjson(text, "QUAY.IO", "nsx/app", 1); /* hosts match in any case */
 	assert_string_equal(c.user, "hubuser");
+	c = authjson(text, "quay.io", "", 1); /* no repo: the host's own key */
+	assert_string_equal(c.user, "user");
 	authjson(text, "ghcr.io", "ns/app", 0);
 }
 
@@ -353,8 +355,18 @@ static int find(const char *host, const char *repo, const char *user, char **ext
 	return creds_find(host, repo, user, env, quiet, c, e);
 }
 
+/* The header's order, last first: each file put in place wins over the
+ * ones before it. */
 static void test_find_order_first_file_wins(void **state)
 {
+	static const char *const files[][2] = {
+		{ "home/.config/enroot/.credentials", "machine nvcr.io login $oauthtoken password $NGC_API_KEY\n" },
+		{ "home/.docker/config.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"d\",\"password\":\"docker\"}}}" },
+		{ "home/.config/containers/auth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"c\",\"password\":\"config\"}}}" },
+		{ "run/containers/auth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"r\",\"password\":\"runtime\"}}}" },
+		{ "regauth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"a\",\"password\":\"regauth\"}}}" },
+	};
+	static const char *const want[] = { "k", "docker", "config", "runtime", "regauth" };
 	char regauth[PATH_MAX + 32], runtime[PATH_MAX + 32];
 	char *env[] = { regauth, runtime, "NGC_API_KEY=k", NULL };
 	struct cred c;
@@ -363,22 +375,12 @@ static void test_find_order_first_file_wins(void **state)
 	(void)state;
 	snprintf(regauth, sizeof(regauth), "REGISTRY_AUTH_FILE=%s/regauth.json", dir);
 	snprintf(runtime, sizeof(runtime), "XDG_RUNTIME_DIR=%s/run", dir);
-	put("home/.config/enroot/.credentials", "machine nvcr.io login $oauthtoken password $NGC_API_KEY\n", 0600);
-	assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
-	assert_string_equal(c.pass, "k");
-	put("home/.docker/config.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"d\",\"password\":\"docker\"}}}", 0600);
-	assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
-	assert_string_equal(c.pass, "docker");
-	put("home/.config/containers/auth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"c\",\"password\":\"config\"}}}", 0600);
-	assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
-	assert_string_equal(c.pass, "config");
-	put("run/containers/auth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"r\",\"password\":\"runtime\"}}}", 0600);
-	assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
-	assert_string_equal(c.pass, "runtime");
-	put("regauth.json", "{\"auths\":{\"nvcr.io\":{\"username\":\"a\",\"password\":\"regauth\"}}}", 0600);
-	assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
-	assert_string_equal(c.pass, "regauth");
-	assert_non_null(strstr(c.source, "regauth.json (entry nvcr.io)"));
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		put(files[i][0], files[i][1], 0600);
+		assert_int_equal(find("nvcr.io", "nvidia/cuda", "", env, true, &c, &e), 1);
+		assert_string_equal(c.pass, want[i]);
+		assert_non_null(strstr(c.source, files[i][0]));
+	}
 	/* A file without the host's entry passes to the next. */
 	assert_int_equal(find("ghcr.io", "a/b", "", env, true, &c, &e), 0);
 	assert_false(c.found);

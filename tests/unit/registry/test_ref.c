@@ -83,6 +83,10 @@ static void test_hub_aliases_are_docker_io(void **state)
 	assert_string_equal(c.host, "docker.io");
 	assert_string_equal(c.repo, "library/ubuntu");
 	assert_string_equal(ref_api_host(&b), "registry-1.docker.io");
+	assert_true(ref_is_docker_hub("Index.Docker.IO", 15));
+	assert_true(ref_is_docker_hub("docker.io/library", 9)); /* by length, not NUL */
+	assert_false(ref_is_docker_hub("docker.io.evil.com", 18));
+	assert_false(ref_is_docker_hub("auth.docker.io", 14));
 }
 
 static void test_host_with_dot_port_or_localhost(void **state)
