@@ -178,7 +178,7 @@ static int basic_line(const struct cred *cr, const char *prefix, char *out, size
 /* A token from the challenge's realm, into s->auth. */
 static int get_token(struct session *s, const struct challenge *ch, struct err *e)
 {
-	char url[4096], basic[2200] = "", *service = NULL, *scope = NULL;
+	char url[4096], basic[16384] = "", *service = NULL, *scope = NULL;
 	char scope_want[600], token[TOKEN_MAX];
 	struct http_req r = { .fd = -1, .max_body = 1u << 20 };
 	struct http_resp o;

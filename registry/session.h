@@ -32,7 +32,7 @@ struct session {
 	struct cred cred;     /* looked up on the first challenge */
 	bool cred_looked;
 	enum auth_scheme scheme;
-	char auth[8300];      /* the Authorization line in use, "" = anonymous */
+	char auth[16384];     /* the Authorization line in use, "" = anonymous */
 	unsigned gen;         /* bumped when auth changes */
 	bool on_mirror;       /* base is the [registry] mirror's */
 	bool unreachable;     /* the last failure: no answer (DNS, refused, timed out) */
