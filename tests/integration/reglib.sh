@@ -31,10 +31,10 @@
 #                            (repository:REPO:pull) as REG_USER or USER
 #   reg_requests             prints one line per request the registry answered, in order:
 #                            METHOD PATH STATUS (the path without its query)
-#   reg_wait_requests ERE N [SECS]   until N lines of reg_requests match ERE (a client's
-#                            request is logged before its client has the whole response,
-#                            so after a client ends, its lines are there; this waits for
-#                            those of a client still running); false after SECS (20)
+#   reg_wait_requests ERE N [SECS]   until N lines of reg_requests match ERE; false after
+#                            SECS (20).  The registry logs a request as its handler
+#                            returns, which can be a moment after its client has the
+#                            whole response: wait for the last request expected, then count
 #   reg_token_requests       prints one line per request the issuer answered:
 #                            STATUS USER SCOPE... (USER - none given, ? wrong)
 #   reg_image_storage VAR    VAR=the cached storage of the test images (build.sh registry:
@@ -126,8 +126,8 @@ _reg_trap() {
 # _reg_wait_http URL PID WHAT: until URL answers HTTP (any status); false when PID
 # ends first or after 30 s (a guard against a hang).
 _reg_wait_http() {
-	local i code
-	for ((i = 0; i < 600; i++)); do
+	local code deadline=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 ${REG_CA:+--cacert "$REG_CA"} "$1" || true)
 		[ "$code" != 000 ] && [ -n "$code" ] && return 0
 		_reg_alive "$2" || { _reg_die "$3 ended before it answered $1"; return 1; }
