@@ -20,6 +20,10 @@ pkgs=(
 	squashfuse fuse-overlayfs
 	# tests: system calls of the cache (t_cache_durable)
 	strace
+	# tests: a real registry (distribution 2.8) with TLS, htpasswd and token
+	# auth (reglib.sh: bcrypt htpasswd, a throwaway CA and RS256 tokens with
+	# openssl), skopeo to push the test images; libcurl for ctrun's pulls
+	docker-registry skopeo apache2-utils openssl libcurl4-openssl-dev
 	# benchmarks
 	hyperfine time iperf3
 	# manual pages, bash completion (and its test), the Debian package
@@ -37,9 +41,10 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq "${missing[@]}" >/dev/null
-# Debian's slurm-wlm package starts its own daemons from /etc/slurm; ours
-# run from a private config, so make sure the distribution's stay down.
-for s in slurmctld slurmd slurmdbd munge; do
+# Debian's slurm-wlm and docker-registry packages start their own daemons
+# (from /etc/slurm, on :5000); ours run from private configs, so make sure
+# the distribution's stay down.
+for s in slurmctld slurmd slurmdbd munge docker-registry; do
 	systemctl disable --now "$s" >/dev/null 2>&1 || service "$s" stop >/dev/null 2>&1 || true
 done
 echo "deps: done"

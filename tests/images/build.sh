@@ -8,7 +8,12 @@
 #                                   busybox-singularity-real.sif)
 #   tests/images/build.sh torch     minutes: debootstrap minbase bookworm + python3-torch
 #                                   -> torch.sqsh, torch.sif, torch-docker.tar
-#   tests/images/build.sh all       both (so does `build.sh busybox torch`)
+#   tests/images/build.sh registry  a minute or two, after busybox and torch (built first if
+#                                   needed): torch-layers-docker.tar (the torch image in 3
+#                                   layers: Debian, python3, torch), busybox-multiarch-oci.tar
+#                                   (an index: linux/amd64 and linux/arm64/v8), and registry/,
+#                                   a docker-registry's storage with them pushed (reglib.sh)
+#   tests/images/build.sh all       all three (so does `build.sh busybox torch registry`)
 #   tests/images/build.sh path NAME prints the path of one image (no build)
 #   tests/images/build.sh mirror    prints the Debian mirror a torch build uses
 #
@@ -205,6 +210,80 @@ build_torch() {
 	echo "$h" >"$out/torch.stamp"
 }
 
+# The torch image in layers, as a registry serves such images: Debian, then
+# python3 and its modules, then torch (mklayers.py moves each package's files).
+torch_layers() {
+	local r=$1 l=$2
+	python3 "$here/mklayers.py" "$r" "$l" python3=python3 torch=python3-torch,python3-numpy >&2
+}
+
+# What a registry serves to the tests, pushed once (reglib.sh): the busybox
+# image as a docker (v2s2, 2 layers: a whiteout and an opaque directory in the
+# second) and as an OCI manifest, its multi-platform index, the layered torch image.
+registry_refs() {
+	cat <<EOF
+busybox-docker.tar ctrun-test/busybox:latest
+busybox-oci.tar ctrun-test/busybox:oci
+busybox-multiarch-oci.tar ctrun-test/busybox:multiarch
+torch-layers-docker.tar ctrun-test/torch:latest
+EOF
+}
+
+build_registry() {
+	local h tmp f ref s0 t0=$SECONDS
+	# shellcheck source=../integration/reglib.sh
+	. "$here/../integration/reglib.sh"
+	# The recipe, the tools, and which torch and busybox archives it was made from
+	# (each is written by rename: a rebuilt one is another inode).
+	h=$({ recipe_hash torch_layers registry_refs build_registry reg_push reg_digest reg_skopeo \
+			_reg_tls_opts _reg_creds_opts
+		cat "$here/mklayers.py" "$here/mkindex.py"
+		docker-registry --version; skopeo --version
+		stat -L -c '%n %s %Y %i' "$out/torch-docker.tar" "$out/busybox-docker.tar" "$out/busybox-oci.tar"
+	} | sha256sum | cut -c1-16)
+	if [ "$(cat "$out/registry.stamp" 2>/dev/null)" = "$h" ] && [ -d "$out/registry" ]; then
+		say "registry images up to date ($h)"; return 0
+	fi
+	say "building the registry images ($h)"
+	rm -f "$out/registry.stamp"
+	tmp=$(mktemp -d "$out/.registry.XXXXXX")
+	trap 'reg_stop; rm -rf "$tmp"' EXIT
+	# From the docker archive's one layer, not torch.sqsh: no unsquashfs, which the
+	# integration runner counts as a leftover of whichever test runs meanwhile.
+	say "unpacking torch-docker.tar, splitting it into layers"
+	mkdir "$tmp/rootfs"
+	tar -xOf "$out/torch-docker.tar" --wildcards '*/layer.tar' |
+		tar -x --numeric-owner -C "$tmp/rootfs"
+	torch_layers "$tmp/rootfs" "$tmp/layers"
+	python3 "$here/mkdocker.py" --format docker --tag ctrun-test/torch:latest \
+		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		"$tmp/torch-layers-docker.tar" "$tmp/rootfs" "$tmp/layers/python3" "$tmp/layers/torch"
+	rm -rf "$tmp/rootfs" "$tmp/layers"
+	python3 "$here/mkindex.py" --tag ctrun-test/busybox:multiarch "$out/busybox-oci.tar" \
+		"$tmp/busybox-multiarch-oci.tar" linux/amd64 linux/arm64/v8
+	mv -f "$tmp/torch-layers-docker.tar" "$tmp/busybox-multiarch-oci.tar" "$out/"
+	# Plain HTTP on loopback: the storage is the same whatever the auth and TLS of
+	# the registries that will serve it.
+	TMPD=$tmp reg_start --plain --auth none --addr 127.0.0.1
+	: >"$tmp/digests"
+	while read -r f ref; do
+		s0=$SECONDS
+		reg_push "$out/$f" "$ref"
+		echo "$ref $(reg_digest "$ref")" >>"$tmp/digests"
+		say "pushed $f as $ref in $((SECONDS - s0)) s"
+	done < <(registry_refs)
+	mv "$REG_DIR/storage" "$tmp/registry"
+	reg_stop
+	# REF DIGEST per pushed image, beside the registry's own tree.
+	mv "$tmp/digests" "$tmp/registry/digests"
+	rm -rf "$out/registry"
+	mv "$tmp/registry" "$out/registry"
+	rm -rf "$tmp"
+	trap - EXIT
+	echo "$h" >"$out/registry.stamp"
+	say "registry images built in $((SECONDS - t0)) s ($(du -sh "$out/registry" | cut -f1) pushed)"
+}
+
 locked() {
 	local set=$1
 	mkdir -p "$out"
@@ -218,24 +297,26 @@ locked() {
 }
 
 case ${1:-busybox} in
-busybox|torch|all)
+busybox|torch|registry|all)
 	# Every set named, in order: `build.sh busybox torch` builds both.
 	for set in "${@:-busybox}"; do
 		case $set in
 		busybox|torch) locked "$set" ;;
-		all) locked busybox; locked torch ;;
-		*) die "unknown image set '$set' (busybox, torch or all)" ;;
+		# Made of the other two.
+		registry|all) locked busybox; locked torch; locked registry ;;
+		*) die "unknown image set '$set' (busybox, torch, registry or all)" ;;
 		esac
 	done ;;
 path)
 	case ${2:-} in
 	busybox.sqsh|busybox.sif|busybox-docker.tar|busybox-oci.tar|busybox-rootfs|\
 	busybox-singularity.sif|busybox-singularity-real.sif|\
-	torch.sqsh|torch.sif|torch-docker.tar) echo "$out/$2" ;;
+	torch.sqsh|torch.sif|torch-docker.tar|\
+	torch-layers-docker.tar|busybox-multiarch-oci.tar|registry) echo "$out/$2" ;;
 	*) die "unknown image '${2:-}'" ;;
 	esac ;;
 mirror)
 	debian_mirror
 	printf '%s\t%s\n' "$mirror" "$mirror_from" ;;
-*) echo "usage: $0 busybox|torch|all|path NAME|mirror" >&2; exit 2 ;;
+*) echo "usage: $0 busybox|torch|registry|all|path NAME|mirror" >&2; exit 2 ;;
 esac

@@ -48,14 +48,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 # The test images (busybox: seconds; torch: debootstrap + python3-torch,
-# minutes the first time, then cached in /var/cache/ctrun-tests).  Built
+# minutes the first time; registry: the storage of a registry they are pushed
+# to, a minute or two; then cached in /var/cache/ctrun-tests).  Built
 # here, after the TMPDIR above on purpose: a fresh machine (CI) builds them
 # under the runner's own environment, so a build that lets the host's
 # environment into the image (issue 20) fails here, by name, rather than
 # only where images were left by an earlier run.
 echo "building test images (log: $logs/images.log)"
 images_failed=
-tests/images/build.sh busybox torch > "$logs/images.log" 2>&1 ||
+tests/images/build.sh busybox torch registry > "$logs/images.log" 2>&1 ||
 	images_failed="$(tail -1 "$logs/images.log") (log: $logs/images.log)"
 
 passed=0 failed=0 skipped=0
