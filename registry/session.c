@@ -225,7 +225,7 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 	} else if (o.status != 200) {
 		err_set(e, EXIT_CTRUN, "token endpoint %s answered %ld", ch->realm, o.status);
 	} else if (token_parse(o.body, o.len, token, sizeof(token), &ttl, e) == 0 &&
-		   xsnprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", token) == 0) {
+		   xsnprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", token) >= 0) {
 		s->scheme = AUTH_BEARER;
 		s->gen++;
 		rv = 0;

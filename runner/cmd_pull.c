@@ -116,7 +116,7 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 
 		if (registry_pull(&c, image, &p, e) < 0)
 			return -1;
-		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) == 0)
+		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) >= 0)
 			setenv(PULLED_ENV, line, 1);
 	}
 	if (o->verbose > 0)

@@ -296,7 +296,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 
 		s->gpu_isolate = true;
 		if (home != NULL && home[0] == '/' && home[1] != '\0' && stat(home, &st) == 0 &&
-		    S_ISDIR(st.st_mode) && xsnprintf(c->home, sizeof(c->home), "%s", home) == 0)
+		    S_ISDIR(st.st_mode) && xsnprintf(c->home, sizeof(c->home), "%s", home) >= 0)
 			s->home = c->home;
 		if (ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) < 0)
 			return err_set(e, EXIT_CTRUN, "--gpu-isolation with %s needs ctrun-hook next "

@@ -15,7 +15,7 @@ unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
 export HOME=$TMPD/home CTRUN_REGISTRY_STORE=$TMPD/store
 mkdir -p "$HOME/.config/containers"
 auth() { # the current registry's user in auth.json
-	printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" \
+	printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" \
 		"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > "$HOME/.config/containers/auth.json"
 	chmod 600 "$HOME/.config/containers/auth.json"
 }
@@ -27,7 +27,7 @@ note "token auth: one token for the manifest and every blob"
 reg_start --storage "$STORAGE" --auth token
 auth
 export CTRUN_REGISTRY_CA_FILE=$REG_CA
-run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull with token auth"
 reg_token_requests
@@ -48,18 +48,18 @@ for m in json.load(open("index.json"))["manifests"]:
 PYEOF
 )
 [ -n "$plat" ] || fail "the test index has no $arch image"
-run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:multiarch" > out 2> err
+run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:multiarch" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull of the index"
 assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image pulled from the index"
-assert_eq "$plat" "$(cat "store/refs/$REG_NAME/ctrun-test/busybox/multiarch")" "the tag's record"
+assert_eq "$plat" "$(cat "store/refs/$REG_HOST/ctrun-test/busybox/multiarch")" "the tag's record"
 
 note "pinned by the index digest: pulled once, then no request at all"
-run_rc "$CTRUN" -q pull "docker://$REG_NAME/ctrun-test/busybox@$idx" > out
+run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
 assert_eq 0 "$rc" "pull by index digest"
 assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image of the index digest"
 before=$(reg_requests | wc -l)
-run_rc "$CTRUN" -q pull "docker://$REG_NAME/ctrun-test/busybox@$idx" > out
+run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
 assert_eq 0 "$rc" "pull by index digest again"
 assert_eq "$before" "$(reg_requests | wc -l)" "requests made for a digest the store holds"
 reg_stop
@@ -75,7 +75,7 @@ size=$(stat -c %s "$(blob_file "$STORAGE" "$layer")")
 half=$((size / 2))
 mkdir -p store-resume/tmp
 head -c "$half" "$(blob_file "$STORAGE" "$layer")" > "store-resume/tmp/${layer#sha256:}.part"
-run_rc "$CTRUN" -v pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
 cat err
 assert_eq 0 "$rc" "the resumed pull"
 grep -q "resuming at byte $half" err || fail "the partial download was not resumed"
@@ -93,7 +93,7 @@ printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
 reg_start --storage "$TMPD/bad-storage"
 auth
 export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store-bad
-run_rc "$CTRUN" pull "docker://$REG_NAME/ctrun-test/busybox:latest" > out 2> err
+run_rc "$CTRUN" pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
 cat err
 assert_eq 125 "$rc" "a pull of a corrupted blob"
 grep -q "digest mismatch" err || fail "the mismatch is not named"

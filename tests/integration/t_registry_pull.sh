@@ -16,7 +16,7 @@ cd "$TMPD"
 reg_start --storage "$STORAGE"
 export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store
 unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
-ref=docker://$REG_NAME/ctrun-test/busybox:latest
+ref=docker://$REG_HOST/ctrun-test/busybox:latest
 want=$(reg_digest ctrun-test/busybox:latest)
 b64=$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)
 mkdir -p nohome
@@ -32,17 +32,17 @@ grep -q "auth.json" err || fail "the error does not say where credentials go"
 
 note "containers' auth.json: pulled, -v names the file, the image is the registry's digest"
 mkdir -p home/.config/containers
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" "$b64" > home/.config/containers/auth.json
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" "$b64" > home/.config/containers/auth.json
 chmod 600 home/.config/containers/auth.json
 run_rc env HOME="$TMPD/home" "$CTRUN" -v pull "$ref" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull with auth.json"
-grep -q "credentials for $REG_NAME: $TMPD/home/.config/containers/auth.json" err ||
+grep -q "credentials for $REG_HOST: $TMPD/home/.config/containers/auth.json" err ||
 	fail "-v does not name the credentials used"
 sqsh=$(cat out)
 assert_eq "$TMPD/store/images/sha256-${want#sha256:}.sqsh" "$sqsh" "the pulled image's path"
 unsquashfs -l "$sqsh" | grep -q 'squashfs-root/etc/environment' || fail "no /etc/environment in the image"
-assert_eq "$want" "$(cat "store/refs/$REG_NAME/ctrun-test/busybox/latest")" "the tag's record"
+assert_eq "$want" "$(cat "store/refs/$REG_HOST/ctrun-test/busybox/latest")" "the tag's record"
 # Both layers, the second over the first: its file, its whiteout of a file
 # of the first, its opaque directory.
 unsquashfs -l "$sqsh" > list
@@ -54,7 +54,7 @@ grep -qx 'squashfs-root/bin/busybox' list || fail "the first layer is missing"
 grep -q "credentials for" err && grep -q "$REG_PASSWORD" err && fail "the password was printed"
 
 note "a wrong password: refused, naming the source"
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" "$(printf '%s:wrong' "$REG_USER" | base64 -w0)" \
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" "$(printf '%s:wrong' "$REG_USER" | base64 -w0)" \
 	> home/.config/containers/auth.json
 run_rc env HOME="$TMPD/home" CTRUN_REGISTRY_STORE="$TMPD/store2" "$CTRUN" pull "$ref" > out 2> err
 cat err
@@ -64,46 +64,46 @@ grep -q "$TMPD/home/.config/containers/auth.json" err || fail "the refusal does 
 note "docker's config.json, readable by others: a warning, and the pull works"
 rm home/.config/containers/auth.json
 mkdir -p home/.docker
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" "$b64" > home/.docker/config.json
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" "$b64" > home/.docker/config.json
 chmod 644 home/.docker/config.json
 run_rc env HOME="$TMPD/home" CTRUN_REGISTRY_STORE="$TMPD/store3" "$CTRUN" -v pull "$ref" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull with docker's config.json"
-grep -q "credentials for $REG_NAME: $TMPD/home/.docker/config.json" err || fail "config.json not named"
+grep -q "credentials for $REG_HOST: $TMPD/home/.docker/config.json" err || fail "config.json not named"
 grep -q "warning: .*config.json.* readable by others" err || fail "no warning for a readable file"
 
 note "enroot's .credentials with a \$VAR password"
 rm home/.docker/config.json
 mkdir -p enroot
-printf 'machine %s login %s password $REG_TEST_PW\n' "${REG_NAME%:*}" "$REG_USER" > enroot/.credentials
+printf 'machine %s login %s password $REG_TEST_PW\n' "${REG_HOST%:*}" "$REG_USER" > enroot/.credentials
 chmod 600 enroot/.credentials
 run_rc env HOME="$TMPD/home" ENROOT_CONFIG_PATH="$TMPD/enroot" REG_TEST_PW="$REG_PASSWORD" \
 	CTRUN_REGISTRY_STORE="$TMPD/store4" "$CTRUN" -v pull "$ref" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull with enroot's .credentials"
-grep -q "credentials for $REG_NAME: $TMPD/enroot/.credentials" err || fail ".credentials not named"
+grep -q "credentials for $REG_HOST: $TMPD/enroot/.credentials" err || fail ".credentials not named"
 
 note "a CA that is not trusted: the TLS error names the setting"
-run_rc env HOME="$TMPD/home" -u CTRUN_REGISTRY_CA_FILE CTRUN_REGISTRY_STORE="$TMPD/store5" \
+run_rc env -u CTRUN_REGISTRY_CA_FILE HOME="$TMPD/home" CTRUN_REGISTRY_STORE="$TMPD/store5" \
 	"$CTRUN" pull "$ref" > out 2> err
 cat err
 assert_eq 125 "$rc" "pull with an unknown CA"
 grep -q "ca_file" err || fail "the TLS error does not name [registry] ca_file"
 
 note "a tag that does not exist: named with its host"
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_NAME" "$b64" > home/.docker/config.json
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" "$b64" > home/.docker/config.json
 chmod 600 home/.docker/config.json
 export HOME=$TMPD/home
-run_rc "$CTRUN" pull "docker://$REG_NAME/ctrun-test/busybox:nosuchtag" > out 2> err
+run_rc "$CTRUN" pull "docker://$REG_HOST/ctrun-test/busybox:nosuchtag" > out 2> err
 cat err
 assert_eq 125 "$rc" "pull of a missing tag"
-grep -q "ctrun-test/busybox:nosuchtag: not found on $REG_NAME" err || fail "404 not named"
+grep -q "ctrun-test/busybox:nosuchtag: not found on $REG_HOST" err || fail "404 not named"
 
 note "a missing file written like a reference: how to write one"
-run_rc "$CTRUN" --image "$REG_NAME/ctrun-test/busybox:latest" -- true 2> err
+run_rc "$CTRUN" --image "$REG_HOST/ctrun-test/busybox:latest" -- true 2> err
 cat err
 assert_eq 125 "$rc" "--image without docker://"
-grep -q "write docker://$REG_NAME/ctrun-test/busybox:latest" err || fail "no hint"
+grep -q "write docker://$REG_HOST/ctrun-test/busybox:latest" err || fail "no hint"
 
 note "--image docker:// on both nodes (the store on the shared file system)"
 run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" -- sh -c 'echo "$(hostname) $CTRUN_IMAGE_ENV"' > out
@@ -119,18 +119,18 @@ run_rc "$CTRUN" -q pull "$ref" -o "$TMPD/copy.sqsh" 2> err
 assert_eq 2 "$rc" "pull -o onto an existing file"
 
 note "a mirror: asked first; an origin that does not even resolve is never needed"
-run_rc env CTRUN_REGISTRY_MIRROR="origin.invalid=$REG_NAME" CTRUN_REGISTRY_STORE="$TMPD/store6" \
+run_rc env CTRUN_REGISTRY_MIRROR="origin.invalid=$REG_HOST" CTRUN_REGISTRY_STORE="$TMPD/store6" \
 	"$CTRUN" -v pull docker://origin.invalid/ctrun-test/busybox:latest > out 2> err
 cat err
 assert_eq 0 "$rc" "pull through the mirror"
-grep -q "origin.invalid: trying the mirror $REG_NAME first" err || fail "the mirror is not said"
+grep -q "origin.invalid: trying the mirror $REG_HOST first" err || fail "the mirror is not said"
 assert_eq "$TMPD/store6/images/sha256-${want#sha256:}.sqsh" "$(cat out)" "the image from the mirror"
 
-run_rc env CTRUN_REGISTRY_MIRROR="$REG_NAME=127.0.0.1:1" CTRUN_REGISTRY_STORE="$TMPD/store7" \
+run_rc env CTRUN_REGISTRY_MIRROR="$REG_HOST=127.0.0.1:1" CTRUN_REGISTRY_STORE="$TMPD/store7" \
 	"$CTRUN" pull "$ref" > out 2> err
 cat err
 assert_eq 0 "$rc" "pull with a mirror that does not answer"
-grep -q "mirror of $REG_NAME failed .*; asking $REG_NAME" err || fail "the fallback is not said"
+grep -q "mirror of $REG_HOST failed .*; asking $REG_HOST" err || fail "the fallback is not said"
 
 note "an unprivileged user: its own store, 0700, its files"
 cp home/.docker/config.json "$TMPD/user-config.json"
@@ -155,7 +155,7 @@ note "ctrun cache list, gc and remove cover the image store"
 run_rc "$CTRUN" cache list > out
 cat out
 assert_eq 0 "$rc" "cache list"
-grep -qE "^${want:0:19} .* $REG_NAME/ctrun-test/busybox:latest" out || fail "the pulled image is not listed"
+grep -qE "^${want:0:19} .* $REG_HOST/ctrun-test/busybox:latest" out || fail "the pulled image is not listed"
 [ -n "$(ls store/blobs/sha256)" ] || fail "no layers in the store before gc"
 run_rc "$CTRUN" cache gc --budget 100G > out
 assert_eq 0 "$rc" "cache gc"
@@ -164,4 +164,4 @@ assert_eq 0 "$rc" "cache gc"
 run_rc "$CTRUN" cache remove "$ref"
 assert_eq 0 "$rc" "cache remove of the reference"
 [ ! -e "$sqsh" ] || fail "the image is still in the store"
-[ ! -e "store/refs/$REG_NAME/ctrun-test/busybox/latest" ] || fail "the tag's record is still there"
+[ ! -e "store/refs/$REG_HOST/ctrun-test/busybox/latest" ] || fail "the tag's record is still there"
