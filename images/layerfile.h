@@ -20,7 +20,7 @@ int layerfile_apply(const char *blob, size_t idx, const char *what, const char *
  * a docker archive's is. */
 int layerfile_config(const char *config, const char *dest, struct err *e);
 
-/* mksquashfs of dir into the new file out (gzip, every file root's as
+/* mksquashfs of dir into the new file out (gzip level 1, every file root's as
  * enroot's import makes them, no xattrs); out must not exist. */
 int squashfs_make(const char *dir, const char *out, struct err *e);
 
