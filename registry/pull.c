@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "blobs.h"
+#include "claim.h"
 #include "layerfile.h"
 #include "manifest.h"
 #include "progress.h"
@@ -31,6 +32,7 @@
 
 #define PARALLEL_DEFAULT 4
 #define PARALLEL_MAX 16
+#define WAIT_DEFAULT_S 1800
 
 int registry_default_store(char *const *envp, char *out, size_t size, struct err *e)
 {
@@ -289,12 +291,121 @@ static int offline(const struct registry_cfg *c, const char *store, const struct
 	return 0;
 }
 
+/* Makes the image of manifest img (digest) in the store, unless another
+ * ctrun does (its claim: then this waits for the image). */
+static int obtain(struct session *s, const struct registry_cfg *c, const char *store,
+		  const struct manifest *img, const char *digest, struct pulled *p, struct err *e)
+{
+	char tmp[PATH_MAX];
+	struct claim cl;
+	int f = found(c, store, digest, p, e);
+
+	if (f != 0)
+		return f < 0 ? -1 : 0;
+	f = claim_take(store, digest, p->sqsh, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S, c->quiet,
+		       &cl, e);
+	if (f <= 0)
+		return f < 0 ? -1 : (found(c, store, digest, p, e) == 1 ? 0 : -1);
+	/* Ours to pull: the step's other tasks may look now. */
+	if (c->job_key != NULL && c->job_leader &&
+	    job_record_write(store, c->job_key, digest, e) < 0)
+		goto fail;
+	if (store_tmp(store, digest + 7, tmp, sizeof(tmp), e) < 0)
+		goto fail;
+	if (!c->quiet && !c->progress)
+		fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
+	if (build(s, c, store, img, p->ref, tmp, e) < 0) {
+		unlink(tmp);
+		goto fail;
+	}
+	if (rename(tmp, p->sqsh) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", p->sqsh);
+		unlink(tmp);
+		goto fail;
+	}
+	claim_release(&cl);
+	snprintf(p->digest, sizeof(p->digest), "%s", digest);
+	p->fresh = true;
+	return 0;
+fail:
+	claim_release(&cl);
+	return -1;
+}
+
+/* The manifest of r (an index: this node's platform) and its digest. */
+static int resolve(struct session *s, const struct registry_cfg *c, const struct image_ref *r,
+		   const char *name, struct manifest *m, struct manifest *pm,
+		   const struct manifest **img, char *digest, char *idx_digest, struct err *e)
+{
+	const char *what = r->digest[0] ? r->digest : r->tag, *want = r->digest[0] ? r->digest : NULL;
+	char arch[32], variant[32];
+	const struct descriptor *d;
+	int f = get_manifest(s, what, want, name, m, digest, e);
+
+	if (f < 0 && s->on_mirror) {
+		/* The mirror failed: the registry itself. */
+		if (!c->quiet)
+			fprintf(stderr, "ctrun: mirror of %s failed (%s); asking %s\n", r->host, e->msg,
+				ref_api_host(r));
+		manifest_free(m);
+		memset(m, 0, sizeof(*m));
+		if (session_origin(s, e) < 0)
+			return -1;
+		f = get_manifest(s, what, want, name, m, digest, e);
+	}
+	if (f < 0)
+		return -1;
+	*img = m;
+	if (m->kind != MANIFEST_INDEX)
+		return 0;
+	host_platform(arch, sizeof(arch), variant, sizeof(variant));
+	if (manifest_pick(m, arch, variant, name, &d, e) < 0)
+		return -1;
+	snprintf(idx_digest, 80, "%s", digest);
+	if (get_manifest(s, d->digest, d->digest, name, pm, digest, e) < 0)
+		return -1;
+	if (pm->kind != MANIFEST_IMAGE)
+		return err_set(e, EXIT_CTRUN, "%s: an index inside an index", name);
+	*img = pm;
+	return 0;
+}
+
+/* A follower of the step's task 0: its digest, from the store if there. */
+static int follow(const struct registry_cfg *c, const char *store, struct image_ref *r,
+		  struct pulled *p, struct err *e)
+{
+	char digest[80];
+	struct claim cl;
+	int f;
+
+	if (job_record_wait(store, c->job_key, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S,
+			    c->quiet, digest, sizeof(digest), e) < 0)
+		return -1;
+	if (c->verbose > 0)
+		fprintf(stderr, "ctrun: %s -> %s (from the step's task 0)\n", p->ref, digest);
+	f = found(c, store, digest, p, e);
+	if (f != 0)
+		return f < 0 ? -1 : 1;
+	/* Task 0 holds the claim while it pulls: wait for its image. */
+	f = claim_take(store, digest, p->sqsh, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S, c->quiet,
+		       &cl, e);
+	if (f < 0)
+		return -1;
+	if (f == 1)
+		claim_release(&cl); /* it died: pull that very digest */
+	else if (found(c, store, digest, p, e) == 1)
+		return 1;
+	snprintf(r->digest, sizeof(r->digest), "%s", digest);
+	return 0;
+}
+
 int registry_pull(const struct registry_cfg *c, const char *reference, struct pulled *p,
 		  struct err *e)
 {
-	char store[PATH_MAX], digest[80], idx_digest[80] = "", tmp[PATH_MAX], arch[32], variant[32];
+	char store[PATH_MAX], digest[80], idx_digest[80] = "";
 	struct manifest m = { 0 }, pm = { 0 };
 	const struct manifest *img = &m;
+	bool leader = c->job_key != NULL && c->job_leader;
 	struct image_ref r;
 	struct session s;
 	int rv = -1, f;
@@ -305,8 +416,12 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	ref_format(&r, p->ref, sizeof(p->ref));
 	if (store_init(store, e) < 0)
 		return -1;
-	/* Pinned, and here already: no network at all. */
-	if (r.digest[0] != '\0') {
+	if (c->job_key != NULL && !leader && r.digest[0] == '\0') {
+		f = follow(c, store, &r, p, e);
+		if (f != 0)
+			return f < 0 ? -1 : 0;
+	} else if (r.digest[0] != '\0') {
+		/* Pinned, and here already: no network at all. */
 		char chosen[80];
 
 		f = found(c, store, r.digest, p, e);
@@ -316,65 +431,17 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 			return f < 0 ? -1 : 0;
 	}
 	if (session_open(&s, c, &r, e) < 0)
-		return -1;
-	f = get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL, p->ref,
-			 &m, digest, e);
-	if (f < 0 && s.on_mirror) {
-		/* The mirror failed: the registry itself. */
-		if (!c->quiet)
-			fprintf(stderr, "ctrun: mirror of %s failed (%s); asking %s\n", r.host, e->msg,
-				ref_api_host(&r));
-		manifest_free(&m);
-		memset(&m, 0, sizeof(m));
-		if (session_origin(&s, e) < 0)
-			goto out;
-		f = get_manifest(&s, r.digest[0] ? r.digest : r.tag, r.digest[0] ? r.digest : NULL,
-				 p->ref, &m, digest, e);
-	}
-	if (f < 0) {
+		goto done;
+	if (resolve(&s, c, &r, p->ref, &m, &pm, &img, digest, idx_digest, e) < 0) {
 		if (s.unreachable)
 			rv = offline(c, store, &r, p, e);
 		goto out;
 	}
-	if (m.kind == MANIFEST_INDEX) {
-		const struct descriptor *d;
-
-		host_platform(arch, sizeof(arch), variant, sizeof(variant));
-		if (manifest_pick(&m, arch, variant, p->ref, &d, e) < 0)
-			goto out;
-		snprintf(idx_digest, sizeof(idx_digest), "%s", digest);
-		if (get_manifest(&s, d->digest, d->digest, p->ref, &pm, digest, e) < 0)
-			goto out;
-		if (pm.kind != MANIFEST_IMAGE) {
-			err_set(e, EXIT_CTRUN, "%s: an index inside an index", p->ref);
-			goto out;
-		}
-		img = &pm;
-	}
 	if (c->verbose > 0)
 		fprintf(stderr, "ctrun: %s -> %s\n", p->ref, digest);
-	f = found(c, store, digest, p, e);
-	if (f < 0)
+	if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0 ||
+	    obtain(&s, c, store, img, digest, p, e) < 0)
 		goto out;
-	if (f == 0) {
-		if (store_tmp(store, digest + 7, tmp, sizeof(tmp), e) < 0)
-			goto out;
-		if (!c->quiet && !c->progress)
-			fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
-		if (build(&s, c, store, img, p->ref, tmp, e) < 0) {
-			unlink(tmp);
-			goto out;
-		}
-		if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0 ||
-		    rename(tmp, p->sqsh) < 0) {
-			if (e->code == 0)
-				err_sys(e, EXIT_CTRUN, "%s", p->sqsh);
-			unlink(tmp);
-			goto out;
-		}
-		snprintf(p->digest, sizeof(p->digest), "%s", digest);
-		p->fresh = true;
-	}
 	/* What the tag, or the index digest, stands for on this platform. */
 	if (r.digest[0] == '\0' && store_ref_write(store, &r, r.tag, digest, e) < 0)
 		goto out;
@@ -390,5 +457,14 @@ out:
 	manifest_free(&m);
 	manifest_free(&pm);
 	session_close(&s);
+done:
+	/* Task 0 tells the others what it used, or why it failed. */
+	if (leader) {
+		char rec[1100];
+		struct err e2 = { 0 };
+
+		snprintf(rec, sizeof(rec), "%s%s", rv == 0 ? "" : "!", rv == 0 ? p->digest : e->msg);
+		job_record_write(store, c->job_key, rec, &e2);
+	}
 	return rv;
 }

@@ -33,6 +33,11 @@ struct registry_cfg {
 	long verbose;
 	bool quiet, progress;
 	char *const *envp;               /* credentials' $VAR, HOME, XDG_* */
+	long wait_s;                     /* bound on waiting for another puller; 0 = 1800 */
+	/* One digest per job step (claim.h): the step's record key, and
+	 * whether this is its task 0, which resolves the tag (NULL: none). */
+	const char *job_key;
+	bool job_leader;
 };
 
 struct pulled {

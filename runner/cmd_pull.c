@@ -18,7 +18,9 @@
 #include "commands.h"
 #include "phase.h"
 #include "ref.h"
+#include "claim.h"
 #include "registry.h"
+#include "stage.h"
 #include "util.h"
 
 #define PULLED_ENV "CTRUN_IMAGE_PULLED"
@@ -28,6 +30,30 @@ static const char pull_usage[] =
 	"or [USER@][HOST#]REPO[:TAG]";
 
 extern char **environ;
+
+/* One digest per job step: in a step (not a batch script's ctrun, which
+ * hands its digest on itself), with a store the nodes share, task 0
+ * resolves and the others follow its record (registry/claim.h). */
+static void job_of(const struct options *o, struct registry_cfg *c, char *key, size_t size)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	const char *procid = getenv("SLURM_PROCID"), *mode = o->reg_store_shared;
+	char store[PATH_MAX];
+	struct err e = { 0 };
+	bool shared;
+
+	if (job == NULL || step == NULL || procid == NULL || o->image == NULL)
+		return;
+	if (mode == NULL || strcmp(mode, "auto") == 0)
+		shared = image_store_dir(o, store, sizeof(store), &e) == 0 &&
+			 stage_on_network_fs(store);
+	else
+		shared = strcmp(mode, "true") == 0;
+	if (!shared || job_record_key(job, step, o->image, key, size) < 0)
+		return;
+	c->job_key = key;
+	c->job_leader = strcmp(procid, "0") == 0;
+}
 
 static void cfg_of(const struct options *o, struct registry_cfg *c)
 {
@@ -47,6 +73,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 	c->progress = !o->quiet && (strcmp(p, "true") == 0 ||
 				    (strcmp(p, "auto") == 0 && isatty(STDERR_FILENO)));
 	c->envp = environ;
+	c->wait_s = o->reg_wait;
 }
 
 int image_store_dir(const struct options *o, char *out, size_t size, struct err *e)
@@ -112,8 +139,10 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 				return -1;
 		}
 	} else {
-		char line[800];
+		char line[800], key[128];
 
+		if (image == o->image)
+			job_of(o, &c, key, sizeof(key));
 		if (registry_pull(&c, image, &p, e) < 0)
 			return -1;
 		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) >= 0)

@@ -74,6 +74,8 @@ static const struct key keys[] = {
 	{ "registry", "insecure_tls", NULL, K_LIST, OFF(reg_insecure_tls), 0, 0, NULL },
 	{ "registry", "mirror", NULL, K_KV, OFF(reg_mirrors), 0, 0, NULL },
 	{ "registry", "parallel", NULL, K_LONG, OFF(reg_parallel), 1, 16, NULL },
+	{ "registry", "store_shared", NULL, K_ENUM, OFF(reg_store_shared), 0, 0, autobool },
+	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -87,6 +89,7 @@ void options_init(struct options *o)
 	o->prefix = true;
 	o->rdzv_timeout = 60;
 	o->reg_parallel = 4;
+	o->reg_wait = 1800;
 	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
 	 * unpacked): see docs/decisions.md. */
 	o->cache_max_unpacked = 64ULL << 30;
@@ -118,6 +121,7 @@ void options_free(struct options *o)
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
 	free_str(&o->reg_auth_file);
+	free_str(&o->reg_store_shared);
 	strv_free(&o->reg_plain_http);
 	strv_free(&o->reg_insecure_tls);
 	strv_free(&o->reg_mirrors);

@@ -69,6 +69,8 @@ struct options {
 	struct strv reg_insecure_tls; /* hosts whose certificate is not verified */
 	struct strv reg_mirrors;      /* HOST=MIRROR */
 	long reg_parallel;    /* blob downloads at once */
+	char *reg_store_shared; /* "auto" (a network file system), "true", "false"; NULL = auto */
+	long reg_wait;        /* seconds a ctrun waits for another's pull */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */
