@@ -244,7 +244,7 @@ int job_record_write(const char *store, const char *key, const char *text, struc
 	    xsnprintf(path, sizeof(path), "%s/%s", dir, key) < 0 ||
 	    store_tmp(store, "job", tmp, sizeof(tmp), e) < 0)
 		return err_set(e, EXIT_CTRUN, "image store %s: path too long", store);
-	if (mkdir_p(dir, 0700) < 0)
+	if (mkdir_p(dir, store_dir_mode(store)) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -22,6 +22,16 @@ bool digest_valid(const char *d)
 	return true;
 }
 
+unsigned store_dir_mode(const char *store)
+{
+	struct stat st;
+
+	/* A group's store (setgid, group-writable): its folders the group's too. */
+	if (stat(store, &st) == 0 && (st.st_mode & S_ISGID) && (st.st_mode & 070) == 070)
+		return 02770;
+	return 0700;
+}
+
 int store_init(const char *store, struct err *e)
 {
 	static const char *const sub[] = { "", "/blobs", "/blobs/sha256", "/images", "/refs", "/tmp" };
@@ -30,7 +40,7 @@ int store_init(const char *store, struct err *e)
 	for (size_t i = 0; i < sizeof(sub) / sizeof(*sub); i++) {
 		if (xsnprintf(p, sizeof(p), "%s%s", store, sub[i]) < 0)
 			return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
-		if (mkdir_p(p, 0700) < 0)
+		if (mkdir_p(p, i == 0 ? 0700 : store_dir_mode(store)) < 0)
 			return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", p);
 	}
 	return 0;
@@ -125,7 +135,7 @@ int store_ref_write(const char *store, const struct image_ref *r, const char *ke
 	    store_tmp(store, "ref", tmp, sizeof(tmp), e) < 0)
 		return -1;
 	*strrchr(path, '/') = '\0';
-	if (mkdir_p(path, 0700) < 0)
+	if (mkdir_p(path, store_dir_mode(store)) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", path);
 	path[strlen(path)] = '/';
 	n = snprintf(line, sizeof(line), "%s\n", digest);

@@ -17,6 +17,10 @@
  * store keeps the modes its admin gave it). */
 int store_init(const char *store, struct err *e);
 
+/* The mode of the store's new folders: 0700, or 02770 in a group's
+ * store (its root setgid and group-writable: docs/images.md). */
+unsigned store_dir_mode(const char *store);
+
 /* <store>/blobs/sha256/<hex> of a "sha256:<hex>" digest. */
 int store_blob(const char *store, const char *digest, char *out, size_t size, struct err *e);
 /* <store>/images/sha256-<hex>.sqsh */
