@@ -1,0 +1,102 @@
+#!/bin/bash
+# The first start of a never-pulled reference at scale (issue 22): a test
+# cluster of $BENCH_NODES (32) nodes on this machine, Debian's
+# docker-registry (plain HTTP) on the cluster's bridge serving the layered
+# torch test image (tests/images/build.sh registry).  For n = 1, 2, 4, ...:
+#   ctrun    srun -Nn ctrun --image docker://REG/ctrun-test/torch true,
+#            into an empty store the nodes share (task 0 resolves and pulls,
+#            the others wait for its image);
+#   enroot   srun -Nn enroot import docker://REG#ctrun-test/torch on every
+#            node (what pyxis does), enroot 4.1.2 from /opt/enroot, up to
+#            $BENCH_ENROOT_MAX (4) nodes: each import costs a node's CPU here.
+# Wall seconds, and the registry's requests and bytes served (its access
+# log).  Prints a markdown section.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+CTRUN=$repo/build/ctrun
+max=${BENCH_NODES:-32} enroot_max=${BENCH_ENROOT_MAX:-4}
+[ "$(id -u)" = 0 ] || { echo "bench: pullscale.sh needs root (the test cluster)" >&2; exit 1; }
+"$repo/tests/images/build.sh" registry >&2
+export CTRUN_CLUSTER_NAME=ctbp CTRUN_CLUSTER_SUBNET=10.237.0 CTRUN_CLUSTER_PORT_BASE=16817
+export CTRUN_CLUSTER_NODES=$max
+cluster=$repo/tests/cluster/cluster.sh
+TMPD=$(mktemp -d /tmp/ctrun-bench-pullscale.XXXXXX)
+chmod 755 "$TMPD"
+skip() { echo "bench: $*" >&2; exit 1; }
+# shellcheck source=../integration/reglib.sh
+. "$repo/tests/integration/reglib.sh"
+cleanup() { reg_stop; "$cluster" down >/dev/null 2>&1 || true; rm -rf "$TMPD"; }
+trap cleanup EXIT
+"$cluster" down >/dev/null 2>&1 || true
+echo "bench: bringing up $max nodes" >&2
+"$cluster" up >&2
+eval "$("$cluster" env)"
+reg_image_storage STORAGE
+reg_start --plain --auth none --storage "$STORAGE" >&2
+enroot=$(PATH=/opt/enroot/bin:$PATH command -v enroot || true)
+ref=ctrun-test/torch:latest
+scratch=$CTRUN_CLUSTER_SCRATCH
+
+now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+sec() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000000}'; }
+# Requests and MiB the registry served since line $1 of its access log.
+served() {
+	tail -n +"$(($1 + 1))" "$REG_ACCESS_LOG" | awk '{
+		if (match($0, /" [0-9]{3} [0-9]+ /)) { split(substr($0, RSTART + 2), f, " "); b += f[2] }
+		n++ } END { printf "%d req, %.0f MiB", n, b / 1048576 }'
+}
+fresh() {
+	rm -rf "$TMPD/store"
+	for nd in $CTRUN_CLUSTER_NODE_NAMES; do
+		"$cluster" exec "$nd" sh -c "rm -rf '$scratch'/cache '$scratch'/enroot '$scratch'/x.sqsh"
+	done
+}
+
+cat <<SECTION
+
+## First start from a registry at scale (tests/bench/pullscale.sh)
+
+A test cluster of $max nodes on this one machine ($(nproc) cores; each node a slurmd in its own
+namespaces with a node-local tmpfs), Debian's docker-registry on the cluster's bridge serving the
+layered torch test image (3 gzip layers). **ctrun**: \`srun -Nn ctrun --image
+docker://REG/$ref true\` into an empty store on the shared directory
+(\`[registry] store_shared = true\`). **enroot**: \`srun -Nn enroot import
+docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -n "$enroot" ] && "$enroot" version || echo "not installed"), up to
+$enroot_max nodes. Wall seconds; what the registry served (requests, MiB). Command:
+\`CTRUN_BENCHES=pullscale.sh make bench\`.
+
+| nodes | ctrun s | ctrun registry | enroot s | enroot registry |
+|---|---|---|---|---|
+SECTION
+for ((n = 1; n <= max; n *= 2)); do
+	fresh
+	l0=$(wc -l < "$REG_ACCESS_LOG")
+	s=$(now)
+	srun -N"$n" --ntasks-per-node=1 env CTRUN_CACHE_DIR="$scratch/cache" \
+		CTRUN_REGISTRY_STORE="$TMPD/store" CTRUN_REGISTRY_STORE_SHARED=true \
+		CTRUN_REGISTRY_PLAIN_HTTP="$REG_HOST" "$CTRUN" -q --image "docker://$REG_HOST/$ref" -- true >&2
+	e=$(now)
+	c="$(sec $((e - s))) | $(served "$l0")"
+	r="- | -"
+	if [ -n "$enroot" ] && [ "$n" -le "$enroot_max" ]; then
+		l0=$(wc -l < "$REG_ACCESS_LOG")
+		s=$(now)
+		srun -N"$n" --ntasks-per-node=1 env ENROOT_ALLOW_HTTP=yes ENROOT_CACHE_PATH="$scratch/enroot/cache" \
+			ENROOT_DATA_PATH="$scratch/enroot/data" ENROOT_RUNTIME_PATH="$scratch/enroot/rt" \
+			ENROOT_TEMP_PATH="$scratch/enroot" PATH="$(dirname "$enroot"):$PATH" \
+			sh -c "mkdir -p '$scratch/enroot' && exec '$enroot' import -o '$scratch/x.sqsh' 'docker://$REG_HOST#$ref'" >&2
+		e=$(now)
+		r="$(sec $((e - s))) | $(served "$l0")"
+	fi
+	echo "| $n | $c | $r |"
+	echo "bench: $n nodes done" >&2
+done
+fresh
+cat <<'NOTE'
+
+How to read it. ctrun's registry column stays at one image (one manifest, each blob once)
+at every node count: task 0 pulls, the others wait for its image in the shared store. enroot's
+grows with the nodes, as every node imports. All test nodes share the machine's cores, so the
+wall times here measure one machine's CPU, not a cluster's.
+NOTE
