@@ -43,7 +43,7 @@ sec() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000000}'; }
 # Requests and MiB the registry served since line $1 of its access log.
 served() {
 	tail -n +"$(($1 + 1))" "$REG_ACCESS_LOG" | awk '{
-		if (match($0, /" [0-9]{3} [0-9]+ /)) { split(substr($0, RSTART + 2), f, " "); b += f[2] }
+		if (match($0, /" [0-9][0-9][0-9] [0-9]+ /)) { split(substr($0, RSTART + 2), f, " "); b += f[2] }
 		n++ } END { printf "%d req, %.0f MiB", n, b / 1048576 }'
 }
 fresh() {
