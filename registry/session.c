@@ -335,11 +335,17 @@ int session_get(struct session *s, const char *path, struct http_req *r, struct 
 			/* No answer at all: twice more (1 s, 2 s), never for a name
 			 * that does not resolve; a node without a route then falls
 			 * back to the store soon. */
-			if (out->fail == HTTP_NET && attempt + 1 < TRIES_NET && out->written == 0) {
+			/* A body kept in memory (a manifest, a token) starts again
+			 * whole; one written to a file is the caller's to resume. */
+			bool again = out->written == 0 || r->fd < 0;
+
+			http_resp_free(out);
+			if (out->fail == HTTP_NET && attempt + 1 < TRIES_NET && again) {
 				sleep((unsigned)retry_wait(out, attempt));
 				continue;
 			}
-			s->unreachable = out->fail == HTTP_NET || out->fail == HTTP_DNS;
+			s->unreachable = out->written == 0 &&
+					 (out->fail == HTTP_NET || out->fail == HTTP_DNS);
 			return err_wrap(e, "%s", what);
 		}
 		explicit_bzero(auth, sizeof(auth));
