@@ -419,3 +419,14 @@ reg_image_storage() {
 		skip "registry storage of the test images missing (run: tests/images/build.sh registry)"
 	printf -v "$1" '%s' "$p"
 }
+
+# reg_client FILE: ctrun as a client of this registry: FILE an auth.json (0600) with
+# REG_USER's credentials for REG_HOST, named by CTRUN_REGISTRY_AUTH_FILE with the CA in
+# CTRUN_REGISTRY_CA_FILE; the machine's own credential sources unset.
+reg_client() {
+	printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" \
+		"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > "$1"
+	chmod 600 "$1"
+	unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
+	export CTRUN_REGISTRY_AUTH_FILE=$1 CTRUN_REGISTRY_CA_FILE=$REG_CA
+}

@@ -12,12 +12,8 @@
 reg_image_storage STORAGE
 cd "$TMPD"
 reg_start --storage "$STORAGE"
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" \
-	"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > auth.json
-chmod 600 auth.json
-unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
-export CTRUN_REGISTRY_AUTH_FILE=$TMPD/auth.json CTRUN_REGISTRY_CA_FILE=$REG_CA \
-	CTRUN_REGISTRY_STORE=$TMPD/store
+reg_client "$TMPD/auth.json"
+export CTRUN_REGISTRY_STORE=$TMPD/store
 ref=docker://$REG_HOST/ctrun-test/torch:latest
 cp "$CTRUN_REPO/examples/train_ddp.py" .
 manifests() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/manifests/latest 200$' || true; }

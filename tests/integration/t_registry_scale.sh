@@ -13,13 +13,9 @@
 reg_image_storage STORAGE
 cd "$TMPD"
 reg_start --storage "$STORAGE"
-printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" \
-	"$(printf '%s:%s' "$REG_USER" "$REG_PASSWORD" | base64 -w0)" > auth.json
-chmod 600 auth.json
-unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR ENROOT_CONFIG_PATH
+reg_client "$TMPD/auth.json"
 # The nodes share $TMPD (the test cluster's stand-in for a parallel file system).
-export CTRUN_REGISTRY_AUTH_FILE=$TMPD/auth.json CTRUN_REGISTRY_CA_FILE=$REG_CA \
-	CTRUN_REGISTRY_STORE_SHARED=true
+export CTRUN_REGISTRY_STORE_SHARED=true
 ref=docker://$REG_HOST/ctrun-test/busybox:latest
 count() { reg_requests | grep -cE "$1" || true; }
 manifests() { count '^GET /v2/ctrun-test/busybox/manifests/latest 200$'; }
