@@ -14,13 +14,14 @@ static long long now_ms(void)
 
 static void draw(struct progress *p)
 {
-	double mb = (double)p->done / 1048576.0;
+	double mb = (double)p->done / 1048576.0, s = (double)(now_ms() - p->start_ms) / 1000.0;
 
 	if (p->total > 0)
-		fprintf(stderr, "\rctrun: %s: %3d%% (%.0f/%.0f MB)", p->what,
-			(int)(p->done * 100 / p->total), mb, (double)p->total / 1048576.0);
+		fprintf(stderr, "\rctrun: %s: %3d%% (%.0f/%.0f MB, %.0f MB/s) ", p->what,
+			(int)(p->done * 100 / p->total), mb, (double)p->total / 1048576.0,
+			s > 0.05 ? mb / s : 0.0);
 	else
-		fprintf(stderr, "\rctrun: %s: %.0f MB", p->what, mb);
+		fprintf(stderr, "\rctrun: %s: %.0f MB (%.0f MB/s) ", p->what, mb, s > 0.05 ? mb / s : 0.0);
 	fflush(stderr);
 	p->drawn = true;
 }
@@ -32,6 +33,7 @@ void progress_start(struct progress *p, bool on, const char *what, unsigned long
 	p->total = total;
 	p->done = 0;
 	p->last_ms = 0;
+	p->start_ms = now_ms();
 	p->drawn = false;
 }
 

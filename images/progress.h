@@ -13,6 +13,7 @@ struct progress {
 	unsigned long long total;     /* bytes; 0 = unknown */
 	unsigned long long done;
 	long long last_ms;            /* last redraw */
+	long long start_ms;           /* for the rate */
 	bool drawn;
 };
 

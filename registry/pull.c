@@ -143,7 +143,8 @@ static void tick(struct blob_meter *m)
 {
 	struct progress *p = m->arg;
 
-	progress_add(p, m->done - p->done);
+	if (m->done > p->done) /* a restarted download goes back: no redraw then */
+		progress_add(p, m->done - p->done);
 }
 
 /* Downloads, unpacks, makes the squashfs at sqsh_tmp. */

@@ -53,6 +53,13 @@ grep -q '^squashfs-root/opt/old/a' list && fail "the opaque directory kept layer
 grep -qx 'squashfs-root/bin/busybox' list || fail "the first layer is missing"
 grep -q "credentials for" err && grep -q "$REG_PASSWORD" err && fail "the password was printed"
 
+note "on a tty, a progress line like docker pull's: percent, bytes, rate; none without"
+script -qec "env HOME='$TMPD/home' CTRUN_REGISTRY_STORE='$TMPD/store-tty' '$CTRUN' pull '$ref'" \
+	/dev/null > tty.out < /dev/null
+grep -qE "pulling $REG_HOST/ctrun-test/busybox:latest: 100% \([0-9]+/[0-9]+ MB, [0-9]+ MB/s\)" tty.out ||
+	fail "no progress on a tty: $(cat -v tty.out)"
+grep -q "pulling .*%" err && fail "progress without a tty"
+
 note "a wrong password: refused, naming the source"
 printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$REG_HOST" "$(printf '%s:wrong' "$REG_USER" | base64 -w0)" \
 	> home/.config/containers/auth.json
