@@ -36,6 +36,15 @@ reg_image_storage STORAGE
 reg_start --plain --auth none --storage "$STORAGE" >&2
 enroot=$(PATH=/opt/enroot/bin:$PATH command -v enroot || true)
 ref=ctrun-test/torch:latest
+# enroot's import must work against this registry at all (see pull.sh).
+enroot_why=""
+if [ -n "$enroot" ] && ! env ENROOT_ALLOW_HTTP=yes ENROOT_CACHE_PATH="$TMPD/e/c" ENROOT_DATA_PATH="$TMPD/e/d" \
+	ENROOT_RUNTIME_PATH="$TMPD/e/r" ENROOT_TEMP_PATH="$TMPD" "$enroot" import -o "$TMPD/probe.sqsh" \
+	"docker://$REG_HOST#$ref" > "$TMPD/enroot.err" 2>&1; then
+	enroot_why=$(grep -m1 ERROR "$TMPD/enroot.err" || tail -1 "$TMPD/enroot.err")
+	enroot=""
+fi
+rm -rf "$TMPD/e" "$TMPD/probe.sqsh"
 scratch=$CTRUN_CLUSTER_SCRATCH
 
 now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
@@ -63,7 +72,7 @@ layered torch test image (3 gzip layers). **ctrun**: \`srun -Nn ctrun --image
 docker://REG/$ref true\` into an empty store on the shared directory
 (\`[registry] store_shared = true\`). **enroot**: \`srun -Nn enroot import
 docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -n "$enroot" ] && "$enroot" version || echo "not installed"), up to
-$enroot_max nodes. Wall seconds; what the registry served (requests, MiB). Command:
+$enroot_max nodes$([ -z "$enroot_why" ] || echo ": not run, its import fails against this registry (\`$enroot_why\`; see the pull section)"). Wall seconds; what the registry served (requests, MiB). Command:
 \`CTRUN_BENCHES=pullscale.sh make bench\`.
 
 | nodes | ctrun s | ctrun registry | enroot s | enroot registry |
