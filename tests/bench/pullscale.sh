@@ -71,7 +71,7 @@ namespaces with a node-local tmpfs), Debian's docker-registry on the cluster's b
 layered torch test image (3 gzip layers). **ctrun**: \`srun -Nn ctrun --image
 docker://REG/$ref true\` into an empty store on the shared directory
 (\`[registry] store_shared = true\`). **enroot**: \`srun -Nn enroot import
-docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -n "$enroot" ] && "$enroot" version || echo "not installed"), up to
+docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -x /opt/enroot/bin/enroot ] && /opt/enroot/bin/enroot version || echo "not installed"), up to
 $enroot_max nodes$([ -z "$enroot_why" ] || echo ": not run, its import fails against this registry (\`$enroot_why\`; see the pull section)"). Wall seconds; what the registry served (requests, MiB). Command:
 \`CTRUN_BENCHES=pullscale.sh make bench\`.
 
@@ -105,7 +105,8 @@ fresh
 cat <<'NOTE'
 
 How to read it. ctrun's registry column stays at one image (one manifest, each blob once)
-at every node count: task 0 pulls, the others wait for its image in the shared store. enroot's
-grows with the nodes, as every node imports. All test nodes share the machine's cores, so the
+at every node count: task 0 pulls, the others wait for its image in the shared store (5
+requests: the manifest, the config, 3 layers). Every node importing (pyxis's model) serves
+the image n times. All test nodes share the machine's cores, so the
 wall times here measure one machine's CPU, not a cluster's.
 NOTE
