@@ -8,7 +8,7 @@
 #include "coll_nccl.h"
 #include "commands.h"
 #include "gpu.h"
-#include "rt.h"
+#include "runtime.h"
 #include "slurmlib.h"
 
 int cmd_version(const struct options *o)

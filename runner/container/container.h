@@ -17,7 +17,7 @@
 #include "err.h"
 #include "holder.h"
 #include "options.h"
-#include "rt.h"
+#include "runtime.h"
 #include "strv.h"
 #include "supervise.h"
 #include "topology.h"

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "imgmount.h"
-#include "rt.h"
+#include "runtime.h"
 #include "unpack.h"
 #include "util.h"
 

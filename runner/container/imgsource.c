@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "imgmount.h"
-#include "rt.h"
+#include "runtime.h"
 #include "util.h"
 
 int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e)

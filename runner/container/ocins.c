@@ -8,7 +8,7 @@
  * creating mount points in it would change it for everyone (and fail on an
  * image that is itself read-only).  The overlay's upper layer lives on a
  * tmpfs of the private namespace, so it disappears with the container. */
-#include "rt.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>

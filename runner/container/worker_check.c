@@ -2,7 +2,7 @@
  * in an image) run in this image?  It is linked against glibc (see
  * docs/bench.md), so the image needs its program interpreter; without it
  * the workers would only fail with exec's bare ENOENT. */
-#include "rt.h"
+#include "runtime.h"
 
 #include <elf.h>
 #include <fcntl.h>

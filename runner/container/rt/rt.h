@@ -170,35 +170,4 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 
-/* Picks the runtime for `want` ("auto" or a name) and the image kind, from
- * what is installed (`have` tells whether a binary is on PATH; NULL = look).
- * Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
- * looked for. */
-int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
-		     char *bin, size_t size, struct err *e);
-/* PATH lookup of an executable. */
-bool ctr_which(const char *bin, char *path, size_t size);
-/* Runs `bin --version` (no shell, 5 s at most) and parses its answer. */
-void ctr_app_version(const char *bin, struct app_version *v);
-
-/* Writes the plan's files (creating them, mode 0644). */
-int ctr_plan_write(const struct ctr_plan *p, struct err *e);
-/* --dry-run: each file's contents, then the command, shell-quoted. */
-void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p);
-/* Forks the runtime: in the child, the plan's environment on top of envp,
- * the OCI namespace/overlay set-up, then exec.  Returns the child's pid
- * once it has exec'd (a failure before is reported here, EXIT_CTRUN). */
-pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *const *envp,
-		     struct err *e);
-/* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
-int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
-/* A user namespace (and mount namespace) mapping uid/gid to root. */
-int ocins_userns(uid_t uid, gid_t gid, struct err *e);
-
-/* worker_check.c: 0 when ctrun-worker (`worker`, on the host) can run in the
- * image whose root file system is the host directory `rootfs` (NULL: not
- * known, not checked); else EXIT_CTRUN: the image has no C library. */
-int ctr_worker_check(const char *rootfs, const char *image, const char *worker, struct err *e);
-
 #endif
