@@ -11,15 +11,6 @@
 #include "err.h"
 #include "rt.h"
 
-/* Picks the runtime for `want` ("auto" or a name) and the image kind, from
- * what is installed (`have` tells whether a binary is on PATH; NULL = look).
- * Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
- * looked for. */
-int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
-		     char *bin, size_t size, struct err *e);
-/* PATH lookup of an executable. */
-bool ctr_which(const char *bin, char *path, size_t size);
 /* Runs `bin --version` (no shell, 5 s at most) and parses its answer. */
 void ctr_app_version(const char *bin, struct app_version *v);
 
