@@ -82,3 +82,18 @@ int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, stru
 		return err_sys(e, EXIT_CTRUN, "plan");
 	return 0;
 }
+
+enum ctr_root_need ctr_root_need(enum ctr_runtime rt)
+{
+	switch (rt) {
+	case RT_OCI:
+		return ROOT_TREE;
+	case RT_ENROOT:
+		return ROOT_ENROOT;
+	case RT_APPTAINER:
+	case RT_SINGULARITY:
+	case RT_NONE:
+		break;
+	}
+	return ROOT_IMAGE_FILE;
+}

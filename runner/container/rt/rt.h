@@ -55,6 +55,18 @@ bool app_has_no_oci(const struct app_version *v);
 
 const char *ctr_runtime_name(enum ctr_runtime rt);
 
+/* What a runtime needs on the host before its plan can be made (the root
+ * file system decision in runner/container/ reads only this, never the
+ * runtime itself). */
+enum ctr_root_need {
+	ROOT_IMAGE_FILE, /* it reads the image file itself (apptainer, singularity) */
+	ROOT_TREE,       /* a directory tree: the image directory, the squashfs or SIF
+			  * mounted by the holder, else a node cache entry (OCI) */
+	ROOT_ENROOT,     /* a container in enroot's data directory, or enroot's own
+			  * start of the squashfs file */
+};
+enum ctr_root_need ctr_root_need(enum ctr_runtime rt);
+
 /* A device node passed through (GPUs): what stat(2) says about it. */
 struct ctr_device {
 	char *path;
