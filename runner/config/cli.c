@@ -104,6 +104,70 @@ static int flag_to_key(const char *flag, char *key, size_t size)
 	return 0;
 }
 
+/* Edit distance (insertions, deletions, substitutions, transpositions of
+ * neighbours) between a and b, capped: names are short. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[3][66];
+
+	if (la > 64 || lb > 64)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *row = d[i % 3], *prev = d[(i - 1) % 3], *prev2 = d[(i + 1) % 3];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			row[j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* The long option closest to a mistyped `--word[=value]`, as git and cargo
+ * suggest one: within 2 edits (1 for names of 4 letters or fewer), else NULL. */
+static const char *closest_option(const char *arg)
+{
+	char word[65];
+	const char *best = NULL;
+	size_t best_d = 99;
+
+	if (strncmp(arg, "--", 2) != 0 || xsnprintf(word, sizeof(word), "%.*s",
+						     (int)strcspn(arg + 2, "="), arg + 2) < 0)
+		return NULL;
+	for (const struct option *lo = longopts; lo->name != NULL; lo++) {
+		size_t d = distance(word, lo->name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = lo->name;
+		}
+	}
+	return best_d <= (strlen(word) <= 4 ? 1u : 2u) ? best : NULL;
+}
+
+/* Options that only mean something in a container: given on the command
+ * line without an image they would be ignored, so they are refused. */
+static bool container_only(const char *name)
+{
+	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode", NULL };
+
+	for (const char *const *n = names; *n != NULL; n++)
+		if (strcmp(name, *n) == 0)
+			return true;
+	return false;
+}
+
 /* One getopt pass from optind; stops at the first non-option word. */
 static int parse_flags(struct options *o, int argc, char *const *argv, const char *help,
 		       struct err *e)
@@ -145,6 +209,8 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 			snprintf(where, sizeof(where), "--%s", longopts[idx].name);
 			if (options_set(o, key, c == OPT_FLAG_BASE ? optarg : "true", where, e) < 0)
 				return -1;
+			if (container_only(longopts[idx].name) && o->container_flag == NULL)
+				o->container_flag = longopts[idx].name;
 			break;
 		case ':':
 			return err_set(e, EXIT_USAGE, "option '%s' needs a value (see ctrun --help)",
@@ -154,6 +220,9 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 			if (optopt != 0 && optopt < 256)
 				return err_set(e, EXIT_USAGE, "unknown option '-%c' (see ctrun --help)",
 					       optopt);
+			if (closest_option(argv[optind - 1]) != NULL)
+				return err_set(e, EXIT_USAGE, "unknown option '%s' (did you mean --%s?)",
+					       argv[optind - 1], closest_option(argv[optind - 1]));
 			return err_set(e, EXIT_USAGE, "unknown option '%s' (see ctrun --help)",
 				       argv[optind - 1]);
 		}
@@ -207,6 +276,7 @@ int options_load(struct options *o, int argc, char *const *argv, char *const *en
 {
 	const char *home = NULL, *conf = NULL;
 	char path[PATH_MAX];
+	int ret;
 
 	for (char *const *p = envp; p != NULL && *p != NULL; p++) {
 		if (strncmp(*p, "HOME=", 5) == 0)
@@ -226,5 +296,11 @@ int options_load(struct options *o, int argc, char *const *argv, char *const *en
 		return -1;
 	if (options_load_env(o, envp, e) < 0)
 		return -1;
-	return options_parse_argv(o, argc, argv, e);
+	ret = options_parse_argv(o, argc, argv, e);
+	if (ret == 0 && o->container_flag != NULL && o->image == NULL &&
+	    (o->cmd == CMD_RUN || o->cmd == CMD_ENV || o->cmd == CMD_CHECK || o->cmd == CMD_BENCH))
+		return err_set(e, EXIT_USAGE, "--%s needs --image: without a container the command "
+			       "runs on the host and --%s would be ignored", o->container_flag,
+			       o->container_flag);
+	return ret;
 }

@@ -77,6 +77,8 @@ struct options {
 	/* what to run, and the raw words of the subcommand */
 	struct strv command;
 	struct strv args;     /* original argv after argv[0], for batch re-launch */
+	const char *container_flag; /* the first container-only flag on the command
+				     * line ("mount"), refused without an image */
 };
 
 void options_init(struct options *o);
