@@ -45,8 +45,8 @@
 #define AGENT_DIR "/.ctrun"
 #define AGENT_BIN AGENT_DIR "/agent"
 #define AGENT_SPEC AGENT_DIR "/spec"
-#define AGENT_EVENTS AGENT_DIR "/events"   /* agent -> ctrun: 'S', "F<rank> <signal>\n" */
-#define AGENT_CONTROL AGENT_DIR "/control" /* ctrun -> agent: 'U' (a peer failed) */
+#define AGENT_EVENTS AGENT_DIR "/events"   /* agent -> ctrun (agentproto.h) */
+#define AGENT_CONTROL AGENT_DIR "/control" /* ctrun -> agent (agentproto.h) */
 
 #define AGENTSPEC_MAX (64u << 20) /* bytes of spec the agent accepts */
 
