@@ -26,8 +26,9 @@
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
  *
- * Folder runner/agent/: the in-container agent: the spec it reads (a library
- * for ctrun) and ctrun-agent's main.c.  May use: runner/supervise/, core/
+ * Folder runner/agent/: the in-container agent: the spec it reads and the
+ * messages it exchanges with ctrun (agentproto.h) (a library for ctrun), and
+ * ctrun-agent's main.c.  May use: runner/supervise/, core/
  * (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_AGENTSPEC_H
