@@ -108,6 +108,17 @@ static void test_signals_are_read_and_the_mask_is_restored(void **state)
 	assert_int_equal(sigismember(&after, SIGCHLD), sigismember(&before, SIGCHLD));
 }
 
+/* A child that exits at once with code. */
+static pid_t exiting_child(int code)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(code);
+	return pid;
+}
+
 static void test_reaps_the_child_it_was_given(void **state)
 {
 	struct sigloop l;
@@ -116,10 +127,7 @@ static void test_reaps_the_child_it_was_given(void **state)
 
 	(void)state;
 	start(&l, 0, &s);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(7);
+	pid = exiting_child(7);
 	assert_int_equal(sigloop_add_child(&l, pid), 0);
 	for (int i = 0; i < 100 && s.pid == 0; i++)
 		assert_int_equal(sigloop_wait(&l, NULL, 0, 100), 0);
@@ -138,14 +146,29 @@ static void test_leaves_other_children_alone(void **state)
 
 	(void)state;
 	start(&l, 0, &s);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(3);
+	pid = exiting_child(3);
 	assert_int_equal(sigloop_wait(&l, NULL, 0, 2000), 0);
 	assert_int_equal(s.pid, 0);
 	assert_int_equal(waitpid(pid, &ws, 0), pid);
 	assert_int_equal(WEXITSTATUS(ws), 3);
+	sigloop_close(&l);
+}
+
+/* The supervisor and the agent's shim (PID 1) reap whatever ends. */
+static void test_reap_any_reaps_every_child(void **state)
+{
+	struct sigloop l;
+	struct seen s;
+
+	(void)state;
+	start(&l, SIGLOOP_REAP_ANY, &s);
+	exiting_child(1);
+	exiting_child(2);
+	for (int i = 0; i < 100 && s.n < 2; i++)
+		assert_int_equal(sigloop_wait(&l, NULL, 0, 100), 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal((s.order[2] = '\0', s.order), "xx");
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
 	sigloop_close(&l);
 }
 
@@ -220,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_signals_are_read_and_the_mask_is_restored),
 		cmocka_unit_test(test_reaps_the_child_it_was_given),
 		cmocka_unit_test(test_leaves_other_children_alone),
+		cmocka_unit_test(test_reap_any_reaps_every_child),
 		cmocka_unit_test(test_descriptors_before_or_after_signals),
 		cmocka_unit_test(test_times_out_with_nothing_to_do),
 		cmocka_unit_test(test_an_ignored_signal_stays_ignored),
