@@ -2,9 +2,9 @@
  *
  * One thread, one poll loop (core/sigloop.h): signals arrive on a signalfd
  * (nothing runs in a handler), worker output on pipes (output.c does the
- * line-atomic copying), and a guardian process (guardian.c) kills the workers' process
- * groups if ctrun itself is SIGKILLed.  Each worker leads a process group,
- * so one kill(-pgid) reaches everything it started. */
+ * line-atomic copying), and a guardian process (guardian.c) kills the
+ * workers' process groups if ctrun itself is SIGKILLed.  Each worker leads
+ * a process group, so one kill(-pgid) reaches everything it started. */
 #include "supervise.h"
 
 #include <errno.h>
