@@ -26,8 +26,9 @@
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
  *
- * Folder runner/agent/: the in-container agent: the spec it reads (a library
- * for ctrun) and ctrun-agent's main.c.  May use: runner/supervise/, core/
+ * Folder runner/agent/: the in-container agent: the spec it reads and the
+ * messages it exchanges with ctrun (agentproto.h) (a library for ctrun), and
+ * ctrun-agent's main.c.  May use: runner/supervise/, core/
  * (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_AGENTSPEC_H
@@ -45,8 +46,8 @@
 #define AGENT_DIR "/.ctrun"
 #define AGENT_BIN AGENT_DIR "/agent"
 #define AGENT_SPEC AGENT_DIR "/spec"
-#define AGENT_EVENTS AGENT_DIR "/events"   /* agent -> ctrun: 'S', "F<rank> <signal>\n" */
-#define AGENT_CONTROL AGENT_DIR "/control" /* ctrun -> agent: 'U' (a peer failed) */
+#define AGENT_EVENTS AGENT_DIR "/events"   /* agent -> ctrun (agentproto.h) */
+#define AGENT_CONTROL AGENT_DIR "/control" /* ctrun -> agent (agentproto.h) */
 
 #define AGENTSPEC_MAX (64u << 20) /* bytes of spec the agent accepts */
 

@@ -15,10 +15,10 @@
  *   of the step) or from ctrun as 'U' on the control FIFO.
  *
  *   the supervisor: supervise_run (runner/supervise.h) with all its
- *   guarantees; on the first worker failure it tells ctrun ("F<rank> <signal>\n" on
- *   the events FIFO) so ctrun can cancel the Slurm step at once, and when
- *   it is done it says so ("E\n"): a container that ends without it lost
- *   its agent.
+ *   guarantees; on the first worker failure it tells ctrun (F on the
+ *   events FIFO, agentproto.h) so ctrun can cancel the Slurm step at once,
+ *   and when it is done it says so (E): a container that ends without it
+ *   lost its agent.
  *
  * The exit status is the workers' (0, the first failing worker's status,
  * 128+N for a signal), 126/127 when the command cannot run, 125 when the
@@ -32,22 +32,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agentproto.h"
 #include "agentspec.h"
 #include "command.h"
 #include "envfile.h"
 #include "imageenv.h"
+#include "sigloop.h"
 #include "supervise.h"
 #include "util.h"
 
 extern char **environ;
-
-static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-#define NFWD (sizeof(fwd) / sizeof(fwd[0]))
 
 static int events_fd = -1;
 
@@ -59,16 +57,13 @@ static void fail(const char *what, const struct err *e)
 static pid_t notify_failure(void *arg)
 {
 	const struct supervise_result *r = arg;
-	char buf[32];
-	int n;
-
-	if (events_fd < 0)
-		return 0;
 	/* The signal that killed it, if one did: ctrun tells a stop from
 	 * outside (the whole step signalled) from a failure by it. */
-	n = snprintf(buf, sizeof(buf), "F%ld %d\n", r->failed_rank, r->term_signal);
-	if (write(events_fd, buf, (size_t)n) < 0)
-		return 0;
+	const struct agent_msg m = { .kind = AGENT_MSG_FAILED, .rank = r->failed_rank,
+				     .sig = r->term_signal };
+
+	if (events_fd >= 0)
+		agentproto_send(events_fd, &m);
 	return 0;
 }
 
@@ -326,77 +321,91 @@ static int status_of(int ws)
 	return EXIT_CTRUN;
 }
 
-/* The shim: signals, orphans, ctrun's liveness; returns the supervisor's status. */
-static int shim(pid_t child, int control_fd, const sigset_t *set)
+struct shim {
+	pid_t child;      /* the supervisor */
+	int control_fd;   /* -1 once ctrun is gone */
+	struct agentproto_reader rd;
+	int status;
+	bool done;
+};
+
+static void shim_control(void *arg, size_t k, short revents)
 {
-	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
-	int status = EXIT_CTRUN;
-	bool done = false;
+	struct shim *sh = arg;
+	char c[64];
+	ssize_t n = read(sh->control_fd, c, sizeof(c));
 
-	if (sfd < 0) {
-		perror("ctrun: agent: signalfd");
+	(void)k;
+	(void)revents;
+	for (size_t off = 0; n > 0 && off < (size_t)n;) {
+		struct agent_msg m;
+
+		off += agentproto_feed(&sh->rd, c + off, (size_t)n - off, &m);
+		if (m.kind == AGENT_MSG_PEER_FAILED)
+			kill(sh->child, SIGURG);
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		/* ctrun is gone: nobody is left to report to. */
+		kill(sh->child, SIGTERM);
+		close(sh->control_fd);
+		sh->control_fd = -1;
+	}
+}
+
+/* Everything but SIGURG goes on to the supervisor: runc relays the Go
+ * runtime's own SIGURGs, and a real peer failure comes as 'U' or from
+ * Slurm straight to the supervisor. */
+static void shim_signal(void *arg, int sig)
+{
+	struct shim *sh = arg;
+
+	if (sig != SIGURG)
+		kill(sh->child, sig);
+}
+
+/* Every child: the supervisor, and orphans the container's init inherits. */
+static void shim_exit(void *arg, pid_t pid, int ws)
+{
+	struct shim *sh = arg;
+
+	if (pid == sh->child) {
+		sh->status = status_of(ws);
+		sh->done = true;
+	}
+}
+
+/* The shim: signals, orphans, ctrun's liveness; returns the supervisor's status. */
+static int shim(struct sigloop *l, pid_t child, int control_fd)
+{
+	struct shim sh = { .child = child, .control_fd = control_fd, .status = EXIT_CTRUN };
+	struct err e = { 0 };
+
+	l->ops = (struct sigloop_ops){ .on_signal = shim_signal, .on_exit = shim_exit,
+				       .on_fd = shim_control, .arg = &sh };
+	if (sigloop_open(l, &e) < 0) {
+		int ws;
+
+		fail("agent", &e);
 		kill(child, SIGKILL);
+		if (waitpid(child, &ws, 0) == child)
+			sh.status = status_of(ws);
+		return sh.status;
 	}
-	while (!done) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
-					 { .fd = control_fd, .events = POLLIN } };
-		struct signalfd_siginfo si;
+	while (!sh.done) {
+		struct pollfd pfd = { .fd = sh.control_fd, .events = POLLIN };
 
-		if (poll(pfd, control_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+		if (sigloop_wait(l, &pfd, 1, -1) < 0)
 			break;
-		if (pfd[1].revents != 0 && control_fd >= 0) {
-			char c[64];
-			ssize_t n = read(control_fd, c, sizeof(c));
-
-			for (ssize_t k = 0; k < n; k++)
-				if (c[k] == 'U')
-					kill(child, SIGURG);
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-				/* ctrun is gone: nobody is left to report to. */
-				kill(child, SIGTERM);
-				close(control_fd);
-				control_fd = -1;
-			}
-		}
-		if (sfd < 0 || !(pfd[0].revents & POLLIN)) {
-			if (sfd < 0) {
-				int ws;
-
-				if (waitpid(child, &ws, 0) == child)
-					status = status_of(ws);
-				done = true;
-			}
-			continue;
-		}
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			int sig = (int)si.ssi_signo;
-
-			if (sig != SIGCHLD) {
-				if (sig != SIGURG)
-					kill(child, sig);
-				continue;
-			}
-			for (;;) {
-				int ws;
-				pid_t pid = waitpid(-1, &ws, WNOHANG);
-
-				if (pid <= 0)
-					break;
-				if (pid == child) {
-					status = status_of(ws);
-					done = true;
-				}
-			}
-		}
 	}
-	return status;
+	return sh.status;
 }
 
 int main(int argc, char **argv)
 {
 	struct agent_spec s;
 	struct err e = { 0 };
-	sigset_t set, old;
+	struct sigloop loop;
+	const struct agent_msg started = { .kind = AGENT_MSG_STARTED };
 	char *text;
 	size_t len;
 	int control_fd = -1, status;
@@ -412,12 +421,7 @@ int main(int argc, char **argv)
 	}
 	/* First of all: as PID 1 a signal with its default action is dropped,
 	 * a blocked one waits for the signalfd. */
-	sigemptyset(&set);
-	for (size_t i = 0; i < NFWD; i++)
-		sigaddset(&set, fwd[i]);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGURG);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigloop_block(&loop, SIGLOOP_URG | SIGLOOP_REAP_ANY | SIGLOOP_FDS_FIRST, NULL);
 	text = read_file(argv[1], &len);
 	if (text == NULL) {
 		fprintf(stderr, "ctrun: agent: cannot read %s: %s\n", argv[1], strerror(errno));
@@ -434,7 +438,7 @@ int main(int argc, char **argv)
 		control_fd = open(s.control, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	/* Tells ctrun the container started: a failure from here on is ours or
 	 * the workers', not the runtime's. */
-	if (events_fd >= 0 && write(events_fd, "S", 1) < 0)
+	if (events_fd >= 0 && agentproto_send(events_fd, &started) < 0)
 		perror("ctrun: agent: events");
 	child = fork();
 	if (child < 0) {
@@ -442,19 +446,21 @@ int main(int argc, char **argv)
 		return EXIT_CTRUN;
 	}
 	if (child == 0) {
+		const struct agent_msg ended = { .kind = AGENT_MSG_ENDED };
+
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
 			_exit(EXIT_CTRUN);
 		if (control_fd >= 0)
 			close(control_fd);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigloop_close(&loop);
 		status = supervisor(&s);
 		/* The workers' end, reported: a container that ends without this
 		 * line lost its agent (killed, out of memory), and ctrun says so. */
-		if (events_fd >= 0 && write(events_fd, "E\n", 2) < 0)
+		if (events_fd >= 0 && agentproto_send(events_fd, &ended) < 0)
 			perror("ctrun: agent: events");
 		_exit(status);
 	}
-	status = shim(child, control_fd, &set);
+	status = shim(&loop, child, control_fd);
 	agentspec_free(&s);
 	return status;
 }

@@ -2,13 +2,10 @@
  * agent's spec, the runtime started once, signals forwarded, the agent's
  * events turned into Slurm's fail-fast (see container.h).
  *
- * ctrun and the agent talk through two FIFOs in the run directory (the
- * runtimes close inherited descriptors, a path works in all of them):
- *   events  (agent -> ctrun) 'S' when the agent started; "F<rank> <signal>\n" at the
- *           first worker failure: ctrun cancels the Slurm step at once,
- *           like launch.c does for workers of its own
- *   control (ctrun -> agent) 'U' when a peer node failed (SIGURG from that
- *           node's cancel); EOF when ctrun is gone: the agent stops. */
+ * ctrun and the agent talk through two FIFOs in the run directory
+ * (runner/agent/agentproto.h): the agent's first worker failure makes
+ * ctrun cancel the Slurm step at once, like launch.c does for workers of
+ * its own; a peer's failure (SIGURG) goes to the agent as a message. */
 #include "container.h"
 
 #include <errno.h>
@@ -20,15 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agentproto.h"
 #include "agentspec.h"
 #include "batchstop.h"
 #include "launch.h"
 #include "step.h"
 #include "quote.h"
+#include "sigloop.h"
 #include "phase.h"
 #include "util.h"
 #include "workerenv.h"
@@ -185,6 +183,11 @@ static int write_spec(const struct agent_spec *as, const struct ctr_setup *c, st
 }
 
 struct watch {
+	const struct topo *t;
+	bool cancel;         /* ours to cancel the step on a failure here */
+	int efd, cfd;        /* the events and control FIFOs */
+	struct sigloop loop;
+	struct agentproto_reader rd;
 	pid_t pid;
 	int status;          /* the runtime's, once reaped (-1 before) */
 	bool started;        /* the agent said 'S' */
@@ -195,61 +198,84 @@ struct watch {
 	int failed_signal;   /* that rank was killed by it (0: it exited) */
 	int got_signal;
 	bool peer_failed;
-	char line[64];       /* partial event line */
-	size_t len;
 };
 
-/* The agent's "F" event: "RANK SIGNAL", the rank that failed first and
- * the signal that killed it (0 if it exited). */
-static int parse_failure(char *text, long *rank, int *sig)
+/* The agent's first failure report: end the step on every node now. */
+static void agent_failed(struct watch *w, const struct agent_msg *m)
 {
-	char *sp = strchr(text, ' ');
-	long n;
-
-	if (sp == NULL)
-		return -1;
-	*sp = '\0';
-	if (parse_long(text, 0, LONG_MAX, rank) < 0 || parse_long(sp + 1, 0, NSIG, &n) < 0)
-		return -1;
-	*sig = (int)n;
-	return 0;
+	if (w->failed_rank >= 0)
+		return;
+	w->failed_rank = m->rank;
+	w->failed_signal = m->sig;
+	if (w->cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
+		w->cancelled = true;
+		w->helper = step_cancel_start(w->t);
+		if (w->helper > 0)
+			sigloop_add_child(&w->loop, w->helper);
+	}
 }
 
-static void events(struct watch *w, int fd, const struct topo *t, bool cancel)
+static void events(struct watch *w)
 {
 	char buf[256];
 	ssize_t n;
 
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			char ch = buf[i];
+	while ((n = read(w->efd, buf, sizeof(buf))) > 0) {
+		for (size_t off = 0; off < (size_t)n;) {
+			struct agent_msg m;
 
-			if (w->len == 0 && ch == 'S') {
+			off += agentproto_feed(&w->rd, buf + off, (size_t)n - off, &m);
+			if (m.kind == AGENT_MSG_STARTED) {
 				w->started = true;
 				phase_mark("container start");
-				continue;
-			}
-			if (ch != '\n') {
-				if (w->len + 1 < sizeof(w->line))
-					w->line[w->len++] = ch;
-				continue;
-			}
-			w->line[w->len] = '\0';
-			w->len = 0;
-			if (w->line[0] == 'E')
+			} else if (m.kind == AGENT_MSG_ENDED) {
 				w->ended = true;
-			if (w->line[0] != 'F' || w->failed_rank >= 0)
-				continue;
-			/* "F<rank> <signal>" */
-			if (parse_failure(w->line + 1, &w->failed_rank, &w->failed_signal) < 0)
-				w->failed_rank = -1;
-			/* A worker failed first here: end the step on every node now. */
-			if (cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
-				w->cancelled = true;
-				w->helper = step_cancel_start(t);
+			} else if (m.kind == AGENT_MSG_FAILED) {
+				agent_failed(w, &m);
 			}
 		}
 	}
+}
+
+static void on_events(void *arg, size_t k, short revents)
+{
+	(void)k;
+	if (revents & POLLIN)
+		events(arg);
+}
+
+static void on_exit_cb(void *arg, pid_t pid, int ws)
+{
+	struct watch *w = arg;
+
+	if (pid == w->helper)
+		w->helper = 0;
+	else if (pid == w->pid)
+		w->status = supervise_status(ws);
+}
+
+static void on_signal(void *arg, int sig)
+{
+	struct watch *w = arg;
+	const struct agent_msg peer = { .kind = AGENT_MSG_PEER_FAILED };
+
+	if (sig == SIGURG) {
+		/* Our own cancel coming back, or a peer's: tell the agent. */
+		if (!w->cancelled && w->failed_rank < 0 && !w->peer_failed) {
+			w->peer_failed = true;
+			if (agentproto_send(w->cfd, &peer) < 0)
+				kill(w->pid, SIGTERM);
+		}
+		return;
+	}
+	kill(w->pid, sig);
+	if (sigloop_is_checkpoint(sig) || w->got_signal != 0)
+		return;
+	w->got_signal = sig;
+	/* From outside, not our fail-fast (as supervise.h on_stop_signal):
+	 * the batch ctrun must know. */
+	if (!w->peer_failed && (w->failed_rank < 0 || w->failed_signal == sig))
+		batchstop_note(sig, w->t->host);
 }
 
 /* The container ended without its agent's report: nobody inside could say
@@ -268,108 +294,77 @@ static void lost_agent(const struct ctr_setup *c, const struct topo *t, int stat
 		"the out-of-memory killer\n", t->host, how, c->spec.bin);
 }
 
+/* What the runtime's run told: into r, or an error when it failed before
+ * the container started. */
+static int watch_result(const struct watch *w, const struct ctr_setup *c,
+			struct supervise_result *r, struct err *e)
+{
+	if (!w->started && w->status != 0) {
+		if (w->got_signal == 0)
+			return err_set(e, EXIT_CTRUN, "%s exited with status %d before the container "
+				       "started (see its message above)", c->spec.bin, w->status);
+		r->status = 128 + w->got_signal;
+		r->got_signal = w->got_signal;
+		return 0;
+	}
+	if (w->status != 0 && !w->ended && w->got_signal == 0 && !w->peer_failed)
+		lost_agent(c, w->t, w->status);
+	r->status = w->status;
+	r->failed_rank = w->failed_rank;
+	r->got_signal = w->got_signal;
+	r->peer_failed = w->peer_failed && w->failed_rank < 0;
+	return 0;
+}
+
+static int open_fifo(const struct ctr_setup *c, const char *name, int *fd, struct err *e)
+{
+	char path[PATH_MAX];
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, name) < 0 ||
+	    (*fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return err_sys(e, EXIT_CTRUN, "FIFO %s", path);
+	return 0;
+}
+
+/* Starts the runtime and watches it: the agent's events (core/sigloop.h
+ * with the events first in each round), signals passed on to the
+ * runtime, SIGURG to the agent as 'U'. */
 static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct topo *t,
 		 char *const *envp, bool cancel, struct supervise_result *r, struct err *e)
 {
-	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct watch w = { .pid = -1, .status = -1, .failed_rank = -1 };
-	char path[PATH_MAX];
-	sigset_t set, old;
-	int efd = -1, cfd = -1, sfd = -1, rv = -1;
+	struct watch w = { .t = t, .cancel = cancel, .efd = -1, .cfd = -1, .pid = -1,
+			   .status = -1, .failed_rank = -1 };
+	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
+					 .on_fd = on_events, .arg = &w };
+	int rv = -1;
 
-	if (xsnprintf(path, sizeof(path), "%s/events", c->rundir) < 0 ||
-	    (efd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0 ||
-	    xsnprintf(path, sizeof(path), "%s/control", c->rundir) < 0 ||
-	    (cfd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
-		err_sys(e, EXIT_CTRUN, "FIFO %s", path);
+	if (open_fifo(c, "events", &w.efd, e) < 0 || open_fifo(c, "control", &w.cfd, e) < 0)
 		goto out;
-	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGURG);
-	for (size_t k = 0; k < sizeof(fwd) / sizeof(*fwd); k++) {
-		struct sigaction cur;
-
-		/* One the caller ignores (nohup's SIGHUP) stays ignored. */
-		if (sigaction(fwd[k], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-			sigaddset(&set, fwd[k]);
-	}
-	sigprocmask(SIG_BLOCK, &set, &old);
-	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sfd < 0) {
-		err_sys(e, EXIT_CTRUN, "signalfd");
-		goto restore;
-	}
+	if (sigloop_start(&w.loop, SIGLOOP_URG | SIGLOOP_KEEP_IGNORED | SIGLOOP_FDS_FIRST, &ops,
+			  e) < 0)
+		goto out;
 	phase_mark("setup");
 	w.pid = ctr_plan_spawn(&c->spec, p, envp, e);
 	if (w.pid < 0)
 		goto restore;
+	sigloop_add_child(&w.loop, w.pid);
 	while (w.status < 0) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
-					 { .fd = efd, .events = POLLIN } };
-		struct signalfd_siginfo si;
+		struct pollfd pfd = { .fd = w.efd, .events = POLLIN };
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (sigloop_wait(&w.loop, &pfd, 1, -1) < 0)
 			break;
-		if (pfd[1].revents & POLLIN)
-			events(&w, efd, t, cancel);
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			int sig = (int)si.ssi_signo, ws;
-
-			if (sig == SIGCHLD) {
-				if (w.helper > 0 && waitpid(w.helper, NULL, WNOHANG) == w.helper)
-					w.helper = 0;
-				if (waitpid(w.pid, &ws, WNOHANG) == w.pid)
-					w.status = supervise_status(ws);
-			} else if (sig == SIGURG) {
-				/* Our own cancel coming back, or a peer's: tell the agent. */
-				if (!w.cancelled && w.failed_rank < 0 && !w.peer_failed) {
-					w.peer_failed = true;
-					if (write(cfd, "U", 1) < 0)
-						kill(w.pid, SIGTERM);
-				}
-			} else {
-				kill(w.pid, sig);
-				if (sig == SIGUSR1 || sig == SIGUSR2 || w.got_signal != 0)
-					continue;
-				w.got_signal = sig;
-				/* From outside, not our fail-fast (as supervise.h
-				 * on_stop_signal): the batch ctrun must know. */
-				if (!w.peer_failed && (w.failed_rank < 0 || w.failed_signal == sig))
-					batchstop_note(sig, t->host);
-			}
-		}
 	}
-	events(&w, efd, t, cancel);
+	events(&w);
 	phase_mark("workers");
 	step_helper_finish(w.helper);
-	if (!w.started && w.status != 0) {
-		if (w.got_signal != 0) {
-			r->status = 128 + w.got_signal;
-			r->got_signal = w.got_signal;
-			rv = 0;
-		} else {
-			err_set(e, EXIT_CTRUN, "%s exited with status %d before the container "
-				"started (see its message above)", c->spec.bin, w.status);
-		}
-		goto restore;
-	}
-	if (w.status != 0 && !w.ended && w.got_signal == 0 && !w.peer_failed)
-		lost_agent(c, t, w.status);
-	r->status = w.status;
-	r->failed_rank = w.failed_rank;
-	r->got_signal = w.got_signal;
-	r->peer_failed = w.peer_failed && w.failed_rank < 0;
-	rv = 0;
+	rv = watch_result(&w, c, r, e);
 restore:
-	if (sfd >= 0)
-		close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigloop_close(&w.loop);
 out:
-	if (efd >= 0)
-		close(efd);
-	if (cfd >= 0)
-		close(cfd);
+	if (w.efd >= 0)
+		close(w.efd);
+	if (w.cfd >= 0)
+		close(w.cfd);
 	return rv;
 }
 

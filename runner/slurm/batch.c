@@ -19,6 +19,7 @@
 #include "batchstop.h"
 #include "phase.h"
 #include "quote.h"
+#include "sigloop.h"
 #include "stage.h"
 #include "step.h"
 #include "strv.h"
@@ -62,17 +63,8 @@ int batch_srun_argv(const struct options *o, const struct topo *t, char *const *
  * which srun turns into a status line) to the step's tasks itself with
  * scancel: every node's ctrun gets the signal and passes it on to its
  * workers with the --kill-timeout grace.  srun forwards USR1 and USR2 as
- * they are (sbatch --signal=B:USR1@T, the usual preemption warning). */
-static const int stop_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
-static const int pass_sigs[] = { SIGUSR1, SIGUSR2 };
-
-static bool is_stop(int sig)
-{
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(*stop_sigs); i++)
-		if (stop_sigs[i] == sig)
-			return true;
-	return false;
-}
+ * they are (sbatch --signal=B:USR1@T, the usual preemption warning): the
+ * checkpoint signals of core/sigloop.h. */
 
 /* A stop signal for the step's tasks: through scancel to each step of the
  * job Slurm lists (the one srun started), else (no step yet, or Slurm does
@@ -90,69 +82,84 @@ static void stop_step(const struct topo *t, pid_t srun, int sig)
 		kill(srun, SIGTERM);
 }
 
+struct srun_watch {
+	const struct topo *t;
+	pid_t pid;
+	int *status;
+	int *stopped;
+	bool done;
+};
+
+static void srun_signal(void *arg, int sig)
+{
+	struct srun_watch *w = arg;
+
+	if (sigloop_is_checkpoint(sig)) {
+		kill(w->pid, sig);
+	} else if (*w->stopped == 0) {
+		*w->stopped = sig;
+		stop_step(w->t, w->pid, sig);
+	} else {
+		kill(w->pid, SIGTERM); /* asked again: srun ends the step now */
+	}
+}
+
+static void srun_exit(void *arg, pid_t pid, int ws)
+{
+	struct srun_watch *w = arg;
+
+	if (pid == w->pid) {
+		*w->status = ws;
+		w->done = true;
+	}
+}
+
+/* srun in a child: its own process group, the caller's signal mask. */
+__attribute__((noreturn)) static void exec_srun(char **argv, char **envp, const sigset_t *old)
+{
+	/* Its own process group: a signal to the batch step's group
+	 * (scancel --batch) reaches ctrun, which decides, not srun.
+	 * Not from a terminal (an salloc shell): there srun stays in
+	 * the foreground group, to read the terminal and get ^C. */
+	if (!isatty(STDIN_FILENO))
+		setpgid(0, 0);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	execvpe(argv[0], argv, envp);
+	fprintf(stderr, "ctrun: cannot run srun: %s\n", strerror(errno));
+	_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
 /* Runs srun until it ends; *stopped = the first stop signal ctrun got. */
 static int run_step(const struct topo *t, char **argv, char **envp, int *status, int *stopped,
 		    struct err *e)
 {
-	sigset_t set, old;
-	pid_t pid;
+	struct srun_watch w = { .t = t, .status = status, .stopped = stopped };
+	const struct sigloop_ops ops = { .on_signal = srun_signal, .on_exit = srun_exit,
+					 .arg = &w };
+	struct sigloop l;
 	int rv = -1;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(*stop_sigs); i++)
-		sigaddset(&set, stop_sigs[i]);
-	for (size_t i = 0; i < sizeof(pass_sigs) / sizeof(*pass_sigs); i++)
-		sigaddset(&set, pass_sigs[i]);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	pid = fork();
-	if (pid < 0) {
+	if (sigloop_start(&l, 0, &ops, e) < 0)
+		return -1;
+	w.pid = fork();
+	if (w.pid < 0) {
 		err_sys(e, EXIT_CTRUN, "fork srun");
 		goto out;
 	}
-	if (pid == 0) {
-		/* Its own process group: a signal to the batch step's group
-		 * (scancel --batch) reaches ctrun, which decides, not srun.
-		 * Not from a terminal (an salloc shell): there srun stays in
-		 * the foreground group, to read the terminal and get ^C. */
-		if (!isatty(STDIN_FILENO))
-			setpgid(0, 0);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execvpe(argv[0], argv, envp);
-		fprintf(stderr, "ctrun: cannot run srun: %s\n", strerror(errno));
-		_exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
-	}
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
-
-		if (sig < 0) {
-			if (errno == EINTR)
-				continue;
+	if (w.pid == 0)
+		exec_srun(argv, envp, &l.old);
+	sigloop_add_child(&l, w.pid);
+	while (!w.done) {
+		if (sigloop_wait(&l, NULL, 0, -1) < 0) {
 			err_sys(e, EXIT_CTRUN, "waiting for srun");
-			kill(pid, SIGKILL);
-			waitpid(pid, status, 0);
+			kill(w.pid, SIGKILL);
+			waitpid(w.pid, status, 0);
 			goto out;
-		}
-		if (sig == SIGCHLD) {
-			pid_t w = waitpid(pid, status, WNOHANG);
-
-			if (w == pid)
-				break;
-			continue;
-		}
-		if (!is_stop(sig)) {
-			kill(pid, sig);
-		} else if (*stopped == 0) {
-			*stopped = sig;
-			stop_step(t, pid, sig);
-		} else {
-			kill(pid, SIGTERM); /* asked again: srun ends the step now */
 		}
 	}
 	rv = 0;
 out:
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigloop_close(&l);
 	return rv;
 }
 

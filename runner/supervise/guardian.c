@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sigloop.h"
+
 /* Message meaning "clean exit": a process group id is never 0. */
 #define GUARDIAN_BYE 0
 
@@ -29,8 +31,9 @@ static void close_from(int lowfd)
 __attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_t cap,
 						    char *const *on_death)
 {
-	static const int ignored[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
-				       SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGALRM };
+	/* Besides the signals ctrun forwards (sigloop.h): none of the step's
+	 * signals may end the guardian. */
+	static const int ignored[] = { SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGALRM };
 	struct sigaction sa = { .sa_handler = SIG_IGN };
 	size_t n = 0;
 	sigset_t none;
@@ -40,6 +43,8 @@ __attribute__((noreturn)) static void guardian_main(int fd, pid_t *groups, size_
 	/* Out of ctrun's group: a kill aimed at ctrun's group must not take
 	 * the guardian with it. */
 	setpgid(0, 0);
+	for (size_t i = 0; i < SIGLOOP_NFORWARDED; i++)
+		sigaction(sigloop_forwarded[i], &sa, NULL);
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		sigaction(ignored[i], &sa, NULL);
 	sigemptyset(&none);

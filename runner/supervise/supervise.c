@@ -1,10 +1,10 @@
 /* supervise.c - worker processes, signals and fail-fast (see supervise.h).
  *
- * One thread, one poll loop: signals arrive on a signalfd (nothing runs in
- * a handler), worker output on pipes (output.c does the line-atomic
- * copying), and a guardian process (guardian.c) kills the workers' process
- * groups if ctrun itself is SIGKILLed.  Each worker leads a process group,
- * so one kill(-pgid) reaches everything it started. */
+ * One thread, one poll loop (core/sigloop.h): signals arrive on a signalfd
+ * (nothing runs in a handler), worker output on pipes (output.c does the
+ * line-atomic copying), and a guardian process (guardian.c) kills the
+ * workers' process groups if ctrun itself is SIGKILLed.  Each worker leads
+ * a process group, so one kill(-pgid) reaches everything it started. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -17,13 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "guardian.h"
 #include "output.h"
+#include "sigloop.h"
 #include "workerexec.h"
 #include "util.h"
 
@@ -57,10 +56,11 @@ struct sup {
 	size_t nst;
 	struct pollfd *pfd;
 	size_t *pmap;          /* pfd index -> stream index */
+	int wfd;               /* in pfd: the blocked output, polled to wake */
 	struct out_writer out;
 	struct guardian g;
-	int sfd, devnull, grace_ms, old_subreaper;
-	sigset_t set, oldmask;
+	struct sigloop loop;
+	int devnull, grace_ms, old_subreaper;
 	struct sigaction old_pipe, old_chld;
 	pid_t self;
 	pid_t helper;          /* what on_first_failure started, until reaped */
@@ -71,14 +71,6 @@ struct sup {
 	enum phase phase;
 	long long kill_at, give_up_at, last_io;
 };
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 int supervise_status(int ws)
 {
@@ -182,7 +174,7 @@ static void begin_stop(struct sup *s, int sig)
 	signal_groups(s, sig);
 	if (s->phase == RUN) {
 		s->phase = STOP;
-		s->kill_at = now_ms() + s->grace_ms;
+		s->kill_at = sigloop_now_ms() + s->grace_ms;
 	}
 }
 
@@ -219,36 +211,31 @@ static void worker_exited(struct sup *s, size_t i, int ws)
 	begin_stop(s, SIGTERM);
 }
 
-static void reap(struct sup *s)
+/* Every child is reaped (the loop's SIGLOOP_REAP_ANY). */
+static void on_exit_cb(void *arg, pid_t pid, int ws)
 {
-	for (;;) {
-		int ws;
-		pid_t pid = waitpid(-1, &ws, WNOHANG);
+	struct sup *s = arg;
 
-		if (pid <= 0)
-			return;
-		if (guardian_reaped(&s->g, pid))
-			continue;
-		if (pid == s->helper) {
-			s->helper = 0;
-			continue;
-		}
-		/* Anything else is a re-parented grandchild: reaping is all. */
-		for (size_t i = 0; i < s->n; i++) {
-			if (s->p[i].pid == pid && s->p[i].alive) {
-				worker_exited(s, i, ws);
-				break;
-			}
+	if (guardian_reaped(&s->g, pid))
+		return;
+	if (pid == s->helper) {
+		s->helper = 0;
+		return;
+	}
+	/* Anything else is a re-parented grandchild: reaping is all. */
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->p[i].pid == pid && s->p[i].alive) {
+			worker_exited(s, i, ws);
+			break;
 		}
 	}
 }
 
-static void on_signal(struct sup *s, int sig)
+static void on_signal(void *arg, int sig)
 {
+	struct sup *s = arg;
+
 	switch (sig) {
-	case SIGCHLD:
-		reap(s);
-		return;
 	case SIGUSR1:
 	case SIGUSR2:
 		/* Checkpoint requests (sbatch --signal): forward, carry on. */
@@ -279,19 +266,35 @@ static void on_signal(struct sup *s, int sig)
 	}
 }
 
-static void read_signals(struct sup *s, bool dispatch)
+/* Signals after the last round: too late to forward, but the caller
+ * must know of a stop request. */
+static void late_signals(struct sup *s)
 {
-	struct signalfd_siginfo si;
+	int sig;
 
-	while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		int sig = (int)si.ssi_signo;
+	while ((sig = sigloop_next(&s->loop)) > 0)
+		if (sig != SIGCHLD && sig != SIGURG && !sigloop_is_checkpoint(sig) &&
+		    s->r->got_signal == 0)
+			s->r->got_signal = sig;
+}
 
-		if (dispatch)
-			on_signal(s, sig);
-		else if (sig != SIGCHLD && sig != SIGURG && sig != SIGUSR1 && sig != SIGUSR2 &&
-			 s->r->got_signal == 0)
-			s->r->got_signal = sig; /* too late to forward: tell the caller */
-	}
+/* A worker's pipe is ready. */
+static void on_fd(void *arg, size_t k, short revents)
+{
+	struct sup *s = arg;
+	struct out_stream *st;
+	int got;
+
+	(void)revents;
+	if (s->pfd[k].fd == s->wfd)
+		return;
+	st = &s->st[s->pmap[k]];
+	/* Keep reading while data is there: a writer that sends 4 KiB at a
+	 * time then costs one poll and one write per buffer, not per 4 KiB. */
+	while ((got = out_stream_read(st)) > 0 && out_stream_wants_read(st))
+		;
+	if (got >= 0 || st->len > 0)
+		s->last_io = sigloop_now_ms();
 }
 
 static int start_worker(struct sup *s, size_t i, struct err *e)
@@ -321,7 +324,7 @@ static int start_worker(struct sup *s, size_t i, struct err *e)
 		const struct worker_image wi = { s->w[i].rank, s->w[i].argv, s->w[i].envp,
 						 s->w[i].cpus };
 
-		worker_exec(&wi, s->self, s->fg, s->devnull, &s->oldmask, po[1], pe[1]);
+		worker_exec(&wi, s->self, s->fg, s->devnull, &s->loop.old, po[1], pe[1]);
 	}
 	/* Parent and child both set the group, so a signal sent right after
 	 * fork reaches the group whichever of them ran first. */
@@ -380,9 +383,9 @@ static bool streams_done(const struct sup *s)
 /* One poll round; false once supervision is over. */
 static bool step(struct sup *s)
 {
-	long long now = now_ms(), deadline = -1;
+	long long now = sigloop_now_ms(), deadline = -1;
 	size_t np = 0;
-	int timeout, wfd;
+	int timeout;
 
 	if (s->phase == STOP && now >= s->kill_at) {
 		if (!groups_empty(s)) {
@@ -418,45 +421,29 @@ static bool step(struct sup *s)
 	} else if (s->phase == KILL) {
 		deadline = s->give_up_at;
 	}
-	s->pfd[np++] = (struct pollfd){ .fd = s->sfd, .events = POLLIN };
 	for (size_t j = 0; j < s->nst; j++) {
 		if (!out_stream_wants_read(&s->st[j]))
 			continue;
 		s->pmap[np] = j;
 		s->pfd[np++] = (struct pollfd){ .fd = s->st[j].fd, .events = POLLIN };
 	}
-	wfd = out_writer_blocked_fd(&s->out);
-	if (wfd >= 0)
-		s->pfd[np++] = (struct pollfd){ .fd = wfd, .events = POLLOUT };
+	s->wfd = out_writer_blocked_fd(&s->out);
+	if (s->wfd >= 0)
+		s->pfd[np++] = (struct pollfd){ .fd = s->wfd, .events = POLLOUT };
 	timeout = deadline < 0 ? -1 : (int)(deadline > now ? deadline - now : 0);
 	if (s->alive == 0 && s->phase != RUN && (timeout < 0 || timeout > GROUP_POLL_MS))
 		timeout = GROUP_POLL_MS;
-	if (poll(s->pfd, np, timeout) < 0 && errno != EINTR)
+	if (sigloop_wait(&s->loop, s->pfd, np, timeout) < 0)
 		return true; /* ENOMEM: try again */
-	if (s->pfd[0].revents != 0)
-		read_signals(s, true);
-	for (size_t k = 1; k < np; k++) {
-		if (s->pfd[k].revents == 0 || s->pfd[k].fd == wfd)
-			continue;
-		struct out_stream *st = &s->st[s->pmap[k]];
-		int got;
-
-		/* Keep reading while data is there: a writer that sends 4 KiB
-		 * at a time then costs one poll and one write per buffer, not
-		 * per 4 KiB. */
-		while ((got = out_stream_read(st)) > 0 && out_stream_wants_read(st))
-			;
-		if (got >= 0 || st->len > 0)
-			s->last_io = now_ms();
-	}
 	if (out_pump(&s->out, s->st, s->nst))
-		s->last_io = now_ms();
+		s->last_io = sigloop_now_ms();
 	return true;
 }
 
 static int setup(struct sup *s, struct err *e)
 {
-	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
+					 .on_fd = on_fd, .arg = s };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
 	bool piped = s->o->prefix || s->o->log_dir != NULL;
 
@@ -466,8 +453,8 @@ static int setup(struct sup *s, struct err *e)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
 			return err_sys(e, EXIT_CTRUN, "/dev/null");
 	s->p = calloc(s->n, sizeof(*s->p));
-	s->pfd = calloc(2 * s->n + 2, sizeof(*s->pfd));
-	s->pmap = calloc(2 * s->n + 2, sizeof(*s->pmap));
+	s->pfd = calloc(2 * s->n + 1, sizeof(*s->pfd));
+	s->pmap = calloc(2 * s->n + 1, sizeof(*s->pmap));
 	s->st = piped ? calloc(2 * s->n, sizeof(*s->st)) : NULL;
 	if (s->p == NULL || s->pfd == NULL || s->pmap == NULL || (piped && s->st == NULL) ||
 	    out_writer_init(&s->out, !s->o->log_only, piped) < 0)
@@ -484,21 +471,11 @@ static int setup(struct sup *s, struct err *e)
 	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		return err_sys(e, EXIT_CTRUN, "/dev/null");
 	/* Signals: blocked and read from a signalfd.  One the caller ignores
-	 * (nohup's SIGHUP) stays ignored. */
-	sigemptyset(&s->set);
-	sigaddset(&s->set, SIGCHLD);
-	sigaddset(&s->set, SIGURG);
-	for (size_t k = 0; k < sizeof(fwd) / sizeof(fwd[0]); k++) {
-		struct sigaction cur;
-
-		if (sigaction(fwd[k], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-			sigaddset(&s->set, fwd[k]);
-	}
-	/* teardown restores the mask and dispositions once sfd is open. */
-	s->sfd = signalfd(-1, &s->set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (s->sfd < 0)
-		return err_sys(e, EXIT_CTRUN, "signalfd");
-	sigprocmask(SIG_BLOCK, &s->set, &s->oldmask);
+	 * (nohup's SIGHUP) stays ignored.  teardown restores the mask and
+	 * dispositions once the loop is open. */
+	if (sigloop_start(&s->loop, SIGLOOP_URG | SIGLOOP_KEEP_IGNORED | SIGLOOP_REAP_ANY, &ops,
+			  e) < 0)
+		return -1;
 	sigaction(SIGPIPE, &ign, &s->old_pipe);
 	sigaction(SIGCHLD, &dfl, &s->old_chld); /* SIG_IGN would auto-reap */
 	prctl(PR_GET_CHILD_SUBREAPER, &s->old_subreaper);
@@ -518,13 +495,12 @@ static void teardown(struct sup *s)
 	guardian_stop(&s->g);
 	if (s->fg)
 		set_foreground(getpgrp());
-	if (s->sfd >= 0) {
+	if (s->loop.sfd >= 0) {
 		prctl(PR_SET_CHILD_SUBREAPER, s->old_subreaper);
-		read_signals(s, false);
-		close(s->sfd);
+		late_signals(s);
 		sigaction(SIGPIPE, &s->old_pipe, NULL);
 		sigaction(SIGCHLD, &s->old_chld, NULL);
-		sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+		sigloop_close(&s->loop);
 	}
 	for (size_t j = 0; j < s->nst; j++)
 		out_stream_free(&s->st[j]);
@@ -543,11 +519,12 @@ static void teardown(struct sup *s)
 int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
 		  struct supervise_result *r, struct err *e)
 {
-	struct sup s = { .w = w, .n = n, .o = o, .r = r, .sfd = -1, .devnull = -1 };
+	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1 };
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->failed_rank = -1;
+	s.loop.sfd = -1;
 	s.g.pid = -1;
 	s.g.fd = -1;
 	s.out.cur = -1;
@@ -573,9 +550,9 @@ int supervise_run(const struct worker *w, size_t n, const struct supervise_opts 
 		s.aborting = true;
 		signal_groups(&s, SIGKILL);
 		s.phase = KILL;
-		s.give_up_at = now_ms() + KILL_WAIT_MS;
+		s.give_up_at = sigloop_now_ms() + KILL_WAIT_MS;
 	}
-	s.last_io = now_ms();
+	s.last_io = sigloop_now_ms();
 	while (step(&s))
 		;
 	/* Silent pipes held past the last worker: flush what was read. */

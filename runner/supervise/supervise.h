@@ -2,8 +2,8 @@
  * fail-fast, signals, no orphans.
  *
  * supervise_run owns the calling process while it runs: it blocks the
- * signals it handles (TERM INT HUP QUIT USR1 USR2 URG CHLD) and reads them
- * from a signalfd, ignores SIGPIPE, makes the process a child subreaper and
+ * signals it handles (sigloop.h's forwarded ones, URG, CHLD) and reads them
+ * from the signal loop's signalfd, ignores SIGPIPE, makes the process a child subreaper and
  * reaps with waitpid(-1), so the caller must have no other children it
  * wants to wait for.  Everything is restored on return.
  *
