@@ -33,6 +33,9 @@ int bench_parse_args(char *const *words, size_t n, struct bench_params *p, struc
 /* `ctrun __worker bench ...`: one rank of the sweep. */
 int bench_worker(char *const *words, size_t n, struct err *e);
 
+/* struct bench_device (a "Using devices" line) is backend.h's: each
+ * backend describes its devices. */
+
 /* One line of the table: [0] out of place, [1] in place; wrong < 0 is N/A. */
 struct bench_row {
 	size_t size, count;
