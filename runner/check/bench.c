@@ -9,15 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend.h"
 #include "rank.h"
-#include "coll_nccl.h"
-#include "coll_socket.h"
 #include "rendezvous.h"
 #include "util.h"
+#include "wsession.h"
 
 extern char **environ;
 
-#define STAGE_BYTES ((size_t)64 << 20) /* host staging of GPU data, per piece */
+#define STAGE_BYTES ((size_t)64 << 20) /* host side of the data, per piece */
 
 static const char usage[] =
 	"Usage: ctrun [OPTIONS] bench [COLLECTIVE...] [FLAGS]\n"
@@ -193,12 +193,10 @@ struct bench {
 	const struct bench_params *p;
 	struct rdzv *r;
 	long rank, n;
-	bool nccl;
-	struct nccl_comm *nc;
-	struct sock_comm sc;
-	char *send, *recv;  /* device memory with nccl, host memory with sockets */
+	struct backend be;
+	char *send, *recv;  /* the backend's buffers (device memory with nccl) */
 	size_t bufbytes;
-	char *stage;        /* host staging of GPU data */
+	char *stage;        /* host side of the data: filled, uploaded, checked */
 	long rep;
 };
 
@@ -213,45 +211,29 @@ static double now_s(void)
 static int run_once(struct bench *b, enum coll c, const void *s, void *r, size_t count,
 		    struct err *e)
 {
-	enum dtype t = b->p->type;
-
-	if (b->nccl)
-		return nccl_run(b->nc, c, s, r, count, t, b->p->root, e);
-	switch (c) {
-	case COLL_ALL_REDUCE: return sock_all_reduce(&b->sc, s, r, count, t, e);
-	case COLL_ALL_GATHER: return sock_all_gather(&b->sc, s, r, count, t, e);
-	case COLL_REDUCE_SCATTER: return sock_reduce_scatter(&b->sc, s, r, count, t, e);
-	case COLL_BROADCAST: return sock_broadcast(&b->sc, s, r, count, t, b->p->root, e);
-	case COLL_ALLTOALL: return sock_alltoall(&b->sc, s, r, count, t, e);
-	case COLL_COUNT: break;
-	}
-	return err_set(e, 1, "bench: unknown collective");
+	return b->be.ops->run(&b->be, c, s, r, count, b->p->type, b->p->root, e);
 }
 
 static int wait_done(struct bench *b, struct err *e)
 {
-	return b->nccl ? nccl_sync(b->nc, e) : 0;
+	return b->be.ops->sync(&b->be, e);
 }
 
-/* Clears the output, then writes this rank's input for repetition rep. */
+/* Clears the output, then writes this rank's input for repetition rep,
+ * through the host stage a piece at a time (the buffers may be a GPU's). */
 static int prepare(struct bench *b, enum coll c, const struct coll_counts *cc, char *sendp,
 		   size_t clear, long rep, struct err *e)
 {
 	enum dtype t = b->p->type;
 	size_t es = dtype_size(t);
 
-	if (!b->nccl) {
-		memset(b->recv, 0, clear);
-		bench_fill(sendp, 0, cc->send, c, t, b->rank, b->n, rep);
-		return 0;
-	}
-	if (nccl_clear(b->nc, b->recv, clear, e) < 0)
+	if (b->be.ops->clear(&b->be, b->recv, clear, e) < 0)
 		return -1;
 	for (size_t at = 0; at < cc->send; at += STAGE_BYTES / es) {
 		size_t k = cc->send - at < STAGE_BYTES / es ? cc->send - at : STAGE_BYTES / es;
 
 		bench_fill(b->stage, at, k, c, t, b->rank, b->n, rep);
-		if (nccl_upload(b->nc, sendp + at * es, b->stage, k * es, e) < 0)
+		if (b->be.ops->upload(&b->be, sendp + at * es, b->stage, k * es, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -264,15 +246,10 @@ static int verify(struct bench *b, enum coll c, const struct coll_counts *cc, co
 	size_t es = dtype_size(t);
 
 	*wrong = 0;
-	if (!b->nccl) {
-		*wrong = bench_verify(recvp, 0, cc->recv, c, t, b->rank, b->n, cc->param, rep,
-				      b->p->root);
-		return 0;
-	}
 	for (size_t at = 0; at < cc->recv; at += STAGE_BYTES / es) {
 		size_t k = cc->recv - at < STAGE_BYTES / es ? cc->recv - at : STAGE_BYTES / es;
 
-		if (nccl_download(b->nc, b->stage, recvp + at * es, k * es, e) < 0)
+		if (b->be.ops->download(&b->be, b->stage, recvp + at * es, k * es, e) < 0)
 			return -1;
 		*wrong += bench_verify(b->stage, at, k, c, t, b->rank, b->n, cc->param, rep, b->p->root);
 	}
@@ -387,175 +364,156 @@ static int bench_coll(struct bench *b, enum coll c, json_object *doc, long long 
 	return 0;
 }
 
-/* Both backends need every rank on board: NCCL when all have a device. */
-static int choose_backend(struct bench *b, const struct rank_row *row, struct bench_params *p,
-			  struct err *e)
+/* Says on rank 0 why the vote fell back, and refuses what the chosen
+ * backend cannot run (every rank knows; each fails alike). */
+static int check_backend(struct bench *b, const struct wsession *s, const struct bench_params *p,
+			 struct err *e)
 {
-	char why[200] = "", note[300];
-	int64_t usable = p->backend != BACKEND_SOCKET && row->cuda && nccl_usable(why, sizeof(why)) == 0;
+	const struct backend_ops *ops = s->backend;
+	char note[300], why[200];
 
-	if (rdzv_allreduce_i64(b->r, &usable, 1, RDZV_MIN, e) < 0)
-		return -1;
-	b->nccl = usable != 0;
-	if (!b->nccl && p->backend != BACKEND_SOCKET && b->rank == 0) {
-		backend_fallback_note(row, why, note, sizeof(note));
+	if (wsession_fell_back(s) && b->rank == 0) {
+		backend_fallback_note(&s->row, s->why, note, sizeof(note));
 		fprintf(stderr, "ctrun: bench: %s%s\n", p->backend == BACKEND_NCCL ? "--backend nccl: " : "",
 			note[0] != '\0' ? note : "another rank has no CUDA device or NCCL: using socket "
 			"backend");
 	}
-	for (size_t i = 0; i < p->ncolls && !b->nccl; i++)
-		if (coll_is_reduction(p->colls[i]) && !sock_can_reduce(p->type))
-			return err_set(e, EXIT_USAGE, "bench: %s of %s needs the nccl backend (GPUs); "
-				       "the socket backend sums 8- to 64-bit types", coll_name(p->colls[i]),
-				       dtype_name(p->type));
+	for (size_t i = 0; i < p->ncolls; i++)
+		if (!ops->supports(p->colls[i], p->type, why, sizeof(why)))
+			return err_set(e, EXIT_USAGE, "bench: %s of %s %s", coll_name(p->colls[i]),
+				       dtype_name(p->type), why);
 	return 0;
 }
 
 static int setup_buffers(struct bench *b, struct bench_params *p, struct err *e)
 {
-	if (b->nccl) {
-		/* nccl-tests shrinks -e to what fits; every rank the same. */
-		double budget = (double)(nccl_mem_budget(b->nc) / 2);
+	/* nccl-tests shrinks -e to what fits; every rank the same. */
+	size_t limit = b->be.ops->mem_budget(&b->be);
+	double budget = (double)(limit / 2);
 
-		if (rdzv_allreduce_f64(b->r, &budget, 1, RDZV_MIN, e) < 0)
-			return -1;
-		if ((double)p->maxbytes > budget) {
-			p->maxbytes = (size_t)budget;
-			if (p->minbytes > p->maxbytes)
-				p->minbytes = p->maxbytes;
-			if (b->rank == 0 && !p->json)
-				printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", p->maxbytes);
-		}
-		b->bufbytes = p->maxbytes;
-		b->stage = malloc(STAGE_BYTES);
-		if (b->stage == NULL)
-			return err_set(e, 1, "bench: out of memory");
-		return nccl_alloc(b->nc, b->bufbytes, (void **)&b->send, e) < 0 ||
-		       nccl_alloc(b->nc, b->bufbytes, (void **)&b->recv, e) < 0 ? -1 : 0;
+	if (rdzv_allreduce_f64(b->r, &budget, 1, RDZV_MIN, e) < 0)
+		return -1;
+	if ((double)p->maxbytes > budget) {
+		p->maxbytes = (size_t)budget;
+		if (p->minbytes > p->maxbytes)
+			p->minbytes = p->maxbytes;
+		if (b->rank == 0 && !p->json)
+			printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", p->maxbytes);
 	}
 	b->bufbytes = p->maxbytes;
-	b->send = malloc(b->bufbytes + 1);
-	b->recv = malloc(b->bufbytes + 1);
-	if (b->send == NULL || b->recv == NULL)
-		return err_set(e, 1, "bench: cannot allocate 2 x %zu bytes", b->bufbytes);
-	/* Touch every page now, not in the first timed iteration. */
-	memset(b->send, 0, b->bufbytes);
-	memset(b->recv, 0, b->bufbytes);
-	return 0;
+	b->stage = malloc(STAGE_BYTES);
+	if (b->stage == NULL)
+		return err_set(e, 1, "bench: out of memory");
+	return b->be.ops->alloc(&b->be, b->bufbytes, (void **)&b->send, e) < 0 ||
+	       b->be.ops->alloc(&b->be, b->bufbytes, (void **)&b->recv, e) < 0 ? -1 : 0;
 }
 
-static void device_of(const struct rank_row *r, bool nccl, struct bench_device *d)
+static void device_of(const struct rank_row *r, const struct backend_ops *ops,
+		      struct bench_device *d)
 {
 	d->rank = r->rank;
 	d->pid = r->pid;
-	d->device = nccl ? r->ordinal : -1;
 	snprintf(d->host, sizeof(d->host), "%s", r->host);
-	/* nccl-tests prints domain:bus:device. */
-	snprintf(d->bus, sizeof(d->bus), "%.10s", nccl && r->bus_id[0] != '\0' ? r->bus_id : "-");
-	snprintf(d->name, sizeof(d->name), "%s", nccl ? r->gpu_name : "CPU (socket backend)");
+	ops->describe(r, d);
 }
 
-int bench_worker(char *const *words, size_t nwords, struct err *e)
+/* Rank 0: the preamble (table) or the document (JSON) naming every device. */
+static int bench_head(const struct wsession *s, const struct bench_params *p, json_object **doc,
+		      struct err *e)
 {
-	struct bench_params p;
-	struct worker_ctx w;
-	struct rank_row row, *rows = NULL;
-	struct bench_device *devs = NULL;
-	struct rdzv r = { 0 };
-	struct bench b = { .sc = { .next_fd = -1, .prev_fd = -1, .listen_fd = -1 } };
-	json_object *doc = NULL;
-	long long errors = 0;
-	int rv = -1;
+	const struct backend_ops *ops = s->backend;
+	struct bench_device *devs = calloc((size_t)s->r.world, sizeof(*devs));
 
-	if (bench_parse_args(words, nwords, &p, e) != 0)
-		return -1;
-	if (p.timeout == 0)
-		p.timeout = 60;
-	if (worker_ctx_read(environ, &w, e) < 0)
-		goto out;
-	rank_row_collect(&w, environ, &row);
-	if (rdzv_open(&r, &(struct rdzv_opts){ .addr = w.master_addr, .port = w.master_port,
-						.rank = w.rank, .world = w.world, .job = w.job, .key = w.key,
-						.host = w.host, .timeout_ms = (int)p.timeout * 1000 },
-		      e) < 0) {
-		if (r.fail == RDZV_PEER) /* rank 0 says what went wrong */
-			rv = EXIT_REPORTED_BY_RANK0;
-		goto out;
-	}
-	b.p = &p;
-	b.r = &r;
-	b.rank = r.rank;
-	b.n = r.world;
-	if (p.root >= r.world) { /* every rank knows; rank 0 says it */
-		if (r.rank != 0) {
-			rv = EXIT_REPORTED_BY_RANK0;
-			goto out;
-		}
-		err_set(e, EXIT_USAGE, "bench -r %ld: there are only %ld ranks", p.root, r.world);
-		goto out;
-	}
-	if (choose_backend(&b, &row, &p, e) < 0)
-		goto out;
-	if (b.nccl ? nccl_comm_open(&b.nc, &r, row.ordinal, e) < 0 : sock_comm_open(&b.sc, &r, e) < 0)
-		goto out;
-	if (r.rank == 0 && ((rows = calloc((size_t)r.world, sizeof(*rows))) == NULL ||
-			    (devs = calloc((size_t)r.world, sizeof(*devs))) == NULL)) {
-		err_set(e, 1, "bench: out of memory");
-		goto out;
-	}
-	if (rdzv_gather(&r, &row, sizeof(row), rows, e) < 0 || setup_buffers(&b, &p, e) < 0)
-		goto out;
-	if (r.rank == 0) {
-		for (long i = 0; i < r.world; i++) {
-			rank_row_seal(&rows[i]); /* from the network: every field ends */
-			device_of(&rows[i], b.nccl, &devs[i]);
-		}
-		if (p.json)
-			doc = bench_json_doc(&p, b.nccl ? "nccl" : "socket", r.world, devs, (size_t)r.world);
-		else
-			bench_print_preamble(stdout, &p, b.nccl ? "nccl" : "socket", devs, (size_t)r.world);
-		if (b.nccl && !p.json)
-			printf("# NCCL version %s\n", nccl_version());
-		fflush(stdout);
-	}
-	for (size_t i = 0; i < p.ncolls; i++) {
+	if (devs == NULL)
+		return err_set(e, 1, "bench: out of memory");
+	for (long i = 0; i < s->r.world; i++)
+		device_of(&s->rows[i], ops, &devs[i]);
+	if (p->json)
+		*doc = bench_json_doc(p, ops->name, s->r.world, devs, (size_t)s->r.world);
+	else
+		bench_print_preamble(stdout, p, ops->name, devs, (size_t)s->r.world);
+	if (ops->banner != NULL && !p->json)
+		printf("# %s\n", ops->banner());
+	fflush(stdout);
+	free(devs);
+	return 0;
+}
+
+/* Every collective in turn; the JSON document last.  Every rank knows the
+ * sum of wrong elements; rank 0 says it and fails the job. */
+static int bench_sweep(struct bench *b, json_object *doc, struct err *e)
+{
+	long long errors = 0;
+
+	for (size_t i = 0; i < b->p->ncolls; i++) {
 		long long wrong = 0;
 
-		if (bench_coll(&b, p.colls[i], doc, &wrong, e) < 0)
-			goto out;
+		if (bench_coll(b, b->p->colls[i], doc, &wrong, e) < 0)
+			return -1;
 		errors += wrong;
 	}
 	if (doc != NULL)
 		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 							       JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
-	/* Every rank knows the sum; rank 0 says it and fails the job. */
-	if (errors != 0) {
-		if (r.rank != 0) {
+	if (errors == 0)
+		return 0;
+	if (b->rank != 0)
+		return EXIT_REPORTED_BY_RANK0;
+	return err_set(e, 1, "bench: data check failed: %lld wrong elements", errors);
+}
+
+static void bench_free(struct bench *b)
+{
+	if (b->be.impl != NULL) {
+		b->be.ops->free(&b->be, b->send);
+		b->be.ops->free(&b->be, b->recv);
+	}
+	backend_close(&b->be);
+	free(b->stage);
+}
+
+int bench_worker(char *const *words, size_t nwords, struct err *e)
+{
+	struct bench_params p;
+	struct wsession s;
+	struct bench b = { 0 };
+	json_object *doc = NULL;
+	int rv = -1;
+
+	if (bench_parse_args(words, nwords, &p, e) != 0)
+		return -1;
+	if (p.timeout == 0)
+		p.timeout = 60;
+	if (wsession_open(&s, environ, &(struct wsession_opts){
+				  .timeout = p.timeout,
+				  .backend = p.backend == BACKEND_SOCKET ? "socket" : NULL }, e) < 0) {
+		if (wsession_reported(&s)) /* rank 0 says what went wrong */
+			rv = EXIT_REPORTED_BY_RANK0;
+		goto out;
+	}
+	b.p = &p;
+	b.r = &s.r;
+	b.rank = s.r.rank;
+	b.n = s.r.world;
+	if (p.root >= s.r.world) { /* every rank knows; rank 0 says it */
+		if (s.r.rank != 0) {
 			rv = EXIT_REPORTED_BY_RANK0;
 			goto out;
 		}
-		err_set(e, 1, "bench: data check failed: %lld wrong elements", errors);
+		err_set(e, EXIT_USAGE, "bench -r %ld: there are only %ld ranks", p.root, s.r.world);
 		goto out;
 	}
-	rv = 0;
+	if (check_backend(&b, &s, &p, e) < 0 || backend_open(&b.be, s.backend, &s.r, &s.row, e) < 0 ||
+	    setup_buffers(&b, &p, e) < 0 || (s.r.rank == 0 && bench_head(&s, &p, &doc, e) < 0))
+		goto out;
+	rv = bench_sweep(&b, doc, e);
 out:
 	if (rv < 0 && strncmp(e->msg, "bench", 5) != 0)
 		err_wrap(e, "bench");
 	if (doc != NULL)
 		json_object_put(doc);
-	if (b.nccl && b.nc != NULL) {
-		nccl_free(b.nc, b.send);
-		nccl_free(b.nc, b.recv);
-		nccl_comm_close(b.nc);
-	} else {
-		free(b.send);
-		free(b.recv);
-	}
-	free(b.stage);
-	sock_comm_close(&b.sc);
-	rdzv_close(&r);
-	free(rows);
-	free(devs);
+	bench_free(&b);
+	wsession_close(&s);
 	return rv;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "backend.h"
 #include "busbw.h"
 #include "coll_data.h"
 #include "err.h"
@@ -32,14 +33,8 @@ int bench_parse_args(char *const *words, size_t n, struct bench_params *p, struc
 /* `ctrun __worker bench ...`: one rank of the sweep. */
 int bench_worker(char *const *words, size_t n, struct err *e);
 
-/* One "Using devices" line. */
-struct bench_device {
-	long rank, pid;
-	int device;      /* CUDA ordinal, -1 on the socket backend */
-	char host[64];
-	char bus[32];    /* "0000:07:00" */
-	char name[96];
-};
+/* struct bench_device (a "Using devices" line) is backend.h's: each
+ * backend describes its devices. */
 
 /* One line of the table: [0] out of place, [1] in place; wrong < 0 is N/A. */
 struct bench_row {

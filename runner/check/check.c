@@ -17,17 +17,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll_nccl.h"
-#include "coll_socket.h"
+#include "backend.h"
 #include "gpu.h"
 #include "netinfo.h"
 #include "rendezvous.h"
 #include "strv.h"
 #include "util.h"
+#include "wsession.h"
 
 extern char **environ;
 
 #define CHECK_COUNT ((size_t)1 << 20) /* floats all-reduced: 4 MiB, a few ring slices */
+#define WARN_SIZE 200 /* the local preflight's warning */
 
 bool ifname_spec_matches(const char *spec, const char *ifname)
 {
@@ -179,13 +180,13 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int allreduce_test(struct rdzv *r, const struct rank_row *row, bool nccl,
-			  struct check_summary *s, struct err *e)
+/* The all-reduce of the known sum over the voted backend: timed alone,
+ * then checked on every rank. */
+static int allreduce_test(struct wsession *ws, struct check_summary *s, struct err *e)
 {
 	size_t bytes = CHECK_COUNT * sizeof(float);
 	float *host = malloc(bytes), *out = malloc(bytes);
-	struct nccl_comm *nc = NULL;
-	struct sock_comm sc = { .next_fd = -1, .prev_fd = -1, .listen_fd = -1 };
+	struct backend be = { 0 };
 	void *dsend = NULL, *drecv = NULL;
 	double t0, us;
 	int64_t wrong = 0;
@@ -196,154 +197,153 @@ static int allreduce_test(struct rdzv *r, const struct rank_row *row, bool nccl,
 		goto out;
 	}
 	for (size_t i = 0; i < CHECK_COUNT; i++)
-		host[i] = check_value(r->rank, i);
-	if (nccl) {
-		if (nccl_comm_open(&nc, r, row->ordinal, e) < 0 || nccl_alloc(nc, bytes, &dsend, e) < 0 ||
-		    nccl_alloc(nc, bytes, &drecv, e) < 0 || nccl_upload(nc, dsend, host, bytes, e) < 0 ||
-		    rdzv_barrier(r, e) < 0)
-			goto out;
-		t0 = now_us();
-		if (nccl_run(nc, COLL_ALL_REDUCE, dsend, drecv, CHECK_COUNT, DT_FLOAT, 0, e) < 0 ||
-		    nccl_sync(nc, e) < 0)
-			goto out;
-		us = now_us() - t0;
-		if (nccl_download(nc, out, drecv, bytes, e) < 0)
-			goto out;
-	} else {
-		if (sock_comm_open(&sc, r, e) < 0 || rdzv_barrier(r, e) < 0)
-			goto out;
-		t0 = now_us();
-		if (sock_all_reduce(&sc, host, out, CHECK_COUNT, DT_FLOAT, e) < 0)
-			goto out;
-		us = now_us() - t0;
-	}
-	wrong = check_verify(out, r->world);
-	if (rdzv_allreduce_i64(r, &wrong, 1, RDZV_SUM, e) < 0 ||
-	    rdzv_allreduce_f64(r, &us, 1, RDZV_MAX, e) < 0)
+		host[i] = check_value(ws->r.rank, i);
+	if (backend_open(&be, ws->backend, &ws->r, &ws->row, e) < 0 ||
+	    be.ops->alloc(&be, bytes, &dsend, e) < 0 || be.ops->alloc(&be, bytes, &drecv, e) < 0 ||
+	    be.ops->upload(&be, dsend, host, bytes, e) < 0 || rdzv_barrier(&ws->r, e) < 0)
+		goto out;
+	t0 = now_us();
+	if (be.ops->run(&be, COLL_ALL_REDUCE, dsend, drecv, CHECK_COUNT, DT_FLOAT, 0, e) < 0 ||
+	    be.ops->sync(&be, e) < 0)
+		goto out;
+	us = now_us() - t0;
+	if (be.ops->download(&be, out, drecv, bytes, e) < 0)
+		goto out;
+	wrong = check_verify(out, ws->r.world);
+	if (rdzv_allreduce_i64(&ws->r, &wrong, 1, RDZV_SUM, e) < 0 ||
+	    rdzv_allreduce_f64(&ws->r, &us, 1, RDZV_MAX, e) < 0)
 		goto out;
 	s->allreduce_run = true;
 	s->wrong = wrong;
 	s->usec = us;
 	rv = 0;
 out:
-	if (nc != NULL) {
-		nccl_free(nc, dsend);
-		nccl_free(nc, drecv);
-		nccl_comm_close(nc);
+	if (be.impl != NULL) {
+		be.ops->free(&be, dsend);
+		be.ops->free(&be, drecv);
 	}
-	sock_comm_close(&sc);
+	backend_close(&be);
 	free(host);
 	free(out);
 	return rv;
 }
 
+static int preflight(const struct worker_ctx *w, void *warn, struct err *e)
+{
+	return local_preflight(w, warn, WARN_SIZE, e);
+}
+
+/* Rank 0: why the vote fell back to sockets, for the report. */
+static void fallback_note(const struct wsession *ws, struct check_summary *s)
+{
+	const struct rank_row *rows = ws->rows;
+
+	backend_fallback_note(&ws->row, ws->why, s->backend_note, sizeof(s->backend_note));
+	for (long i = 1; i < ws->r.world && s->backend_note[0] == '\0'; i++)
+		if (!rows[i].cuda)
+			snprintf(s->backend_note, sizeof(s->backend_note), "no CUDA device on rank "
+				 "%ld (%s): using socket backend", i, rows[i].why);
+	if (s->backend_note[0] == '\0')
+		snprintf(s->backend_note, sizeof(s->backend_note), "no NCCL on another rank: "
+			 "using socket backend");
+}
+
+/* Rank 0: the diagnoses only the whole job shows, before the all-reduce
+ * (two ranks on one GPU would hang NCCL); every rank learns the verdict. */
+static int job_verdict(struct wsession *ws, struct check_summary *s, int64_t *verdict,
+		       struct err *e)
+{
+	char msg[400];
+
+	*verdict = 1;
+	if (ws->r.rank == 0 && !check_unique_gpus(ws->rows, (size_t)ws->r.world, msg, sizeof(msg))) {
+		strv_push(&s->diagnoses, msg);
+		*verdict = 0;
+	}
+	return rdzv_bcast(&ws->r, verdict, sizeof(*verdict), e);
+}
+
+/* Rank 0: the warnings, the report, and the first diagnosis as the error. */
+static int report(const struct wsession *ws, struct check_summary *s, const char *warn, bool json,
+		  struct err *e)
+{
+	const struct rank_row *rows = ws->rows;
+	char msg[300];
+
+	if (s->wrong > 0) {
+		snprintf(msg, sizeof(msg), "all-reduce gave %lld wrong elements (%s backend)",
+			 s->wrong, s->backend);
+		strv_push(&s->diagnoses, msg);
+	}
+	for (long i = 0; i < ws->r.world; i++)
+		/* A rank bound to one NUMA node away from its GPU works, slowly. */
+		if (rows[i].numa[0] != '\0' && rows[i].gpu_numa >= 0 &&
+		    strchr(rows[i].numa, ',') == NULL && atoi(rows[i].numa) != rows[i].gpu_numa) {
+			snprintf(msg, sizeof(msg), "rank %d on %s: CPUs on NUMA node %s, GPU on "
+				 "node %d", rows[i].rank, rows[i].host, rows[i].numa,
+				 rows[i].gpu_numa);
+			strv_push(&s->warnings, msg);
+		}
+	if (warn[0] != '\0')
+		strv_push(&s->warnings, warn);
+	s->ok = s->diagnoses.n == 0;
+	if (json)
+		check_report_json(stdout, rows, (size_t)ws->r.world, s);
+	else
+		check_report_table(stdout, rows, (size_t)ws->r.world, s);
+	fflush(stdout);
+	return s->ok ? 0 : err_set(e, 1, "%s", s->diagnoses.v[0]);
+}
+
+static int parse_words(char *const *words, size_t nwords, bool *json, long *timeout,
+		       struct err *e)
+{
+	for (size_t i = 0; i < nwords; i++) {
+		if (strcmp(words[i], "--json") == 0)
+			*json = true;
+		else if (strncmp(words[i], "--rdzv-timeout=", 15) != 0 ||
+			 parse_long(words[i] + 15, 1, 86400, timeout) < 0)
+			return err_set(e, EXIT_USAGE, "__worker check: unknown argument '%s'", words[i]);
+	}
+	return 0;
+}
+
 int check_worker(char *const *words, size_t nwords, struct err *e)
 {
 	struct check_summary s = { .elements = CHECK_COUNT, .ok = true };
-	struct rank_row row, *rows = NULL;
-	struct worker_ctx w;
-	struct rdzv r = { 0 };
-	char why[200] = "", warn[200] = "";
+	struct wsession ws;
+	char warn[WARN_SIZE] = "";
 	bool json = false;
 	long timeout = 60;
-	int64_t verdict, usable;
+	int64_t verdict;
 	int rv = -1;
 
-	for (size_t i = 0; i < nwords; i++) {
-		if (strcmp(words[i], "--json") == 0)
-			json = true;
-		else if (strncmp(words[i], "--rdzv-timeout=", 15) != 0 ||
-			 parse_long(words[i] + 15, 1, 86400, &timeout) < 0)
-			return err_set(e, EXIT_USAGE, "__worker check: unknown argument '%s'", words[i]);
-	}
-	if (worker_ctx_read(environ, &w, e) < 0 || local_preflight(&w, warn, sizeof(warn), e) < 0)
-		goto out;
-	rank_row_collect(&w, environ, &row);
-	snprintf(s.master, sizeof(s.master), "%s:%ld", w.master_addr, w.master_port);
-	s.world = w.world;
-	if (rdzv_open(&r, &(struct rdzv_opts){ .addr = w.master_addr, .port = w.master_port,
-						.rank = w.rank, .world = w.world, .job = w.job, .key = w.key,
-						.host = w.host, .timeout_ms = (int)timeout * 1000 },
-		      e) < 0) {
-		if (r.fail == RDZV_PEER) /* rank 0 says what went wrong */
+	if (parse_words(words, nwords, &json, &timeout, e) < 0)
+		return -1;
+	if (wsession_open(&ws, environ, &(struct wsession_opts){ .timeout = timeout,
+								.preflight = preflight,
+								.arg = warn }, e) < 0) {
+		if (wsession_reported(&ws)) /* rank 0 says what went wrong */
 			rv = EXIT_REPORTED_BY_RANK0;
 		goto out;
 	}
-	if (r.rank == 0 && (rows = calloc((size_t)r.world, sizeof(*rows))) == NULL) {
-		err_set(e, 1, "out of memory");
+	snprintf(s.master, sizeof(s.master), "%s:%ld", ws.w.master_addr, ws.w.master_port);
+	s.world = ws.w.world;
+	snprintf(s.backend, sizeof(s.backend), "%s", ws.backend->name);
+	if (wsession_fell_back(&ws) && ws.r.rank == 0)
+		fallback_note(&ws, &s);
+	if (job_verdict(&ws, &s, &verdict, e) < 0 || (verdict && allreduce_test(&ws, &s, e) < 0))
 		goto out;
-	}
-	if (rdzv_gather(&r, &row, sizeof(row), rows, e) < 0)
+	if (ws.r.rank == 0 && report(&ws, &s, warn, json, e) < 0)
 		goto out;
-	for (long i = 0; rows != NULL && i < r.world; i++)
-		rank_row_seal(&rows[i]); /* from the network: every field ends */
-	verdict = 1;
-	if (r.rank == 0) {
-		char msg[400];
-
-		if (!check_unique_gpus(rows, (size_t)r.world, msg, sizeof(msg))) {
-			strv_push(&s.diagnoses, msg);
-			verdict = 0;
-		}
-	}
-	if (rdzv_bcast(&r, &verdict, sizeof(verdict), e) < 0)
-		goto out;
-	/* NCCL only when every rank has a device and the library. */
-	usable = row.cuda && nccl_usable(why, sizeof(why)) == 0;
-	if (rdzv_allreduce_i64(&r, &usable, 1, RDZV_MIN, e) < 0)
-		goto out;
-	snprintf(s.backend, sizeof(s.backend), "%s", usable ? "nccl" : "socket");
-	if (!usable && r.rank == 0) {
-		backend_fallback_note(&row, why, s.backend_note, sizeof(s.backend_note));
-		for (long i = 1; i < r.world && s.backend_note[0] == '\0'; i++)
-			if (!rows[i].cuda)
-				snprintf(s.backend_note, sizeof(s.backend_note), "no CUDA device on rank "
-					 "%ld (%s): using socket backend", i, rows[i].why);
-		if (s.backend_note[0] == '\0')
-			snprintf(s.backend_note, sizeof(s.backend_note), "no NCCL on another rank: "
-				 "using socket backend");
-	}
-	if (verdict && allreduce_test(&r, &row, usable != 0, &s, e) < 0)
-		goto out;
-	if (r.rank == 0) {
-		char msg[300];
-
-		if (s.wrong > 0) {
-			snprintf(msg, sizeof(msg), "all-reduce gave %lld wrong elements (%s backend)",
-				 s.wrong, s.backend);
-			strv_push(&s.diagnoses, msg);
-		}
-		for (long i = 0; i < r.world; i++)
-			/* A rank bound to one NUMA node away from its GPU works, slowly. */
-			if (rows[i].numa[0] != '\0' && rows[i].gpu_numa >= 0 &&
-			    strchr(rows[i].numa, ',') == NULL && atoi(rows[i].numa) != rows[i].gpu_numa) {
-				snprintf(msg, sizeof(msg), "rank %d on %s: CPUs on NUMA node %s, GPU on "
-					 "node %d", rows[i].rank, rows[i].host, rows[i].numa,
-					 rows[i].gpu_numa);
-				strv_push(&s.warnings, msg);
-			}
-		if (warn[0] != '\0')
-			strv_push(&s.warnings, warn);
-		s.ok = s.diagnoses.n == 0;
-		if (json)
-			check_report_json(stdout, rows, (size_t)r.world, &s);
-		else
-			check_report_table(stdout, rows, (size_t)r.world, &s);
-		fflush(stdout);
-		if (!s.ok) {
-			err_set(e, 1, "%s", s.diagnoses.v[0]);
-			goto out;
-		}
-	} else if (warn[0] != '\0') {
+	if (ws.r.rank != 0 && warn[0] != '\0')
 		fprintf(stderr, "ctrun: check: warning: %s\n", warn);
-	}
 	rv = 0; /* rank 0 returned above if the check failed */
 out:
 	if (rv < 0 && e->msg[0] != '\0')
 		err_wrap(e, "check");
-	rdzv_close(&r);
+	wsession_close(&ws);
 	strv_free(&s.diagnoses);
 	strv_free(&s.warnings);
-	free(rows);
 	return rv;
 }

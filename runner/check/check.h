@@ -2,7 +2,8 @@
  * and the preflight diagnoses (pure, unit tested).
  *
  * Folder runner/check/: the workers of `ctrun check` and `ctrun bench`:
- * their view of the contract (rank.h), the preflight, the sweep, the tables;
+ * their view of the contract (rank.h), the start they share (wsession.h),
+ * the backends they run over (backend.h), the preflight, the sweep, the tables;
  * linked into ctrun and ctrun-worker.  May use: runner/net/, runner/node/,
  * core/ (the GNUmakefile's include paths enforce it).
  */
