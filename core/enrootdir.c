@@ -18,7 +18,11 @@ int enroot_sysconf_path(char *const *envp, char *buf, size_t size)
 {
 	const char *v = env_set(envp, "ENROOT_SYSCONF_PATH");
 
-	return xsnprintf(buf, size, "%s", v != NULL ? v : ENROOT_SYSCONF_DEFAULT) < 0 ? -1 : 0;
+	if (xsnprintf(buf, size, "%s", v != NULL ? v : ENROOT_SYSCONF_DEFAULT) >= 0)
+		return 0;
+	if (size > 0)
+		buf[0] = '\0';
+	return -1;
 }
 
 int enroot_config_path(char *const *envp, char *buf, size_t size)

@@ -21,7 +21,8 @@
 
 #define ENROOT_SYSCONF_DEFAULT "/etc/enroot"
 
-/* The system configuration directory into buf; -1 (ENAMETOOLONG). */
+/* The system configuration directory into buf; -1 with errno
+ * ENAMETOOLONG (buf is then ""). */
 int enroot_sysconf_path(char *const *envp, char *buf, size_t size);
 
 /* The user's configuration directory into buf; -1 with errno ENOENT when
