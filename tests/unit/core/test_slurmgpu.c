@@ -18,7 +18,8 @@ static const char *joined(const struct strv *v)
 
 	out[0] = '\0';
 	for (size_t i = 0; i < v->n; i++)
-		off += (size_t)snprintf(out + off, sizeof(out) - off, "%s%s", i ? "," : "", v->v[i]);
+		off += (size_t)snprintf(out + off, sizeof(out) - off, "%s%s", i ? "," : "",
+					v->v[i]);
 	return out;
 }
 

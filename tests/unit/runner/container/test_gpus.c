@@ -27,7 +27,8 @@ static const char *pinned(char **env, long mode, long base)
 	assert_int_equal(gpu_pin_select(&t, env, &ids, &e), 0);
 	out[0] = '\0';
 	for (size_t i = 0; i < ids.n; i++)
-		off += (size_t)snprintf(out + off, sizeof(out) - off, "%s%s", i ? "," : "", ids.v[i]);
+		off += (size_t)snprintf(out + off, sizeof(out) - off, "%s%s", i ? "," : "",
+					ids.v[i]);
 	strv_free(&ids);
 	strv_free(&t.gpus);
 	return out;
