@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "slurmgpu.h"
 #include "util.h"
 
 /* The last KEY=VALUE wins, as in an exec'd environment. */
@@ -67,47 +68,25 @@ static int split_ids(const char *list, const char *source, struct strv *out, str
 	return 0;
 }
 
-/* CUDA_VISIBLE_DEVICES is relative to the step's GPUs when Slurm constrains
- * devices (cgroup ConstrainDevices: CUDA_VISIBLE_DEVICES=0,1 while
- * SLURM_STEP_GPUS=2,3) and absolute otherwise (both 2,3).  Relative is
- * recognised by an index that is not among the step's GPUs yet is a valid
- * position in that list; then each entry is mapped through the list. */
+/* CUDA_VISIBLE_DEVICES may be relative to the step's GPUs (Slurm's
+ * ConstrainDevices: 0,1 while SLURM_STEP_GPUS=2,3): core/slurmgpu.h's rule,
+ * the one ctrun's containers follow.  Both lists must hold GPU ids. */
 static int from_cuda_env(const char *cvd, const char *step, const char *step_src,
 			 struct hook_gpu_choice *c, struct err *e)
 {
 	struct strv cv = { 0 }, sv = { 0 };
-	bool relative = false, all_positions = true;
-	int rv = -1;
+	int rv = -1, mapped;
 
-	if (split_ids(cvd, "CUDA_VISIBLE_DEVICES", &cv, e) < 0)
+	if (split_ids(cvd, "CUDA_VISIBLE_DEVICES", &cv, e) < 0 ||
+	    (slurmgpu_names_gpus(step) && split_ids(step, step_src, &sv, e) < 0))
 		goto out;
-	c->source = "CUDA_VISIBLE_DEVICES";
-	if (step != NULL && *step != '\0' && strcmp(step, "NoDevFiles") != 0) {
-		if (split_ids(step, step_src, &sv, e) < 0)
-			goto out;
-		for (size_t i = 0; i < cv.n; i++) {
-			long k;
-
-			if (!is_number(cv.v[i]) || parse_long(cv.v[i], 0, (long)sv.n - 1, &k) < 0)
-				all_positions = false;
-			else if (strv_find(&sv, cv.v[i]) < 0)
-				relative = true;
-		}
+	mapped = slurmgpu_host(&cv, &sv, &c->ids);
+	if (mapped < 0) {
+		err_sys(e, EXIT_CTRUN, "gpus");
+		goto out;
 	}
-	if (relative && all_positions) {
-		for (size_t i = 0; i < cv.n; i++) {
-			long k = strtol(cv.v[i], NULL, 10);
-
-			if (strv_push(&c->ids, sv.v[k]) < 0) {
-				err_sys(e, EXIT_CTRUN, "gpus");
-				goto out;
-			}
-		}
-		c->source = "CUDA_VISIBLE_DEVICES (relative to SLURM_STEP_GPUS)";
-	} else {
-		c->ids = cv;
-		cv = (struct strv){ 0 };
-	}
+	c->source = mapped ? "CUDA_VISIBLE_DEVICES (relative to SLURM_STEP_GPUS)"
+			   : "CUDA_VISIBLE_DEVICES";
 	c->kind = c->ids.n > 0 ? HOOK_GPUS_LIST : HOOK_GPUS_VOID;
 	rv = 0;
 out:
@@ -267,7 +246,7 @@ int hook_gpus_resolve(const struct hook_gpu_choice *c, const struct hook_gpu_inv
 		if (seen[i])
 			out[k++] = inv->v[i];
 	if (c->pick >= 0 && k > 0) {
-		out[0] = out[(size_t)c->pick % k];
+		out[0] = out[slurmgpu_pick(c->pick, k)];
 		k = 1;
 	}
 	*n = k;

@@ -14,53 +14,25 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "enrootdir.h"
 #include "gpu_pin.h"
+#include "slurmgpu.h"
 #include "util.h"
 
-/* Host ids for the task's GPUs.  t->gpus follows CUDA_VISIBLE_DEVICES,
- * which Slurm numbers inside the step's device cgroup under
- * ConstrainDevices (0,1 for host GPUs 2,3): an entry that is not among
- * SLURM_STEP_GPUS but is a position in it marks that form, and each entry
- * is then mapped through the list (the rule ctrun-hook applies too). */
+/* Host ids for the task's GPUs: t->gpus follows CUDA_VISIBLE_DEVICES, which
+ * may be relative to SLURM_STEP_GPUS (core/slurmgpu.h, the rule ctrun-hook
+ * applies too); without CUDA_VISIBLE_DEVICES they are host ids already. */
 static int host_ids(const struct topo *t, char *const *envp, struct strv *out, struct err *e)
 {
-	const char *step = envp_get(envp, "SLURM_STEP_GPUS");
-	struct strv sv = { 0 };
-	bool relative = false, positions = true;
-	int rv = -1;
+	struct strv step = { 0 };
+	int rv = 0;
 
-	if (step != NULL && envp_get(envp, "CUDA_VISIBLE_DEVICES") != NULL) {
-		for (const char *p = step; *p != '\0';) {
-			size_t len = strcspn(p, ",");
-
-			if (len > 0 && strv_pushn(&sv, p, len) < 0)
-				goto nomem;
-			p += len + (p[len] == ',');
-		}
-		for (size_t i = 0; i < t->gpus.n; i++) {
-			long k;
-
-			if (parse_long(t->gpus.v[i], 0, (long)sv.n - 1, &k) < 0)
-				positions = false;
-			else if (strv_find(&sv, t->gpus.v[i]) < 0)
-				relative = true;
-		}
-	}
-	for (size_t i = 0; i < t->gpus.n; i++) {
-		const char *id = t->gpus.v[i];
-
-		if (relative && positions)
-			id = sv.v[strtol(id, NULL, 10)];
-		if (strv_push(out, id) < 0)
-			goto nomem;
-	}
-	rv = 0;
-	goto out;
-nomem:
-	err_sys(e, EXIT_CTRUN, "gpus");
-out:
-	strv_free(&sv);
-	return rv;
+	if (envp_get(envp, "CUDA_VISIBLE_DEVICES") != NULL)
+		rv = slurmgpu_split(envp_get(envp, "SLURM_STEP_GPUS"), &step);
+	if (rv == 0)
+		rv = slurmgpu_host(&t->gpus, &step, out);
+	strv_free(&step);
+	return rv < 0 ? err_sys(e, EXIT_CTRUN, "gpus") : 0;
 }
 
 int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, struct err *e)
@@ -73,9 +45,7 @@ int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, st
 	if (host_ids(t, envp, &ids, e) < 0)
 		goto out;
 	if (t->mode == MODE_TASK) {
-		long k = t->local_rank_base >= 0 ? t->local_rank_base : 0;
-
-		if (strv_push(out, ids.v[(size_t)k % ids.n]) < 0) {
+		if (strv_push(out, ids.v[slurmgpu_pick(t->local_rank_base, ids.n)]) < 0) {
 			err_sys(e, EXIT_CTRUN, "gpus");
 			goto out;
 		}
@@ -125,24 +95,21 @@ static bool enroot_hook_installed(const char *const *dirs)
 
 /* enroot with GPUs: unless a ctrun hook is installed, ctrun-hook is added
  * for this run (rt/enroot.c), through a per-run ENROOT_CONFIG_PATH linking
- * every entry of the user's own.  The user's directory is enroot's rule:
- * ENROOT_CONFIG_PATH, else $XDG_CONFIG_HOME/enroot, else ~/.config/enroot. */
+ * every entry of the user's own.  Both directories are enroot's
+ * (core/enrootdir.h); without HOME there is no user directory. */
 static int enroot_hook(struct ctr_setup *c, char *const *envp, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
-	const char *sys = envp_get(envp, "ENROOT_SYSCONF_PATH"), *v;
-	char sysdir[PATH_MAX], userdir[PATH_MAX];
+	char sysconf[PATH_MAX], sysdir[PATH_MAX], userdir[PATH_MAX];
 	DIR *d;
 	struct dirent *de;
 
-	if (xsnprintf(sysdir, sizeof(sysdir), "%s/hooks.d", sys != NULL ? sys : "/etc/enroot") < 0)
+	if (enroot_sysconf_path(envp, sysconf, sizeof(sysconf)) < 0 ||
+	    xsnprintf(sysdir, sizeof(sysdir), "%s/hooks.d", sysconf) < 0)
 		return 0;
-	if ((v = envp_get(envp, "ENROOT_CONFIG_PATH")) != NULL && *v != '\0')
-		xsnprintf(c->enroot_config, sizeof(c->enroot_config), "%s", v);
-	else if ((v = envp_get(envp, "XDG_CONFIG_HOME")) != NULL && *v != '\0')
-		xsnprintf(c->enroot_config, sizeof(c->enroot_config), "%s/enroot", v);
-	else if ((v = envp_get(envp, "HOME")) != NULL && *v != '\0')
-		xsnprintf(c->enroot_config, sizeof(c->enroot_config), "%s/.config/enroot", v);
+	if (enroot_config_path(envp, c->enroot_config, sizeof(c->enroot_config)) < 0 &&
+	    errno != ENOENT)
+		return 0;
 	if (xsnprintf(userdir, sizeof(userdir), "%s/hooks.d", c->enroot_config) < 0)
 		return 0;
 	if (enroot_hook_installed((const char *const[]){ sysdir, c->enroot_config[0] ? userdir

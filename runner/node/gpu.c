@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpulist.h"
+#include "slurmgpu.h"
 #include "strv.h"
 #include "util.h"
 
@@ -136,7 +137,7 @@ void gpu_discover(long local_rank, char *const *envp, struct gpu_info *g)
 
 		g->cuda = true;
 		g->ndevices = count;
-		g->ordinal = (int)(local_rank % count);
+		g->ordinal = (int)slurmgpu_pick(local_rank, (size_t)count);
 		snprintf(g->index, sizeof(g->index), "%d", g->ordinal);
 		if ((size_t)g->ordinal < ids.n)
 			snprintf(g->index, sizeof(g->index), "%s", ids.v[g->ordinal]);
@@ -147,7 +148,7 @@ void gpu_discover(long local_rank, char *const *envp, struct gpu_info *g)
 	}
 	/* Without the runtime the scheduler still says which GPU is ours. */
 	if (!g->cuda && ids.n > 0)
-		snprintf(g->index, sizeof(g->index), "%s", ids.v[(size_t)local_rank % ids.n]);
+		snprintf(g->index, sizeof(g->index), "%s", ids.v[slurmgpu_pick(local_rank, ids.n)]);
 	strv_free(&ids);
 }
 
@@ -217,20 +218,9 @@ int gpu_ids_from_env(char *const *envp, long ndevfiles, struct strv *out, struct
 		if ((list = envp_get(envp, lists[i])) != NULL && *list == '\0')
 			list = NULL;
 
-	if (list != NULL && strcmp(list, "NoDevFiles") != 0) {
-		const char *p = list;
-
-		while (*p != '\0') {
-			size_t len = strcspn(p, ",");
-
-			if (len > 0 && strv_pushn(out, p, len) < 0)
-				return err_sys(e, EXIT_CTRUN, "gpus");
-			p += len;
-			if (*p == ',')
-				p++;
-		}
-		return 0;
-	}
+	/* NoDevFiles (no device to name) falls through to the count. */
+	if (slurmgpu_names_gpus(list))
+		return slurmgpu_split(list, out) < 0 ? err_sys(e, EXIT_CTRUN, "gpus") : 0;
 	if (on_node != NULL && *on_node != '\0' && parse_long(on_node, 0, 1L << 40, &count) < 0)
 		return err_set(e, EXIT_CTRUN, "SLURM_GPUS_ON_NODE='%s' is not a number >= 0",
 			       on_node);

@@ -109,6 +109,20 @@ static void test_cuda_visible_devices_relative_to_slurm_step_gpus(void **state)
 	assert_string_equal(pick(NULL, NULL, narrowed, 4), "1");
 }
 
+static void test_nodevfiles_step_or_job_list_maps_nothing(void **state)
+{
+	/* Slurm's NoDevFiles: GPUs without device files, nothing to map. */
+	char *step[] = { "CUDA_VISIBLE_DEVICES=1", "SLURM_STEP_GPUS=NoDevFiles", NULL };
+	char *job[] = { "CUDA_VISIBLE_DEVICES=0", "SLURM_JOB_GPUS=NoDevFiles", NULL };
+	/* Without SLURM_STEP_GPUS (a batch script) the job's list is the one. */
+	char *batch[] = { "CUDA_VISIBLE_DEVICES=0", "SLURM_JOB_GPUS=3", NULL };
+
+	(void)state;
+	assert_string_equal(pick(NULL, NULL, step, 4), "1");
+	assert_string_equal(pick(NULL, NULL, job, 4), "0");
+	assert_string_equal(pick(NULL, NULL, batch, 4), "3");
+}
+
 static void test_nvidia_visible_devices(void **state)
 {
 	char *image_all[] = { "NVIDIA_VISIBLE_DEVICES=all", "SLURM_STEP_GPUS=1", NULL };
@@ -200,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_gpu_is_an_error_naming_it),
 		cmocka_unit_test(test_uuids_map_to_their_minor),
 		cmocka_unit_test(test_cuda_visible_devices_relative_to_slurm_step_gpus),
+		cmocka_unit_test(test_nodevfiles_step_or_job_list_maps_nothing),
 		cmocka_unit_test(test_nvidia_visible_devices),
 		cmocka_unit_test(test_nothing_requested_is_unset),
 		cmocka_unit_test(test_task_mode_local_rank_picks_one),

@@ -158,6 +158,8 @@ static void test_enroot_dirs_follow_enroot_settings(void **state)
 	char *user[] = { "HOME=/home/u", NULL };
 	char *xdg[] = { "HOME=/home/u", "XDG_CONFIG_HOME=/cfg", NULL };
 	char *conf[] = { "HOME=/home/u", "ENROOT_CONFIG_PATH=/e", "ENROOT_SYSCONF_PATH=/s", NULL };
+	char *empty[] = { "HOME=/home/u", "ENROOT_CONFIG_PATH=", "ENROOT_SYSCONF_PATH=", NULL };
+	char *nohome[] = { "PATH=/bin", NULL };
 	char buf[256];
 	struct err e = { 0 };
 
@@ -172,6 +174,17 @@ static void test_enroot_dirs_follow_enroot_settings(void **state)
 	assert_string_equal(buf, "/s/hooks.d");
 	assert_int_equal(hooks_dir("enroot", true, NULL, user, buf, sizeof(buf), &e), 0);
 	assert_string_equal(buf, "/etc/enroot/hooks.d");
+	/* enroot's ${ENROOT_SYSCONF_PATH:-/etc/enroot}: empty is unset. */
+	assert_int_equal(hooks_dir("enroot", true, NULL, empty, buf, sizeof(buf), &e), 0);
+	assert_string_equal(buf, "/etc/enroot/hooks.d");
+	assert_int_equal(hooks_dir("enroot", false, NULL, empty, buf, sizeof(buf), &e), 0);
+	assert_string_equal(buf, "/home/u/.config/enroot/hooks.d");
+	assert_int_equal(hooks_dir("enroot", false, NULL, nohome, buf, sizeof(buf), &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_int_equal(hooks_dir("enroot", true, NULL, nohome, buf, sizeof(buf), &e), 0);
+	assert_string_equal(buf, "/etc/enroot/hooks.d");
+	assert_int_equal(hooks_dir("enroot", false, "/d", nohome, buf, sizeof(buf), &e), 0);
+	assert_string_equal(buf, "/d");
 	assert_int_equal(hooks_dir("oci", false, NULL, user, buf, sizeof(buf), &e), 0);
 	assert_string_equal(buf, HOOKS_OCI_SYSTEM_DIR);
 }

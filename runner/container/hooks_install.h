@@ -5,12 +5,16 @@
  *   enroot  a pre-start hook script, HOOKS_ENROOT_FILE, in
  *           $ENROOT_CONFIG_PATH/hooks.d (default
  *           ${XDG_CONFIG_HOME:-$HOME/.config}/enroot/hooks.d), or with
- *           --system ${ENROOT_SYSCONF_PATH:-/etc/enroot}/hooks.d;
+ *           --system ${ENROOT_SYSCONF_PATH:-/etc/enroot}/hooks.d: enroot's
+ *           own directories (core/enrootdir.h; empty is unset there too);
  *   oci     a containers/common hooks.d 1.0.0 JSON, HOOKS_OCI_FILE, in --dir
  *           or /usr/share/containers/oci/hooks.d (podman, CRI-O).
  * Files carry a header line and are recognised by their whole content:
  * install is idempotent and never overwrites a file ctrun did not write;
- * uninstall removes exactly what install wrote. */
+ * uninstall removes exactly what install wrote.
+ *
+ * Folder runner/container/, beside the adapters that run these hooks (the
+ * enroot script's text is rt/gpu_pin.c's); the command is runner/cmd_hooks.c. */
 #ifndef CTRUN_HOOKS_INSTALL_H
 #define CTRUN_HOOKS_INSTALL_H
 
