@@ -83,7 +83,7 @@ static const char *default_shell(const struct ctr_setup *c)
 	int rootfd, fd;
 	bool bash;
 
-	if (!c->rootfs_real)
+	if (ctr_root_dir(&c->root) == NULL)
 		return "/bin/sh";
 	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
@@ -113,7 +113,8 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 		c->spec.run_default = true;
 		return 0;
 	}
-	rootfd = c->rootfs_real ? open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	rootfd = ctr_root_dir(&c->root) != NULL
+			 ? open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	for (const char *const *p = entries; rootfd >= 0 && *p != NULL; p++) {
 		struct stat st;
 		int fd = inroot_open(rootfd, *p, O_PATH, 0, INROOT_CHROOT, NULL);
@@ -140,7 +141,7 @@ static int image_scripts(struct ctr_setup *c)
 	int rootfd, fd, sh;
 	bool has;
 
-	if (!c->rootfs_real)
+	if (ctr_root_dir(&c->root) == NULL)
 		return 0;
 	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)

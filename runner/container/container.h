@@ -14,8 +14,9 @@
 #define CTRUN_CONTAINER_H
 
 #include "cache.h"
+#include "ctrroot.h"
 #include "err.h"
-#include "holder.h"
+#include "imgsource.h"
 #include "options.h"
 #include "runtime.h"
 #include "strv.h"
@@ -28,25 +29,19 @@ struct ctr_setup {
 	struct ctr_spec spec;
 	char image[4096];
 	char bin[4096];
-	char rootfs[4096];
 	char rundir[4096];
 	char cwd[4096];         /* ctrun's working directory (spec.cwd without --workdir) */
 	char oci_root[4096];
 	char id[256];
-	char enroot_name[256];
-	char enroot_data[4096];
-	char enroot_image[4096]; /* the squashfs enroot starts without unpacking, or "" */
 	char agent[4096];       /* ctrun-agent on the host */
 	char hook[4096];
 	char gpu_ids[1024];
 	char home[4096];        /* apptainer isolation: $HOME, bound back */
 	char enroot_config[4096]; /* enroot: the user's ENROOT_CONFIG_PATH */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
-	struct img_holder holder; /* the mounted image (--image-mode), pid -1 = none */
-	char rootfs_ns[4096];   /* where the holder mounted it, in its namespace */
+	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
 	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool rundir_made;
-	bool rootfs_real;       /* false with --dry-run before the cache has the image */
 };
 
 /* Prepares the container from the options: `agent` for a run of workers
@@ -54,17 +49,6 @@ struct ctr_setup {
  * shell.  The caller sets spec.argv.  With o->dry_run nothing is created. */
 int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		   char *const *envp, bool agent, struct err *e);
-/* OCI from the squashfs or SIF mounted where it lies (holder.c), where
- * --image-mode lets it and it works: 1 mounted (spec.rootfs, spec.holder
- * set), 0 to unpack instead (auto; -v says why), -1 error (--image-mode
- * mount, and it does not work). */
-int ctr_mount_image(struct ctr_setup *c, const struct options *o, struct err *e);
-/* enroot started from the squashfs itself (enroot's start IMAGE.sqsh:
- * squashfuse + fuse-overlayfs, nothing unpacked) where --image-mode lets
- * it and it works: 1 (spec.enroot_name is the image's real path), 0 to
- * create the unpacked entry instead (auto; -v says why), -1 error. */
-int ctr_enroot_from_file(struct ctr_setup *c, const struct options *o, char *const *envp,
-			 struct err *e);
 /* The adapter's plan for c->spec. */
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */
@@ -95,11 +79,5 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 /* ctrun-agent, ctrun-worker, ctrun-hook: next to ctrun, else in
  * ../libexec/ctrun; 0, or -1 with out naming the first place looked at. */
 int ctr_sibling(const char *name, char *out, size_t size);
-
-/* The node cache's settings from the [cache] options: dir ([cache] dir,
- * CTRUN_CACHE_DIR, else the default) stored in dirbuf; progress "auto" =
- * stderr is a tty and not -q; quiet from -q. */
-int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, size_t size,
-		  struct err *e);
 
 #endif

@@ -32,20 +32,39 @@
 #include <unistd.h>
 
 #include "imgmount.h"
-#include "runtime.h"
 #include "unpack.h"
+#include "userns.h"
 #include "util.h"
 
 #define HOLDER_CLIENTS 256
 
+/* What the holder hands out, and where: the mounted directory, its
+ * descriptors (holder_fds), and the share's socket and name (listen_fd -1
+ * without a share). */
+struct door {
+	int listen_fd;
+	const char *share, *dir;
+	int fds[HOLDER_MSG_FDS];
+	size_t nfds;
+};
+
+/* A holder to start: what it mounts, as whom, and the descriptors between
+ * it and its starter (the child's ends) and of the share (-1 = none). */
+struct launch {
+	const struct holder_req *q;
+	uid_t uid;
+	gid_t gid;
+	int status_fd, life_fd, listen_fd, lock_fd;
+};
+
 /* A connection answered: the owner's ctruns only (the directory is private too). */
-static bool admit(int cfd, const char *dir, const int *fds, size_t nfds)
+static bool admit(int cfd, const struct door *d)
 {
 	struct ucred cr;
 	socklen_t cl = sizeof(cr);
 
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != getuid() ||
-	    holder_msg_send(cfd, dir, fds, nfds) < 0) {
+	    holder_msg_send(cfd, d->dir, d->fds, d->nfds) < 0) {
 		close(cfd);
 		return false;
 	}
@@ -57,20 +76,19 @@ static bool admit(int cfd, const char *dir, const int *fds, size_t nfds)
  * lock file goes too (still locked: holder_share_lock) and the holder
  * ends.  Else it serves those, and ends after them without touching the
  * share again: its names may be a newer holder's by then. */
-static int share_end(int listen_fd, const char *share, int *clients, size_t *n,
-		     const int *fds, size_t nfds, const char *dir)
+static int share_end(const struct door *d, int *clients, size_t *n)
 {
 	struct sockaddr_un sa;
 	char lockpath[PATH_MAX];
 	int lock, late;
 
-	if (holder_share_paths(share, &sa, lockpath, sizeof(lockpath)) < 0 ||
+	if (holder_share_paths(d->share, &sa, lockpath, sizeof(lockpath)) < 0 ||
 	    (lock = holder_share_lock(lockpath, true)) < 0)
 		return -1;
 	unlink(sa.sun_path);
 	while (*n < HOLDER_CLIENTS &&
-	       (late = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		if (admit(late, dir, fds, nfds))
+	       (late = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (admit(late, d))
 			clients[(*n)++] = late;
 	}
 	if (*n == 0)
@@ -83,10 +101,9 @@ static int share_end(int listen_fd, const char *share, int *clients, size_t *n,
  * client's connection.  It returns when the starter is done and no client
  * is left (share_end).  Without a share (listen_fd -1) it waits for
  * life_fd alone. */
-static void serve(int life_fd, int listen_fd, const char *share, const char *dir,
-		  const int *fds, size_t nfds)
+static void serve(int life_fd, const struct door *d)
 {
-	int clients[HOLDER_CLIENTS];
+	int clients[HOLDER_CLIENTS], listen_fd = d->listen_fd;
 	size_t n = 0, polled;
 	bool starter = true, ending = false;
 
@@ -100,7 +117,7 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 
 		if (!starter && n == 0) {
 			if (listen_fd < 0 || ending ||
-			    share_end(listen_fd, share, clients, &n, fds, nfds, dir) < 0 || n == 0)
+			    share_end(d, clients, &n) < 0 || n == 0)
 				return;
 			ending = true;
 			continue;
@@ -130,7 +147,7 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 
 			if (cfd >= 0 && n == HOLDER_CLIENTS)
 				close(cfd);
-			else if (cfd >= 0 && admit(cfd, dir, fds, nfds))
+			else if (cfd >= 0 && admit(cfd, d))
 				clients[n++] = cfd; /* after the poll set was made: looked at next round */
 		}
 		/* Downwards, so the last client moved into a gone one's place has
@@ -147,76 +164,80 @@ static void serve(int life_fd, int listen_fd, const char *share, const char *dir
 }
 
 /* What the holder hands out: the mounted directory and its namespaces. */
-static int holder_fds(const char *dir, bool rootless, int *fds, size_t *nfds, struct err *e)
+static int holder_fds(struct door *d, bool rootless, struct err *e)
 {
-	const char *what[] = { dir, "/proc/self/ns/mnt", "/proc/self/ns/user" };
+	const char *what[] = { d->dir, "/proc/self/ns/mnt", "/proc/self/ns/user" };
 
-	*nfds = rootless ? 3 : 2;
-	for (size_t i = 0; i < *nfds; i++) {
-		fds[i] = open(what[i], (i == 0 ? O_PATH | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-		if (fds[i] < 0)
+	d->nfds = rootless ? 3 : 2;
+	for (size_t i = 0; i < d->nfds; i++) {
+		d->fds[i] = open(what[i], (i == 0 ? O_PATH | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+		if (d->fds[i] < 0)
 			return err_sys(e, EXIT_CTRUN, "image holder: %s", what[i]);
 	}
 	return 0;
 }
 
-__attribute__((noreturn)) static void holder_main(const char *image, enum image_kind kind,
-						  const char *dir, bool rootless, uid_t uid,
-						  gid_t gid, int status_fd, int life_fd, int listen_fd,
-						  const char *share)
+/* Mounts the image in namespaces of its own, for the caller (root, or
+ * the user mapped to root in a user namespace). */
+static int holder_mount(const struct launch *l, pid_t *fuse, struct err *e)
+{
+	const struct holder_req *q = l->q;
+	unsigned long long offset, size;
+
+	if (q->rootless ? userns_enter(l->uid, l->gid, e) : (unshare(CLONE_NEWNS) < 0
+							    ? err_sys(e, EXIT_CTRUN, "mount namespace")
+							    : 0) < 0)
+		return -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return err_sys(e, EXIT_CTRUN, "making mounts private");
+	if (squashfs_region(q->image, q->kind, &offset, &size, e) < 0)
+		return -1;
+	if (!q->rootless ? image_mount_kernel(q->image, offset, size, q->dir, e)
+			 : (*fuse = image_mount_fuse(q->image, offset, q->dir, e)) < 0)
+		return -1;
+	return 0;
+}
+
+__attribute__((noreturn)) static void holder_main(const struct launch *l)
 {
 	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
 				       SIGURG, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
 	struct err e = { 0 };
-	unsigned long long offset, size;
+	struct door d = { .listen_fd = l->listen_fd, .share = l->q->share, .dir = l->q->dir };
 	pid_t fuse = 0;
-	int fds[HOLDER_MSG_FDS];
-	size_t nfds;
 
 	/* ctrun ends it (EOF on life_fd), not a signal meant for the workers:
 	 * the mount must outlast the container's stop. */
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
 		signal(ignored[i], SIG_IGN);
-	if (rootless ? ocins_userns(uid, gid, &e) : (unshare(CLONE_NEWNS) < 0
-						     ? err_sys(&e, EXIT_CTRUN, "mount namespace")
-						     : 0) < 0)
+	if (holder_mount(l, &fuse, &e) < 0 || holder_fds(&d, l->q->rootless, &e) < 0)
 		goto fail;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		err_sys(&e, EXIT_CTRUN, "making mounts private");
-		goto fail;
-	}
-	if (squashfs_region(image, kind, &offset, &size, &e) < 0)
-		goto fail;
-	if (!rootless ? image_mount_kernel(image, offset, size, dir, &e)
-		      : (fuse = image_mount_fuse(image, offset, dir, &e)) < 0)
-		goto fail;
-	if (holder_fds(dir, rootless, fds, &nfds, &e) < 0)
-		goto fail;
-	if (holder_msg_send(status_fd, dir, fds, nfds) < 0)
+	if (holder_msg_send(l->status_fd, d.dir, d.fds, d.nfds) < 0)
 		_exit(1);
-	close(status_fd);
-	serve(life_fd, listen_fd, share, dir, fds, nfds);
+	close(l->status_fd);
+	serve(l->life_fd, &d);
 	if (fuse > 0) {
 		kill(fuse, SIGKILL);
 		waitpid(fuse, NULL, 0);
 	}
 	_exit(0);
 fail:
-	if (write(status_fd, e.msg, strlen(e.msg)) < 0)
+	if (write(l->status_fd, e.msg, strlen(e.msg)) < 0)
 		_exit(1);
 	_exit(1);
 }
 
-static int start(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
-		 bool rootless, int listen_fd, const char *share, int lock_fd, struct err *e)
+/* Forks the holder of l (its status and life descriptors are made here)
+ * and waits for its word. */
+static int start(struct img_holder *h, struct launch *l, struct err *e)
 {
 	char msg[sizeof(e->msg)];
 	int st[2], life[2];
 	pid_t self = getpid();
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
 
 	holder_init(h);
+	l->uid = geteuid();
+	l->gid = getegid();
 	/* The holder's word: its descriptors when it has mounted, else why not. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0)
 		return err_sys(e, EXIT_CTRUN, "image holder");
@@ -225,6 +246,8 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 		close(st[1]);
 		return err_sys(e, EXIT_CTRUN, "image holder");
 	}
+	l->status_fd = st[1];
+	l->life_fd = life[0];
 	h->pid = fork();
 	if (h->pid == 0) {
 		close(st[0]);
@@ -233,9 +256,9 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 			_exit(1);
 		/* The share's lock is the starter's: a copy here would hold it
 		 * (flock belongs to the open file, shared across fork). */
-		if (lock_fd >= 0)
-			close(lock_fd);
-		holder_main(image, kind, dir, rootless, uid, gid, st[1], life[0], listen_fd, share);
+		if (l->lock_fd >= 0)
+			close(l->lock_fd);
+		holder_main(l);
 	}
 	close(st[1]);
 	close(life[0]);
@@ -245,7 +268,7 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 		return err_sys(e, EXIT_CTRUN, "image holder: fork");
 	}
 	h->fd = life[1];
-	if (holder_msg_recv(st[0], rootless, h, msg, sizeof(msg)) == 0) {
+	if (holder_msg_recv(st[0], l->q->rootless, h, msg, sizeof(msg)) == 0) {
 		close(st[0]);
 		return 0;
 	}
@@ -254,10 +277,13 @@ static int start(struct img_holder *h, const char *image, enum image_kind kind, 
 	return err_set(e, EXIT_CTRUN, "%s", msg[0] != '\0' ? msg : "the image holder died");
 }
 
-int holder_start(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
-		 bool rootless, struct err *e)
+int holder_start(struct img_holder *h, const struct holder_req *q, struct err *e)
 {
-	return start(h, image, kind, dir, rootless, -1, NULL, -1, e);
+	struct holder_req own = *q;
+	struct launch l = { .q = &own, .listen_fd = -1, .lock_fd = -1 };
+
+	own.share = NULL;
+	return start(h, &l, e);
 }
 
 /* A client's end: connect to SHARE.sock, the owner's (SO_PEERCRED: the
@@ -290,40 +316,42 @@ fail:
 	return -1;
 }
 
-int holder_share(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
-		 bool rootless, const char *share, char *dir_out, size_t size, struct err *e)
+int holder_share(struct img_holder *h, const struct holder_req *q, char *dir_out, size_t size,
+		 struct err *e)
 {
+	struct launch l = { .q = q, .listen_fd = -1, .lock_fd = -1 };
 	struct sockaddr_un sa;
 	char lockpath[PATH_MAX];
-	int lock, lfd = -1, rv;
+	int rv;
 
 	holder_init(h);
-	if (holder_share_paths(share, &sa, lockpath, sizeof(lockpath)) < 0 ||
-	    (lock = holder_share_lock(lockpath, true)) < 0) {
+	if (holder_share_paths(q->share, &sa, lockpath, sizeof(lockpath)) < 0 ||
+	    (l.lock_fd = holder_share_lock(lockpath, true)) < 0) {
 		/* No rendezvous (a path too long for a socket): a holder of our own. */
-		if (dir_out != dir && xsnprintf(dir_out, size, "%s", dir) < 0)
+		if (dir_out != q->dir && xsnprintf(dir_out, size, "%s", q->dir) < 0)
 			return err_set(e, EXIT_CTRUN, "image directory path too long");
-		return start(h, image, kind, dir, rootless, -1, NULL, -1, e);
+		return holder_start(h, q, e);
 	}
-	if (attach(h, &sa, rootless, dir_out, size) == 0) {
-		close(lock); /* releases the lock */
+	if (attach(h, &sa, q->rootless, dir_out, size) == 0) {
+		close(l.lock_fd); /* releases the lock */
 		return 0;
 	}
 	/* None, or a dead one's socket: ours serves the node from now on. */
 	unlink(sa.sun_path);
-	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0) {
-		if (lfd >= 0)
-			close(lfd);
-		lfd = -1;
+	l.listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (l.listen_fd < 0 || bind(l.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(l.listen_fd, 64) < 0) {
+		if (l.listen_fd >= 0)
+			close(l.listen_fd);
+		l.listen_fd = -1;
 	}
-	rv = start(h, image, kind, dir, rootless, lfd, share, lock, e);
-	if (lfd >= 0)
-		close(lfd);
-	if (rv < 0 && lfd >= 0)
+	rv = start(h, &l, e);
+	if (l.listen_fd >= 0)
+		close(l.listen_fd);
+	if (rv < 0 && l.listen_fd >= 0)
 		unlink(sa.sun_path);
-	close(lock);
-	if (rv == 0 && dir_out != dir && xsnprintf(dir_out, size, "%s", dir) < 0)
+	close(l.lock_fd);
+	if (rv == 0 && dir_out != q->dir && xsnprintf(dir_out, size, "%s", q->dir) < 0)
 		return err_set(e, EXIT_CTRUN, "image directory path too long");
 	return rv;
 }

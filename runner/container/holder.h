@@ -24,24 +24,32 @@ struct img_holder {
 /* Every member "none". */
 void holder_init(struct img_holder *h);
 
-/* Forks the holder, which mounts image (a .sqsh, or a SIF's squashfs) on
- * dir (an empty directory) in a private mount namespace: a kernel mount
- * as root, squashfuse_ll in a user namespace mapping the caller to root
- * when rootless.  Returns once it is mounted; ctrun then sees it at
- * /proc/self/fd/ROOT (h->root).  -1 with the holder's reason in e. */
-int holder_start(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
-		 bool rootless, struct err *e);
+/* What a holder mounts, and where. */
+struct holder_req {
+	const char *image;   /* a .sqsh, or a SIF (its squashfs) */
+	enum image_kind kind;
+	const char *dir;     /* an empty directory to mount on */
+	bool rootless;
+	const char *share;   /* holder_share: the rendezvous, NULL = none */
+};
+
+/* Forks the holder, which mounts q->image on q->dir in a private mount
+ * namespace: a kernel mount as root, squashfuse_ll in a user namespace
+ * mapping the caller to root when rootless.  Returns once it is mounted;
+ * ctrun then sees it at /proc/self/fd/ROOT (h->root).  -1 with the
+ * holder's reason in e. */
+int holder_start(struct img_holder *h, const struct holder_req *q, struct err *e);
 /* The same, shared by the ctruns of one step on one node (task mode: one
- * mount per node, not per task).  `share` names the rendezvous: SHARE.lock
+ * mount per node, not per task).  q->share names the rendezvous: SHARE.lock
  * (flock) and SHARE.sock (a unix socket the holder serves).  The first
  * ctrun starts the holder and serves as above; the others connect, get
  * the holder's descriptors and the directory it mounted on (into dir_out), and
  * stay connected while they use it.  A holder ends when its starter is
  * done and no client is connected, so the mount outlives no task that
  * uses it; a starter's holder_stop waits for that.  Falls back to a holder
- * of our own when the share cannot be set up (*shared false). */
-int holder_share(struct img_holder *h, const char *image, enum image_kind kind, const char *dir,
-		 bool rootless, const char *share, char *dir_out, size_t size, struct err *e);
+ * of our own when the share cannot be set up. */
+int holder_share(struct img_holder *h, const struct holder_req *q, char *dir_out, size_t size,
+		 struct err *e);
 /* Ends the holder (or leaves it), waits for our own, closes its descriptors. */
 void holder_stop(struct img_holder *h);
 /* In a child about to become the runtime: joins the holder's user (when

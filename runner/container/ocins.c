@@ -20,20 +20,8 @@
 #include <unistd.h>
 
 #include "holder.h"
+#include "userns.h"
 #include "util.h"
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int rv;
-
-	if (fd < 0)
-		return -1;
-	rv = write_all(fd, text, strlen(text));
-	if (close(fd) < 0)
-		rv = -1;
-	return rv;
-}
 
 /* overlayfs splits its options at ',' and lowerdir at ':'; a backslash escapes both. */
 static int escape(const char *in, char *out, size_t size)
@@ -54,25 +42,6 @@ static int escape(const char *in, char *out, size_t size)
 	return 0;
 }
 
-int ocins_userns(uid_t uid, gid_t gid, struct err *e)
-{
-	char map[64];
-
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return err_sys(e, EXIT_CTRUN, "oci: cannot create a user namespace "
-			       "(unprivileged user namespaces disabled?)");
-	/* setgroups must be denied before an unprivileged gid_map. */
-	if (write_file("/proc/self/setgroups", "deny") < 0)
-		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/setgroups");
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
-		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/uid_map");
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (write_file("/proc/self/gid_map", map) < 0)
-		return err_sys(e, EXIT_CTRUN, "oci: /proc/self/gid_map");
-	return 0;
-}
-
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
@@ -87,7 +56,7 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 		if (unshare(CLONE_NEWNS) < 0)
 			return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");
 	} else if (s->rootless) {
-		if (ocins_userns(s->uid, s->gid, e) < 0)
+		if (userns_enter(s->uid, s->gid, e) < 0)
 			return -1;
 	} else if (unshare(CLONE_NEWNS) < 0) {
 		return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");

@@ -25,8 +25,6 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		     struct err *e);
 /* ocins.c: in the runtime's child, the plan's namespaces and overlay. */
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
-/* A user namespace (and mount namespace) mapping uid/gid to root. */
-int ocins_userns(uid_t uid, gid_t gid, struct err *e);
 
 /* worker_check.c: 0 when ctrun-worker (`worker`, on the host) can run in the
  * image whose root file system is the host directory `rootfs` (NULL: not

@@ -113,154 +113,18 @@ static void gc_rundirs(const char *base, const char *host)
 	closedir(d);
 }
 
-struct enroot_create {
-	const char *bin, *image, *data;
-	char *const *envp;
-};
-
-/* cache_create_once_e's callback: `enroot create` under the temporary name,
- * which cache_create_once_e then renames into place (enroot's create is not
- * atomic, and `create -f` deletes recursively). */
-static int enroot_create(const char *tmp, void *arg, struct err *e)
-{
-	struct enroot_create *c = arg;
-	struct strv argv = { 0 }, env = { 0 };
-	const char *name = strrchr(tmp, '/');
-	int ws, rv = -1;
-	pid_t pid;
-
-	if (rt_enroot_create_argv(c->bin, c->image, name != NULL ? name + 1 : tmp, &argv, e) < 0)
-		goto out;
-	if (strv_extend(&env, c->envp) < 0 || strv_setenv(&env, "ENROOT_DATA_PATH", c->data, 1) < 0) {
-		err_sys(e, EXIT_CTRUN, "enroot create");
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err_sys(e, EXIT_CTRUN, "fork");
-		goto out;
-	}
-	if (pid == 0) {
-		execvpe(argv.v[0], argv.v, env.v);
-		_exit(EXIT_NOTFOUND);
-	}
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR) {
-			err_sys(e, EXIT_CTRUN, "enroot create");
-			goto out;
-		}
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		err_set(e, EXIT_CTRUN, "enroot create of %s failed (status %d)", c->image,
-			WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
-		goto out;
-	}
-	rv = 0;
-out:
-	strv_free(&argv);
-	strv_free(&env);
-	return rv;
-}
-
-int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, size_t size,
-		  struct err *e)
-{
-	memset(c, 0, sizeof(*c));
-	if (o->cache_dir != NULL) {
-		if (xsnprintf(dirbuf, size, "%s", o->cache_dir) < 0)
-			return err_set(e, EXIT_USAGE, "[cache] dir too long");
-	} else if (cache_default_dir(dirbuf, size, e) < 0) {
-		return -1;
-	}
-	c->dir = dirbuf;
-	c->lookup = o->cache_shared;
-	c->budget_bytes = o->cache_budget;
-	c->max_unpacked = o->cache_max_unpacked;
-	c->quiet = o->quiet;
-	if (o->cache_progress == NULL || strcmp(o->cache_progress, "auto") == 0)
-		c->progress = isatty(STDERR_FILENO) && !o->quiet;
-	else
-		c->progress = strcmp(o->cache_progress, "true") == 0;
-	return 0;
-}
-
-/* The image's root file system on this node, if the runtime needs one. */
+/* The image's root file system on this node (ctrroot.h decides, imgsource.c
+ * makes it), into the spec. */
 static int rootfs(struct ctr_setup *c, const struct options *o, char *const *envp, struct err *e)
 {
-	struct ctr_spec *s = &c->spec;
-	struct cache_cfg cfg = { 0 };
-	char dir[PATH_MAX], id[CACHE_ID_MAX], lock[PATH_MAX];
-	const char *data;
+	struct ctr_root_req q = { .image = c->image, .kind = c->spec.kind,
+				  .need = ctr_root_need(c->spec.rt), .bin = c->bin,
+				  .rundir = c->rundir, .rundir_made = &c->rundir_made,
+				  .share = c->share, .root = !c->spec.rootless, .o = o, .envp = envp };
 
-	if (s->kind == IMAGE_DIR) {
-		/* A directory is used as it is: the overlay never writes to it. */
-		if (xsnprintf(c->rootfs, sizeof(c->rootfs), "%s", c->image) < 0)
-			return err_set(e, EXIT_CTRUN, "image path too long");
-		s->rootfs = c->rootfs;
-		c->rootfs_real = true;
-		return 0;
-	}
-	if (s->rt != RT_OCI && s->rt != RT_ENROOT)
-		return 0; /* apptainer reads the image file itself */
-	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0)
+	if (ctr_root_prepare(&q, &c->root, e) < 0)
 		return -1;
-	if (s->rt == RT_OCI) {
-		int mounted = ctr_mount_image(c, o, e);
-
-		if (mounted != 0)
-			return mounted < 0 ? -1 : 0;
-		if (o->dry_run) {
-			/* Unpacking is no dry run: name the entry instead. */
-			if (xsnprintf(c->rootfs, sizeof(c->rootfs), "<%s: node cache entry of %s>", dir,
-				      c->image) < 0)
-				return err_set(e, EXIT_CTRUN, "image path too long");
-			s->rootfs = c->rootfs;
-			return 0;
-		}
-		if (cache_get_rootfs(&cfg, c->image, c->rootfs, sizeof(c->rootfs), e) < 0)
-			return -1;
-		s->rootfs = c->rootfs;
-		c->rootfs_real = true;
-		return 0;
-	}
-	/* enroot: its own data directory, named by the image's identity. */
-	if (cache_identity(c->image, id, sizeof(id), e) < 0)
-		return -1;
-	data = envp_get(envp, "ENROOT_DATA_PATH");
-	if (data != NULL && *data != '\0') {
-		if (xsnprintf(c->enroot_data, sizeof(c->enroot_data), "%s", data) < 0)
-			return err_set(e, EXIT_CTRUN, "ENROOT_DATA_PATH too long");
-	} else if (xsnprintf(c->enroot_data, sizeof(c->enroot_data), "%s/enroot-data", dir) < 0) {
-		return err_set(e, EXIT_CTRUN, "cache dir too long");
-	}
-	if (xsnprintf(c->enroot_name, sizeof(c->enroot_name), "ctrun-%s", id) < 0 ||
-	    xsnprintf(c->rootfs, sizeof(c->rootfs), "%s/%s", c->enroot_data, c->enroot_name) < 0 ||
-	    xsnprintf(lock, sizeof(lock), "%s/locks/enroot-%s.lock", dir, id) < 0)
-		return err_set(e, EXIT_CTRUN, "enroot data path too long");
-	s->enroot_data = c->enroot_data;
-	s->enroot_name = c->enroot_name;
-	{
-		int from_file = ctr_enroot_from_file(c, o, envp, e);
-
-		if (from_file != 0)
-			return from_file < 0 ? -1 : 0;
-	}
-	if (o->dry_run) {
-		c->rootfs_real = access(c->rootfs, F_OK) == 0;
-		s->rootfs = c->rootfs_real ? c->rootfs : NULL;
-		return 0;
-	}
-	if (mkdir_p(c->enroot_data, 0700) < 0 || xsnprintf(dir + strlen(dir), sizeof(dir) -
-							    strlen(dir), "/locks") < 0 ||
-	    mkdir_p(dir, 0700) < 0)
-		return err_sys(e, EXIT_CTRUN, "enroot data %s", c->enroot_data);
-	{
-		struct enroot_create ec = { c->bin, c->image, c->enroot_data, envp };
-
-		if (cache_create_once_e(lock, c->rootfs, enroot_create, &ec, o->quiet, e) < 0)
-			return -1;
-	}
-	s->rootfs = c->rootfs;
-	c->rootfs_real = true;
+	ctr_root_spec(&c->root, &c->spec);
 	return 0;
 }
 
@@ -343,8 +207,7 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
 				       "runs the workers of check and bench inside the container",
 				       worker);
-		if (ctr_worker_check(c->rootfs_real ? c->spec.rootfs : NULL, c->image, worker,
-				     e) < 0 ||
+		if (ctr_worker_check(ctr_root_dir(&c->root), c->image, worker, e) < 0 ||
 		    mounts_add(ms, worker, CTR_WORKER_BIN, true, true, e) < 0)
 			return -1;
 	}
@@ -477,10 +340,10 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			       "runs the workers inside the container", c->agent);
 	if (rootfs(c, o, envp, e) < 0)
 		return -1;
-	phase_mark(c->holder.fd >= 0 ? "image (mounted)" : "image");
+	phase_mark(c->root.holder.fd >= 0 ? "image (mounted)" : "image");
 	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
 		return -1;
-	if (c->rootfs_real) {
+	if (ctr_root_dir(&c->root) != NULL) {
 		/* Resolved inside the image: a symlink there never leads a mount out. */
 		for (size_t i = 0; i < s->mounts.n; i++)
 			if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
@@ -500,7 +363,7 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 {
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	holder_init(&c->holder);
+	ctr_root_init(&c->root);
 	if (setup(c, o, t, envp, agent, e) < 0) {
 		ctr_setup_free(c);
 		return -1;
@@ -513,7 +376,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	/* Nothing is mounted there in ctrun's namespace (the overlay lived in
 	 * the runtime's private one, the image in the holder's); remove_tree
 	 * never follows a link. */
-	holder_stop(&c->holder);
+	ctr_root_free(&c->root);
 	if (c->rundir_made && remove_tree(c->rundir) < 0 && errno != ENOENT)
 		fprintf(stderr, "ctrun: cannot remove %s: %s\n", c->rundir, strerror(errno));
 	if (c->hold_fd >= 0)
@@ -528,7 +391,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	free(c->spec.devices);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	holder_init(&c->holder);
+	ctr_root_init(&c->root);
 }
 
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)

@@ -5,7 +5,13 @@
 #   - a file of each folder cannot include a header of any folder it may not
 #     use: that include fails to compile with the folder's include flags;
 #   - no two modules (a .c and its .h) include each other, directly or
-#     through others: the module graph has no cycle.
+#     through others: the module graph has no cycle;
+#   - no library calls a function (or uses a variable) of a library it may
+#     not use: each layer's undefined symbols (nm -u) are defined by itself,
+#     by the libraries it may use, or by none of ours (libc, json-c, ...).
+#     A declaration can point up where an include cannot (rt/ once declared
+#     functions implemented above it); the linker's view cannot.  A
+#     deliberately upward call is checked to be caught.
 # Prints cmocka's verdict lines, so tests/unit/run.sh counts it like the rest.
 set -u
 cd "$(dirname "$0")/../.."
@@ -56,6 +62,61 @@ if loop=$(tsort <<<"$edges" 2>&1 >/dev/null) && [ -z "$loop" ]; then
 else
 	bad "no include cycle" "$(tr '\n' ' ' <<<"$loop")"
 fi
+
+# 4. No call points up or sideways: what each library needs from outside
+# itself (nm -u) is defined by a library it may use, or by none of ours.
+# The libraries are those of `make unit` (CTRUN_BUILD), built before it.
+# (C collation: join and sort must agree.)
+export LC_ALL=C
+build=${CTRUN_BUILD:-build}
+libfile() { echo "$build/lib/lib${1//\//_}.a"; }
+# "SYMBOL LAYER" for every global symbol our libraries define.
+defined=$(for d in $layers; do
+	f=$(libfile "$d")
+	[ -f "$f" ] && nm -A -g --defined-only "$f" 2>/dev/null | awk -v d="$d" '{ print $NF, d }'
+done | sort -u)
+# Prints "SYMBOL (LAYER)" for each symbol the library file $2 of layer $1
+# takes from a library of ours that $1 may not use.
+calls_out() {
+	local d=$1 f=$2 allowed
+	allowed=" $(make -s --no-print-directory "print-inc-${d//\//.}" | sed 's/-I//g') "
+	nm -A -u "$f" 2>/dev/null | awk '{ print $NF }' | sort -u |
+		join - <(cat <<<"$defined") | awk -v allowed="$allowed" '
+			{ owners[$1] = owners[$1] " " $2 }
+			END {
+				for (s in owners) {
+					n = split(owners[s], o, " "); ok = 0
+					for (i = 1; i <= n; i++) if (index(allowed, " " o[i] " ")) ok = 1
+					if (!ok) print s " (" substr(owners[s], 2) ")"
+				}
+			}' | sort
+}
+# A binary's main.o (not in its folder's library) is held to its folder's list.
+for d in $layers; do
+	for f in "$(libfile "$d")" "$build/obj/$d/main.o"; do
+		[ -f "$f" ] || continue
+		out=$(calls_out "$d" "$f")
+		if [ -z "$out" ]; then
+			ok "layer $d: ${f##*/} calls only itself and the libraries it may use"
+		else
+			bad "layer $d" "${f##*/} calls what it may not use: $(tr '\n' ' ' <<<"$out")"
+		fi
+	done
+done
+
+# 5. Self-test of 4: core with one call up (a function of
+# runner/container) must be caught.
+tmp=$(mktemp -d)
+top=$(nm -g --defined-only "$(libfile runner/container)" 2>/dev/null | awk '$2 == "T" { print $3; exit }')
+if [ -n "$top" ] && printf 'extern void %s(void);\nvoid layers_selftest(void);\nvoid layers_selftest(void) { %s(); }\n' \
+		"$top" "$top" | gcc -c -x c -o "$tmp/up.o" - &&
+	cp "$(libfile core)" "$tmp/libcore.a" && ar rs "$tmp/libcore.a" "$tmp/up.o" 2>/dev/null &&
+	[[ $(calls_out core "$tmp/libcore.a") == *"$top (runner/container)"* ]]; then
+	ok "an upward call ($top from core) is caught"
+else
+	bad "an upward call is caught" "core calling ${top:-a runner/container function} went unnoticed"
+fi
+rm -rf "$tmp"
 
 echo "[==========] $((passed + failed)) test(s) run."
 echo "[  PASSED  ] $passed test(s)."

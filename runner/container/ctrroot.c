@@ -1,0 +1,139 @@
+/* ctrroot.c - the root file system decision (pure: no I/O, the facts come
+ * from imgsource.c) and its result's helpers (see ctrroot.h). */
+#include "ctrroot.h"
+
+#include <string.h>
+
+enum ctr_image_mode ctr_image_mode(const char *name)
+{
+	if (name != NULL && strcmp(name, "mount") == 0)
+		return IMAGE_MODE_MOUNT;
+	if (name != NULL && strcmp(name, "unpack") == 0)
+		return IMAGE_MODE_UNPACK;
+	return IMAGE_MODE_AUTO;
+}
+
+static bool mountable(enum image_kind kind)
+{
+	return kind == IMAGE_SQUASHFS || kind == IMAGE_SIF;
+}
+
+/* A tree (OCI): the image mounted by the holder where --image-mode lets
+ * it and the host can, else the node cache's unpacked entry.  An entry
+ * that is there already wins in auto mode: the fastest start of all (a
+ * mount decompresses again what each run reads). */
+static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struct err *e)
+{
+	bool must = f->mode == IMAGE_MODE_MOUNT;
+	const char *why = !mountable(f->kind) ? "only a squashfs or a SIF can be mounted"
+			  : f->root	      ? f->no_kernel_mount
+					      : f->no_fuse_mount;
+
+	c->kind = ROOTFS_CACHE;
+	c->placeholder = f->dry_run; /* unpacking is no dry run */
+	if (f->mode == IMAGE_MODE_UNPACK || (!must && f->cached))
+		return 0;
+	if (why != NULL) {
+		if (must)
+			return err_set(e, EXIT_CTRUN, "--image-mode mount: %s: %s", f->image, why);
+		/* Nobody asked to mount an archive: nothing to explain. */
+		c->why_unpacked = mountable(f->kind) ? why : NULL;
+		return 0;
+	}
+	c->kind = ROOTFS_HOLDER;
+	c->share = f->task_share;
+	return 0;
+}
+
+/* enroot: its own start of the squashfs file (squashfuse + overlay,
+ * nothing unpacked) where --image-mode lets it and the host can, else a
+ * container in its data directory (created once, then reused; --dry-run
+ * names it whether it is there or not). */
+static int enroot(const struct ctr_root_facts *f, struct ctr_root_choice *c, struct err *e)
+{
+	bool must = f->mode == IMAGE_MODE_MOUNT;
+
+	c->kind = ROOTFS_ENROOT_DATA;
+	if (f->mode == IMAGE_MODE_UNPACK)
+		return 0;
+	if (f->kind != IMAGE_SQUASHFS) {
+		if (must)
+			return err_set(e, EXIT_USAGE, "--image-mode mount: %s: enroot starts only a "
+				       "squashfs without unpacking it (use --image-mode auto)", f->image);
+		return 0;
+	}
+	if (!must && f->cached)
+		return 0;
+	if (f->no_enroot_file != NULL) {
+		if (must)
+			return err_set(e, EXIT_CTRUN, "--image-mode mount: enroot cannot start %s "
+				       "without unpacking it: %s", f->image, f->no_enroot_file);
+		c->why_unpacked = f->no_enroot_file;
+		return 0;
+	}
+	c->kind = ROOTFS_ENROOT_FILE;
+	return 0;
+}
+
+int ctr_root_decide(const struct ctr_root_facts *f, struct ctr_root_choice *c, struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	/* A directory is used as it is, whatever the runtime: the overlay
+	 * never writes to it. */
+	if (f->kind == IMAGE_DIR) {
+		c->kind = ROOTFS_DIR;
+		return 0;
+	}
+	switch (f->need) {
+	case ROOT_IMAGE_FILE:
+		c->kind = ROOTFS_NONE;
+		return 0;
+	case ROOT_TREE:
+		return tree(f, c, e);
+	case ROOT_ENROOT:
+		return enroot(f, c, e);
+	}
+	return err_set(e, EXIT_CTRUN, "no root file system for this runtime");
+}
+
+void ctr_root_init(struct ctr_root *r)
+{
+	memset(r, 0, sizeof(*r));
+	holder_init(&r->holder);
+}
+
+void ctr_root_free(struct ctr_root *r)
+{
+	holder_stop(&r->holder);
+	ctr_root_init(r);
+}
+
+const char *ctr_root_dir(const struct ctr_root *r)
+{
+	return r->real ? r->path : NULL;
+}
+
+void ctr_root_spec(const struct ctr_root *r, struct ctr_spec *s)
+{
+	switch (r->kind) {
+	case ROOTFS_NONE:
+		break;
+	case ROOTFS_HOLDER:
+		s->rootfs_ns = r->path_ns;
+		s->holder = true;
+		s->holder_mnt = r->holder.mnt;
+		s->holder_user = r->holder.user;
+		/* fall through */
+	case ROOTFS_DIR:
+	case ROOTFS_CACHE:
+	case ROOTFS_PLACEHOLDER:
+		s->rootfs = r->path;
+		break;
+	case ROOTFS_ENROOT_DATA:
+	case ROOTFS_ENROOT_FILE:
+		s->enroot_data = r->enroot_data;
+		s->enroot_name = r->kind == ROOTFS_ENROOT_FILE ? r->enroot_file : r->enroot_name;
+		s->rootfs = ctr_root_dir(r);
+		break;
+	}
+}
