@@ -368,7 +368,8 @@ static int allreduce_through_ops(struct wsession *s, struct err *e)
 	    be.ops->alloc(&be, sizeof(host), (void **)&send, e) < 0 ||
 	    be.ops->alloc(&be, sizeof(host), (void **)&recv, e) < 0 ||
 	    be.ops->upload(&be, send, host, sizeof(host), e) < 0 ||
-	    be.ops->run(&be, COLL_ALL_REDUCE, send, recv, 1000, DT_INT32, 0, e) < 0 ||
+	    be.ops->run(&be, &(struct coll_call){ .coll = COLL_ALL_REDUCE, .send = send, .recv = recv,
+						  .count = 1000, .type = DT_INT32 }, e) < 0 ||
 	    be.ops->sync(&be, e) < 0 || be.ops->download(&be, host, recv, sizeof(host), e) < 0)
 		goto out;
 	rv = 0;
