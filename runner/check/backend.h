@@ -29,6 +29,17 @@ struct bench_device {
 
 struct backend;
 
+/* One collective: NCCL's semantics (send == recv, or busbw.h's offsets:
+ * in place; count per rank as NCCL counts it; root for broadcast). */
+struct coll_call {
+	enum coll coll;
+	const void *send;
+	void *recv;
+	size_t count;
+	enum dtype type;
+	long root;
+};
+
 struct backend_ops {
 	const char *name; /* "nccl", "socket": the word in reports and --backend */
 	/* Can this rank use the backend?  NULL: every rank can.  On false,
@@ -56,11 +67,9 @@ struct backend_ops {
 	int (*download)(struct backend *b, void *host, const void *buf, size_t bytes,
 			struct err *e);
 
-	/* Starts one collective with NCCL's semantics and argument order
-	 * (send == recv or busbw.h's offsets: in place); sync waits for
-	 * every collective started and notices a failed peer. */
-	int (*run)(struct backend *b, enum coll c, const void *send, void *recv, size_t count,
-		   enum dtype t, long root, struct err *e);
+	/* Starts one collective; sync waits for every collective started
+	 * and notices a failed peer. */
+	int (*run)(struct backend *b, const struct coll_call *call, struct err *e);
 	int (*sync)(struct backend *b, struct err *e);
 };
 

@@ -86,10 +86,9 @@ static int nccl_be_download(struct backend *b, void *host, const void *buf, size
 	return nccl_download(b->impl, host, buf, bytes, e);
 }
 
-static int nccl_be_run(struct backend *b, enum coll c, const void *send, void *recv,
-		       size_t count, enum dtype t, long root, struct err *e)
+static int nccl_be_run(struct backend *b, const struct coll_call *k, struct err *e)
 {
-	return nccl_run(b->impl, c, send, recv, count, t, root, e);
+	return nccl_run(b->impl, k->coll, k->send, k->recv, k->count, k->type, k->root, e);
 }
 
 static int nccl_be_sync(struct backend *b, struct err *e)

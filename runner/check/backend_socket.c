@@ -97,17 +97,18 @@ static int sock_be_download(struct backend *b, void *host, const void *buf, size
 	return 0;
 }
 
-static int sock_be_run(struct backend *b, enum coll c, const void *send, void *recv,
-		       size_t count, enum dtype t, long root, struct err *e)
+static int sock_be_run(struct backend *b, const struct coll_call *k, struct err *e)
 {
 	struct sock_comm *sc = b->impl;
 
-	switch (c) {
-	case COLL_ALL_REDUCE: return sock_all_reduce(sc, send, recv, count, t, e);
-	case COLL_ALL_GATHER: return sock_all_gather(sc, send, recv, count, t, e);
-	case COLL_REDUCE_SCATTER: return sock_reduce_scatter(sc, send, recv, count, t, e);
-	case COLL_BROADCAST: return sock_broadcast(sc, send, recv, count, t, root, e);
-	case COLL_ALLTOALL: return sock_alltoall(sc, send, recv, count, t, e);
+	switch (k->coll) {
+	case COLL_ALL_REDUCE: return sock_all_reduce(sc, k->send, k->recv, k->count, k->type, e);
+	case COLL_ALL_GATHER: return sock_all_gather(sc, k->send, k->recv, k->count, k->type, e);
+	case COLL_REDUCE_SCATTER:
+		return sock_reduce_scatter(sc, k->send, k->recv, k->count, k->type, e);
+	case COLL_BROADCAST:
+		return sock_broadcast(sc, k->send, k->recv, k->count, k->type, k->root, e);
+	case COLL_ALLTOALL: return sock_alltoall(sc, k->send, k->recv, k->count, k->type, e);
 	case COLL_COUNT: break;
 	}
 	return err_set(e, 1, "bench: unknown collective");

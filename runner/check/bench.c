@@ -211,7 +211,10 @@ static double now_s(void)
 static int run_once(struct bench *b, enum coll c, const void *s, void *r, size_t count,
 		    struct err *e)
 {
-	return b->be.ops->run(&b->be, c, s, r, count, b->p->type, b->p->root, e);
+	struct coll_call k = { .coll = c, .send = s, .recv = r, .count = count, .type = b->p->type,
+			       .root = b->p->root };
+
+	return b->be.ops->run(&b->be, &k, e);
 }
 
 static int wait_done(struct bench *b, struct err *e)

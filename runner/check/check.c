@@ -203,7 +203,8 @@ static int allreduce_test(struct wsession *ws, struct check_summary *s, struct e
 	    be.ops->upload(&be, dsend, host, bytes, e) < 0 || rdzv_barrier(&ws->r, e) < 0)
 		goto out;
 	t0 = now_us();
-	if (be.ops->run(&be, COLL_ALL_REDUCE, dsend, drecv, CHECK_COUNT, DT_FLOAT, 0, e) < 0 ||
+	if (be.ops->run(&be, &(struct coll_call){ .coll = COLL_ALL_REDUCE, .send = dsend, .recv = drecv,
+						  .count = CHECK_COUNT, .type = DT_FLOAT }, e) < 0 ||
 	    be.ops->sync(&be, e) < 0)
 		goto out;
 	us = now_us() - t0;

@@ -105,15 +105,31 @@ static int reap(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Rank 1 in a child that must reach backend `want`; rank 0 here, its
+ * session in s.  close_two ends both. */
+static pid_t open_two(struct world *w, const struct wsession_opts *o, const char *want,
+		      struct wsession *s)
+{
+	pid_t peer = rank_child(w, 1, o, want);
+	struct err e = { 0 };
+
+	assert_int_equal(wsession_open(s, w->envp[0], o, &e), 0);
+	return peer;
+}
+
+static void close_two(struct wsession *s, pid_t peer)
+{
+	wsession_close(s);
+	assert_int_equal(reap(peer), 0);
+}
+
 static void test_ranks_meet_and_rank0_holds_every_row(void **state)
 {
 	struct world *w = *state;
 	struct wsession_opts o = { .timeout = 10 };
-	pid_t peer = rank_child(w, 1, &o, "socket");
 	struct wsession s;
-	struct err e = { 0 };
+	pid_t peer = open_two(w, &o, "socket", &s);
 
-	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_int_equal(s.r.rank, 0);
 	assert_int_equal(s.r.world, 2);
 	assert_string_equal(s.w.master_addr, "127.0.0.1");
@@ -122,40 +138,33 @@ static void test_ranks_meet_and_rank0_holds_every_row(void **state)
 	assert_int_equal(s.rows[1].rank, 1);
 	assert_string_equal(s.rows[1].host, "testhost");
 	assert_int_equal(s.rows[1].pid, peer);
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 static void test_no_cuda_device_falls_back_to_sockets(void **state)
 {
 	struct world *w = *state;
 	struct wsession_opts o = { .timeout = 10 };
-	pid_t peer = rank_child(w, 1, &o, "socket");
 	struct wsession s;
-	struct err e = { 0 };
+	pid_t peer = open_two(w, &o, "socket", &s);
 
-	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_false(s.row.cuda); /* CUDA_VISIBLE_DEVICES= hides every GPU */
 	assert_ptr_equal(s.wanted, &backend_nccl);
 	assert_ptr_equal(s.backend, &backend_socket);
 	assert_true(wsession_fell_back(&s));
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 static void test_socket_asked_for_is_no_fallback(void **state)
 {
 	struct world *w = *state;
 	struct wsession_opts o = { .timeout = 10, .backend = "socket" };
-	pid_t peer = rank_child(w, 1, &o, "socket");
 	struct wsession s;
-	struct err e = { 0 };
+	pid_t peer = open_two(w, &o, "socket", &s);
 
-	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_ptr_equal(s.backend, &backend_socket);
 	assert_false(wsession_fell_back(&s));
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 /* Fake backends for the vote: "fast" only on rank 0, "any" everywhere. */
@@ -184,32 +193,26 @@ static void test_vote_takes_the_first_backend_every_rank_can_use(void **state)
 {
 	struct world *w = *state;
 	struct wsession_opts o = { .timeout = 10, .table = fake_table };
-	pid_t peer = rank_child(w, 1, &o, "slow");
 	struct wsession s;
-	struct err e = { 0 };
+	pid_t peer = open_two(w, &o, "slow", &s);
 
-	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_ptr_equal(s.backend, &slow); /* rank 1 cannot use "fast" */
 	assert_ptr_equal(s.wanted, &fast);
 	assert_string_equal(s.why, "");   /* rank 0 could */
 	assert_true(wsession_fell_back(&s));
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 static void test_vote_starts_at_the_backend_asked_for(void **state)
 {
 	struct world *w = *state;
 	struct wsession_opts o = { .timeout = 10, .table = fake_table, .backend = "last" };
-	pid_t peer = rank_child(w, 1, &o, "last");
 	struct wsession s;
-	struct err e = { 0 };
+	pid_t peer = open_two(w, &o, "last", &s);
 
-	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_ptr_equal(s.backend, &last);
 	assert_false(wsession_fell_back(&s));
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 static void test_unknown_backend_is_a_usage_error(void **state)
@@ -365,7 +368,8 @@ static int allreduce_through_ops(struct wsession *s, struct err *e)
 	    be.ops->alloc(&be, sizeof(host), (void **)&send, e) < 0 ||
 	    be.ops->alloc(&be, sizeof(host), (void **)&recv, e) < 0 ||
 	    be.ops->upload(&be, send, host, sizeof(host), e) < 0 ||
-	    be.ops->run(&be, COLL_ALL_REDUCE, send, recv, 1000, DT_INT32, 0, e) < 0 ||
+	    be.ops->run(&be, &(struct coll_call){ .coll = COLL_ALL_REDUCE, .send = send, .recv = recv,
+						  .count = 1000, .type = DT_INT32 }, e) < 0 ||
 	    be.ops->sync(&be, e) < 0 || be.ops->download(&be, host, recv, sizeof(host), e) < 0)
 		goto out;
 	rv = 0;
@@ -402,8 +406,7 @@ static void test_socket_backend_all_reduces_through_its_operations(void **state)
 	}
 	assert_int_equal(wsession_open(&s, w->envp[0], &o, &e), 0);
 	assert_int_equal(allreduce_through_ops(&s, &e), 0);
-	wsession_close(&s);
-	assert_int_equal(reap(peer), 0);
+	close_two(&s, peer);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, make_world, free_world)
