@@ -25,9 +25,11 @@ static bool mountable(enum image_kind kind)
 static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struct err *e)
 {
 	bool must = f->mode == IMAGE_MODE_MOUNT;
-	const char *why = !mountable(f->kind) ? "only a squashfs or a SIF can be mounted"
-			  : f->root	      ? f->no_kernel_mount
-					      : f->no_fuse_mount;
+	/* Root mounts with the kernel, a user with squashfuse_ll. */
+	const char *why = f->root ? f->no_kernel_mount : f->no_fuse_mount;
+
+	if (!mountable(f->kind))
+		why = "only a squashfs or a SIF can be mounted";
 
 	c->kind = ROOTFS_CACHE;
 	c->placeholder = f->dry_run; /* unpacking is no dry run */
