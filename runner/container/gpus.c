@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "drivers.h"
 #include "gpu_pin.h"
 #include "util.h"
 
@@ -258,7 +259,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	bool present;
 	const char *nv = o->nv != NULL ? o->nv : "auto";
 
-	if (gpu_devices(s, s->rt == RT_OCI, &present, e) < 0)
+	if (gpu_devices(s, s->rt->gpus == GPU_PASS_HOOK, &present, e) < 0)
 		return -1;
 	if (strcmp(nv, "true") == 0 && !present)
 		return err_set(e, EXIT_CTRUN, "GPU passthrough was requested (nv = true) but %s "
@@ -287,7 +288,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
 	strv_free(&ids);
-	if ((s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY) && o->gpu_isolation &&
+	if (s->rt->gpus == GPU_PASS_NV && o->gpu_isolation &&
 	    s->gpu_ids != NULL) {
 		/* Only the container's GPUs (rt/apptainer.c): the driver's files
 		 * come from ctrun-hook, chosen as it chooses them for OCI. */
@@ -304,9 +305,9 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
 			return -1;
 	}
-	if (s->rt == RT_OCI && ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
+	if (s->rt->gpus == GPU_PASS_HOOK && ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
 		s->hook = c->hook;
-	if (s->rt == RT_ENROOT && enroot_hook(c, envp, e) < 0)
+	if (s->rt->gpus == GPU_PASS_ENROOT && enroot_hook(c, envp, e) < 0)
 		return -1;
 	return 0;
 }
