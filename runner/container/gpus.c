@@ -125,7 +125,7 @@ static bool enroot_hook_installed(const char *const *dirs)
 }
 
 /* enroot with GPUs: unless a ctrun hook is installed, ctrun-hook is added
- * for this run (rt/enroot.c), through a per-run ENROOT_CONFIG_PATH linking
+ * for this run (rt/enroot/enroot.c), through a per-run ENROOT_CONFIG_PATH linking
  * every entry of the user's own.  The user's directory is enroot's rule:
  * ENROOT_CONFIG_PATH, else $XDG_CONFIG_HOME/enroot, else ~/.config/enroot. */
 static int enroot_hook(struct ctr_setup *c, char *const *envp, struct err *e)
@@ -290,7 +290,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	strv_free(&ids);
 	if (s->rt->gpus == GPU_PASS_NV && o->gpu_isolation &&
 	    s->gpu_ids != NULL) {
-		/* Only the container's GPUs (rt/apptainer.c): the driver's files
+		/* Only the container's GPUs (rt/apptainer/): the driver's files
 		 * come from ctrun-hook, chosen as it chooses them for OCI. */
 		const char *home = envp_get(envp, "HOME");
 		struct stat st;
