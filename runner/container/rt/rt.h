@@ -166,6 +166,9 @@ struct ctr_plan {
 	 * ovl_merged, and create the mount points of spec->mounts in it. */
 	bool ovl;
 	char *ovl_lower, *ovl_tmp, *ovl_merged;
+	/* With ovl: a tmpfs over /sys/fs/cgroup/unified where a hybrid host's
+	 * cgroup2 holds a controller (crun refuses that host; runc uses v1). */
+	bool hide_cgroup2;
 };
 
 void ctr_plan_free(struct ctr_plan *p);

@@ -413,6 +413,17 @@ const struct ctr_driver ctr_driver_oci = {
 	.plan = rt_oci_plan,
 };
 
+/* crun 1.8 refuses a hybrid host whose cgroup2 holds a controller ("cgroups
+ * in hybrid mode not supported"), where runc uses the v1 hierarchies: the
+ * runtime's namespace hides that cgroup2 (ocins.c), so crun sees v1 too. */
+static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+{
+	if (rt_oci_plan(s, p, e) < 0)
+		return -1;
+	p->hide_cgroup2 = true;
+	return 0;
+}
+
 /* The same driver, asked for by name: crun, whatever else is installed
  * (auto's oci looks for it already, after runc). */
 const struct ctr_driver ctr_driver_crun = {
@@ -427,5 +438,5 @@ const struct ctr_driver ctr_driver_crun = {
 	.rundir_dirs = rundir_dirs,
 	.gpus = GPU_PASS_HOOK,
 	.default_cmd = DEFAULT_CMD_ROOT,
-	.plan = rt_oci_plan,
+	.plan = crun_plan,
 };

@@ -180,6 +180,9 @@ static void test_crun_plan_is_the_oci_plan_run_by_crun(void **state)
 	assert_int_equal(pc.setenv.n, 0);
 	assert_int_equal(pc.unsetenv.n, 0);
 	assert_true(pc.agent_image_scripts);
+	/* crun refuses a hybrid host's cgroup2 with controllers: hidden. */
+	assert_true(pc.hide_cgroup2);
+	assert_false(pr.hide_cgroup2);
 	assert_int_equal(pc.gpus_renumbered, pr.gpus_renumbered);
 	ctr_plan_free(&pr);
 	ctr_plan_free(&pc);
