@@ -9,9 +9,9 @@
  * the runtime, writes the files and runs the plan.
  *
  * Folder runner/container/rt/: the runtime-neutral container (spec, plan,
- * mounts) and the pure adapters for oci, enroot and apptainer/singularity,
- * with their GPU pinning.  May use: images/, core/ (the GNUmakefile's
- * include paths enforce it).
+ * mounts), the driver table (drivers.h) and, one sub-folder per runtime
+ * (oci/, enroot/, apptainer/), the pure adapters with their GPU pinning.
+ * May use: images/, core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RT_H
 #define CTRUN_RT_H
