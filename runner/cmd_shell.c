@@ -20,6 +20,7 @@
 #include "imageenv.h"
 #include "commands.h"
 #include "container.h"
+#include "drivers.h"
 #include "inroot.h"
 #include "quote.h"
 #include "topology.h"
@@ -105,13 +106,15 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 	static const char *const entries[] = { "/etc/rc", "/.singularity.d/runscript", NULL };
 	int rootfd;
 
-	if (c->spec.rt == RT_ENROOT) {
+	switch (c->spec.rt->default_cmd) {
+	case DEFAULT_CMD_ENTRYPOINT:
 		c->spec.entrypoint = true; /* enroot start NAME: the image's rc, no arguments */
 		return 0;
-	}
-	if (c->spec.rt == RT_APPTAINER || c->spec.rt == RT_SINGULARITY) {
+	case DEFAULT_CMD_RUN:
 		c->spec.run_default = true;
 		return 0;
+	case DEFAULT_CMD_ROOT:
+		break;
 	}
 	rootfd = ctr_root_dir(&c->root) != NULL
 			 ? open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -226,7 +229,7 @@ int cmd_shell(struct options *o, struct err *e)
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
-	if (c.spec.rt == RT_OCI && (shell_env(&c) < 0 || image_scripts(&c) < 0)) {
+	if (c.spec.rt->image_env && (shell_env(&c) < 0 || image_scripts(&c) < 0)) {
 		err_sys(e, EXIT_CTRUN, "shell environment");
 		goto free;
 	}

@@ -7,14 +7,41 @@
 #include "archive_dl.h"
 #include "coll_nccl.h"
 #include "commands.h"
+#include "drivers.h"
 #include "gpu.h"
 #include "runtime.h"
 #include "slurmlib.h"
 
+/* Each binary of the driver table once, in its order (oci's runc and crun
+ * before crun's crun), with the release where the driver reads it. */
+static void runtimes(void)
+{
+	struct strv seen = { 0 };
+
+	for (const struct ctr_driver *const *d = ctr_drivers; *d != NULL; d++) {
+		for (const char *const *b = (*d)->bins; *b != NULL; b++) {
+			char path[4096], name[64];
+			struct app_version v;
+
+			if (strv_find(&seen, *b) >= 0 || strv_push(&seen, *b) < 0)
+				continue;
+			if (!ctr_which(*b, path, sizeof(path))) {
+				printf("  %-13s not found on PATH\n", *b);
+				continue;
+			}
+			if (!(*d)->app_version) {
+				printf("  %-13s %s\n", *b, path);
+				continue;
+			}
+			ctr_app_version(path, &v);
+			printf("  %-13s %s (%s)\n", *b, path, app_version_name(&v, name, sizeof(name)));
+		}
+	}
+	strv_free(&seen);
+}
+
 int cmd_version(const struct options *o)
 {
-	static const char *const runtimes[] = { "enroot", "apptainer", "singularity", "runc",
-						"crun", NULL };
 	char buf[4096], why[512] = "";
 	struct err e = { 0 };
 
@@ -35,21 +62,6 @@ int cmd_version(const struct options *o)
 		printf("  NCCL          %s\n", nccl_version());
 	else
 		printf("  NCCL          not usable: %s\n", why);
-	for (const char *const *r = runtimes; *r != NULL; r++) {
-		char path[4096], name[64];
-
-		if (!ctr_which(*r, path, sizeof(path))) {
-			printf("  %-13s not found on PATH\n", *r);
-			continue;
-		}
-		if (r[0][0] == 'a' || r[0][0] == 's') {
-			struct app_version v;
-
-			ctr_app_version(path, &v);
-			printf("  %-13s %s (%s)\n", *r, path, app_version_name(&v, name, sizeof(name)));
-		} else {
-			printf("  %-13s %s\n", *r, path);
-		}
-	}
+	runtimes();
 	return fflush(stdout) == 0 ? 0 : EXIT_CTRUN;
 }

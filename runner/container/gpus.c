@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "drivers.h"
 #include "enrootdir.h"
 #include "gpu_pin.h"
 #include "slurmgpu.h"
@@ -94,7 +95,7 @@ static bool enroot_hook_installed(const char *const *dirs)
 }
 
 /* enroot with GPUs: unless a ctrun hook is installed, ctrun-hook is added
- * for this run (rt/enroot.c), through a per-run ENROOT_CONFIG_PATH linking
+ * for this run (rt/enroot/enroot.c), through a per-run ENROOT_CONFIG_PATH linking
  * every entry of the user's own.  Both directories are enroot's
  * (core/enrootdir.h); without HOME there is no user directory. */
 static int enroot_hook(struct ctr_setup *c, char *const *envp, struct err *e)
@@ -225,7 +226,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	bool present;
 	const char *nv = o->nv != NULL ? o->nv : "auto";
 
-	if (gpu_devices(s, s->rt == RT_OCI, &present, e) < 0)
+	if (gpu_devices(s, s->rt->gpus == GPU_PASS_HOOK, &present, e) < 0)
 		return -1;
 	if (strcmp(nv, "true") == 0 && !present)
 		return err_set(e, EXIT_CTRUN, "GPU passthrough was requested (nv = true) but %s "
@@ -254,9 +255,9 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
 	strv_free(&ids);
-	if ((s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY) && o->gpu_isolation &&
+	if (s->rt->gpus == GPU_PASS_NV && o->gpu_isolation &&
 	    s->gpu_ids != NULL) {
-		/* Only the container's GPUs (rt/apptainer.c): the driver's files
+		/* Only the container's GPUs (rt/apptainer/): the driver's files
 		 * come from ctrun-hook, chosen as it chooses them for OCI. */
 		const char *home = envp_get(envp, "HOME");
 		struct stat st;
@@ -271,9 +272,9 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
 			return -1;
 	}
-	if (s->rt == RT_OCI && ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
+	if (s->rt->gpus == GPU_PASS_HOOK && ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
 		s->hook = c->hook;
-	if (s->rt == RT_ENROOT && enroot_hook(c, envp, e) < 0)
+	if (s->rt->gpus == GPU_PASS_ENROOT && enroot_hook(c, envp, e) < 0)
 		return -1;
 	return 0;
 }

@@ -15,7 +15,10 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +45,27 @@ static int escape(const char *in, char *out, size_t size)
 	return 0;
 }
 
+/* crun (1.8) refuses a hybrid host whose cgroup2 hierarchy holds a
+ * controller; runc uses the v1 hierarchies there.  A tmpfs over that mount,
+ * in the runtime's private namespace only, shows crun a v1 host as well
+ * (its cgroup directory in the tmpfs vanishes with the namespace). */
+static int hide_cgroup2(struct err *e)
+{
+	static const char dir[] = "/sys/fs/cgroup/unified";
+	struct statfs fs;
+	char *ctl;
+	bool busy;
+
+	if (statfs(dir, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)
+		return 0;
+	ctl = read_file("/sys/fs/cgroup/unified/cgroup.controllers", NULL);
+	busy = ctl != NULL && ctl[strspn(ctl, " \n")] != '\0';
+	free(ctl);
+	if (busy && mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0)
+		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", dir);
+	return 0;
+}
+
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
@@ -64,6 +88,8 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 	/* Nothing mounted from here on may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: making mounts private");
+	if (p->hide_cgroup2 && hide_cgroup2(e) < 0)
+		return -1;
 	if (mount("tmpfs", p->ovl_tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", p->ovl_tmp);
 	if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||

@@ -22,6 +22,7 @@
 
 #include "agentspec.h"
 #include "cache.h"
+#include "drivers.h"
 #include "gpu_pin.h"
 #include "imgconfig.h"
 #include "imgmount.h"
@@ -167,7 +168,7 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 	char logdir[PATH_MAX];
 
 	/* What enroot and apptainer give every container (OCI has nothing by itself). */
-	if (c->spec.rt == RT_OCI) {
+	if (c->spec.rt->host_files) {
 		if (access("/tmp", F_OK) == 0 && mounts_add(ms, "/tmp", "/tmp", false, false, e) < 0)
 			return -1;
 		for (const char *const *f = (const char *const[]){ "/etc/hosts", "/etc/resolv.conf",
@@ -247,8 +248,7 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool w
 			    mkfifo(path, 0600) < 0)
 				return err_sys(e, EXIT_CTRUN, "FIFO %s", path);
 	}
-	if (c->spec.rt == RT_OCI)
-		for (const char *const *d = (const char *const[]){ "rootfs", "ovl", NULL }; *d; d++)
+	for (const char *const *d = c->spec.rt->rundir_dirs; d != NULL && *d != NULL; d++)
 			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *d) < 0 ||
 			    mkdir(path, 0755) < 0)
 				return err_sys(e, EXIT_CTRUN, "%s", path);
@@ -288,7 +288,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			     e) < 0)
 		return -1;
 	s->bin = c->bin;
-	if (s->rt == RT_APPTAINER || s->rt == RT_SINGULARITY)
+	if (s->rt->app_version)
 		ctr_app_version(c->bin, &s->app);
 	s->agent = agent;
 	s->quiet = o->quiet;
@@ -348,7 +348,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 		for (size_t i = 0; i < s->mounts.n; i++)
 			if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
 				return -1;
-		if (s->rt == RT_OCI && image_environ_read(s->rootfs, &s->env, e) < 0)
+		if (s->rt->image_env && image_environ_read(s->rootfs, &s->env, e) < 0)
 			return -1;
 	}
 	if (ctr_gpus(c, o, t, envp, e) < 0)
@@ -396,16 +396,7 @@ void ctr_setup_free(struct ctr_setup *c)
 
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
 {
-	switch (c->spec.rt) {
-	case RT_OCI:
-		return rt_oci_plan(&c->spec, p, e);
-	case RT_ENROOT:
-		return rt_enroot_plan(&c->spec, p, e);
-	case RT_APPTAINER:
-	case RT_SINGULARITY:
-		return rt_apptainer_plan(&c->spec, p, e);
-	case RT_NONE:
-		break;
-	}
-	return err_set(e, EXIT_CTRUN, "no container runtime");
+	if (c->spec.rt == NULL)
+		return err_set(e, EXIT_CTRUN, "no container runtime");
+	return c->spec.rt->plan(&c->spec, p, e);
 }

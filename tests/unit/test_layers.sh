@@ -4,6 +4,8 @@
 #     pick another layer's header of the same name);
 #   - a file of each folder cannot include a header of any folder it may not
 #     use: that include fails to compile with the folder's include flags;
+#   - the sources of one library (a folder and its sub-folders, such as
+#     runner/container/rt/oci/) have unique file names;
 #   - no two modules (a .c and its .h) include each other, directly or
 #     through others: the module graph has no cycle;
 #   - no library calls a function (or uses a variable) of a library it may
@@ -48,7 +50,19 @@ for d in $layers; do
 	ok "layer $d: sees $sees folders, an include of the other $blind fails"
 done
 
-# 3. No include cycle between modules (file names without .c/.h; a
+# 3. A library's sub-folders (rt/'s driver folders) hold no file named as
+# another of that library: ar keeps members by base name, so one would
+# silently replace the other.
+dups=""
+for d in $layers; do
+	srcs=$(make -s --no-print-directory "print-src-${d//\//.}")
+	dup=$(for f in $srcs; do basename "$f"; done | sort | uniq -d)
+	[ -z "$dup" ] || dups+=" $d: $(echo $dup)"
+done
+if [ -z "$dups" ]; then ok "source names are unique within each library"
+else bad "source names are unique within each library" "$dups"; fi
+
+# 4. No include cycle between modules (file names without .c/.h; a
 # private X_int.h belongs to module X).
 edges=$(for f in $src; do
 	m=$(basename "${f%.*}"); m=${m%_int}

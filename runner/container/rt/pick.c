@@ -1,6 +1,6 @@
-/* pick.c - which runtime runs an image: the preference per image kind, the
- * runtimes' binaries on PATH (see rt.h). */
-#include "rt.h"
+/* pick.c - which runtime runs an image: the driver table's ranks per image
+ * kind, the drivers' binaries on PATH (see rt.h, drivers.h). */
+#include "drivers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,115 +32,106 @@ bool ctr_which(const char *bin, char *path, size_t size)
 	return false;
 }
 
-/* Runtimes in order of preference for each image kind under --runtime auto. */
-static const enum ctr_runtime *preference(enum image_kind kind)
+/* A driver's binary on PATH, the first of its list found; every name
+ * asked for is noted once in looked. */
+static bool find(const struct ctr_driver *d, bool (*have)(const char *, char *, size_t),
+		 char *bin, size_t size, struct strv *looked)
 {
-	static const enum ctr_runtime sqsh[] = { RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI,
-						 RT_NONE };
-	static const enum ctr_runtime sif[] = { RT_APPTAINER, RT_SINGULARITY, RT_OCI, RT_NONE };
-	static const enum ctr_runtime dir[] = { RT_OCI, RT_APPTAINER, RT_SINGULARITY, RT_NONE };
-	static const enum ctr_runtime archive[] = { RT_OCI, RT_NONE };
-
-	switch (kind) {
-	case IMAGE_SQUASHFS:
-		return sqsh;
-	case IMAGE_SIF:
-		return sif;
-	case IMAGE_DIR:
-		return dir;
-	default:
-		return archive;
-	}
-}
-
-static bool fits(enum ctr_runtime rt, enum image_kind kind)
-{
-	for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++)
-		if (*r == rt)
-			return true;
-	return false;
-}
-
-/* The binary of a runtime: OCI is runc, else crun (crun 1.8 refuses
- * rootless on cgroup v1 hybrid hosts, runc does not). */
-static bool find(enum ctr_runtime rt, bool (*have)(const char *, char *, size_t), char *bin,
-		 size_t size, struct strv *looked)
-{
-	static const char *const oci[] = { "runc", "crun", NULL };
-	const char *one[] = { ctr_runtime_name(rt), NULL };
-	const char *const *names = rt == RT_OCI ? oci : one;
-
-	for (; *names != NULL; names++) {
-		if (strv_find(looked, *names) < 0)
-			strv_push(looked, *names);
-		if (have(*names, bin, size))
+	for (const char *const *b = d->bins; *b != NULL; b++) {
+		if (strv_find(looked, *b) < 0)
+			strv_push(looked, *b);
+		if (have(*b, bin, size))
 			return true;
 	}
 	return false;
+}
+
+/* "a, b and c" (sep ", " and last " and ") or "a or b" into buf. */
+static void join(const char *const *v, size_t n, const char *sep, const char *last, char *buf,
+		 size_t size)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t o = strlen(buf);
+
+		snprintf(buf + o, size - o, "%s%s", i == 0 ? "" : i + 1 == n ? last : sep, v[i]);
+	}
+}
+
+static int pick_auto(enum image_kind kind, const char *image,
+		     bool (*have)(const char *, char *, size_t), const struct ctr_driver **rt,
+		     char *bin, size_t size, struct err *e)
+{
+	const struct ctr_driver *order[32];
+	size_t n = ctr_driver_auto(kind, order, sizeof(order) / sizeof(order[0]));
+	struct strv looked = { 0 };
+	char list[512];
+
+	for (size_t i = 0; i < n; i++) {
+		if (find(order[i], have, bin, size, &looked)) {
+			*rt = order[i];
+			strv_free(&looked);
+			return 0;
+		}
+	}
+	join((const char *const *)looked.v, looked.n, ", ", " and ", list, sizeof(list));
+	strv_free(&looked);
+	return err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH; "
+		       "install one of them or add its directory to PATH", image,
+		       image_kind_name(kind), list);
+}
+
+/* --runtime auto, enroot, ...: every name of the table. */
+static void names(char *buf, size_t size)
+{
+	const char *v[33] = { "auto" };
+	size_t n = 1;
+
+	for (const struct ctr_driver *const *d = ctr_drivers; *d != NULL && n < 33; d++)
+		v[n++] = (*d)->name;
+	join(v, n, ", ", " or ", buf, size);
 }
 
 int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
-		     char *bin, size_t size, struct err *e)
+		     bool (*have)(const char *bin, char *path, size_t size),
+		     const struct ctr_driver **rt, char *bin, size_t size, struct err *e)
 {
+	const struct ctr_driver *d, *order[32];
 	struct strv looked = { 0 };
-	char list[512] = "";
-	int rv = -1;
+	char list[512];
+	bool found;
 
 	if (have == NULL)
 		have = ctr_which;
-	*rt = RT_NONE;
-	if (want == NULL || strcmp(want, "auto") == 0) {
-		for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++) {
-			if (find(*r, have, bin, size, &looked)) {
-				*rt = *r;
-				rv = 0;
-				goto out;
-			}
-		}
-		for (size_t i = 0; i < looked.n; i++) {
-			size_t o = strlen(list);
+	*rt = NULL;
+	if (want == NULL || strcmp(want, "auto") == 0)
+		return pick_auto(kind, image, have, rt, bin, size, e);
+	d = ctr_driver_named(want);
+	if (d == NULL) {
+		names(list, sizeof(list));
+		return err_set(e, EXIT_USAGE, "--runtime %s: unknown runtime (use %s)", want, list);
+	}
+	if (!ctr_driver_runs(d, kind)) {
+		const char *v[32] = { 0 };
+		size_t n = ctr_driver_auto(kind, order, sizeof(order) / sizeof(order[0]));
 
-			snprintf(list + o, sizeof(list) - o, "%s%s", i == 0 ? "" : i + 1 == looked.n ?
-				 " and " : ", ", looked.v[i]);
-		}
-		err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH; "
-			"install one of them or add its directory to PATH", image,
-			image_kind_name(kind), list);
-		goto out;
+		for (size_t i = 0; i < n; i++)
+			v[i] = order[i]->name;
+		join(v, n, " or ", " or ", list, sizeof(list));
+		return err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s): use --runtime %s",
+			       want, image, image_kind_name(kind), n > 0 ? list : "auto");
 	}
-	for (enum ctr_runtime r = RT_ENROOT; r <= RT_OCI; r++)
-		if (strcmp(want, ctr_runtime_name(r)) == 0)
-			*rt = r;
-	if (*rt == RT_NONE) {
-		err_set(e, EXIT_USAGE, "--runtime %s: unknown runtime (use auto, enroot, apptainer, "
-			"singularity or oci)", want);
-		goto out;
-	}
-	if (!fits(*rt, kind)) {
-		char fit[128] = "";
-
-		for (const enum ctr_runtime *r = preference(kind); *r != RT_NONE; r++) {
-			size_t o = strlen(fit);
-
-			snprintf(fit + o, sizeof(fit) - o, "%s%s", o ? " or " : "",
-				 ctr_runtime_name(*r));
-		}
-		err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s): use --runtime %s", want,
-			image, image_kind_name(kind), *fit ? fit : "auto");
-		*rt = RT_NONE;
-		goto out;
-	}
-	if (!find(*rt, have, bin, size, &looked)) {
-		err_set(e, EXIT_CTRUN, "--runtime %s: %s not found in PATH; install it, add its "
-			"directory to PATH or use --runtime auto", want,
-			*rt == RT_OCI ? "runc or crun" : want);
-		*rt = RT_NONE;
-		goto out;
-	}
-	rv = 0;
-out:
+	found = find(d, have, bin, size, &looked);
 	strv_free(&looked);
-	return rv;
-}
+	if (!found) {
+		size_t n = 0;
 
+		while (d->bins[n] != NULL)
+			n++;
+		join(d->bins, n, " or ", " or ", list, sizeof(list));
+		return err_set(e, EXIT_CTRUN, "--runtime %s: %s not found in PATH; install it, add "
+			       "its directory to PATH or use --runtime auto", want, list);
+	}
+	*rt = d;
+	return 0;
+}

@@ -1,27 +1,10 @@
-/* plan.c - a plan's memory: its files, links and runtime names (see rt.h).
+/* plan.c - a plan's memory: its files and links (see rt.h).
  * Pure: the adapters build plans with these; runner/container/ writes and
  * runs them. */
 #include "rt.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *ctr_runtime_name(enum ctr_runtime rt)
-{
-	switch (rt) {
-	case RT_ENROOT:
-		return "enroot";
-	case RT_APPTAINER:
-		return "apptainer";
-	case RT_SINGULARITY:
-		return "singularity";
-	case RT_OCI:
-		return "oci";
-	case RT_NONE:
-		break;
-	}
-	return "none";
-}
 
 void ctr_plan_free(struct ctr_plan *p)
 {
@@ -81,19 +64,4 @@ int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, stru
 	if (strv_push(&p->links, target) < 0 || strv_push(&p->links, path) < 0)
 		return err_sys(e, EXIT_CTRUN, "plan");
 	return 0;
-}
-
-enum ctr_root_need ctr_root_need(enum ctr_runtime rt)
-{
-	switch (rt) {
-	case RT_OCI:
-		return ROOT_TREE;
-	case RT_ENROOT:
-		return ROOT_ENROOT;
-	case RT_APPTAINER:
-	case RT_SINGULARITY:
-	case RT_NONE:
-		break;
-	}
-	return ROOT_IMAGE_FILE;
 }

@@ -1,16 +1,17 @@
 /* rt.h - the runtime-neutral description of one container, and the
  * adapters that turn it into the exact commands and files of a runtime.
  *
- * An adapter (enroot.c, apptainer.c, oci.c) is a pure function from
+ * An adapter (enroot/, apptainer/, oci/: one folder per runtime, each a
+ * line of the driver table, drivers.h) is a pure function from
  * a ctr_spec to a ctr_plan: argv, environment changes and the contents of
  * the files to write.  Nothing is executed or written there, so golden tests
  * compare plans byte for byte and --dry-run prints them.  runner/container/ picks
  * the runtime, writes the files and runs the plan.
  *
  * Folder runner/container/rt/: the runtime-neutral container (spec, plan,
- * mounts) and the pure adapters for oci, enroot and apptainer/singularity,
- * with their GPU pinning.  May use: images/, core/ (the GNUmakefile's
- * include paths enforce it).
+ * mounts), the driver table (drivers.h) and, one sub-folder per runtime
+ * (oci/, enroot/, apptainer/), the pure adapters with their GPU pinning.
+ * May use: images/, core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RT_H
 #define CTRUN_RT_H
@@ -24,7 +25,8 @@
 #include "mounts.h"
 #include "strv.h"
 
-enum ctr_runtime { RT_NONE, RT_ENROOT, RT_APPTAINER, RT_SINGULARITY, RT_OCI };
+/* A runtime: its entry in the driver table (drivers.h); NULL = none. */
+struct ctr_driver;
 
 /* Which apptainer or singularity binary it is, from its `--version` line
  * ("apptainer version 1.3.4", "singularity-ce version 4.1.0",
@@ -53,7 +55,8 @@ bool app_has_no_oci(const struct app_version *v);
  * release finds the mount point), on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
 
-const char *ctr_runtime_name(enum ctr_runtime rt);
+/* The driver's name, "none" for NULL. */
+const char *ctr_runtime_name(const struct ctr_driver *rt);
 
 /* What a runtime needs on the host before its plan can be made (the root
  * file system decision in runner/container/ reads only this, never the
@@ -65,7 +68,8 @@ enum ctr_root_need {
 	ROOT_ENROOT,     /* a container in enroot's data directory, or enroot's own
 			  * start of the squashfs file */
 };
-enum ctr_root_need ctr_root_need(enum ctr_runtime rt);
+/* The driver's `root` (drivers.h); NULL: ROOT_IMAGE_FILE. */
+enum ctr_root_need ctr_root_need(const struct ctr_driver *rt);
 
 /* A device node passed through (GPUs): what stat(2) says about it. */
 struct ctr_device {
@@ -76,7 +80,7 @@ struct ctr_device {
 };
 
 struct ctr_spec {
-	enum ctr_runtime rt;
+	const struct ctr_driver *rt; /* the runtime (drivers.h) */
 	const char *bin;          /* the runtime binary: "runc", "/usr/bin/apptainer", ... */
 	const char *id;           /* container id (OCI) */
 	const char *image;        /* absolute path of the image file or directory */
@@ -162,6 +166,9 @@ struct ctr_plan {
 	 * ovl_merged, and create the mount points of spec->mounts in it. */
 	bool ovl;
 	char *ovl_lower, *ovl_tmp, *ovl_merged;
+	/* With ovl: a tmpfs over /sys/fs/cgroup/unified where a hybrid host's
+	 * cgroup2 holds a controller (crun refuses that host; runc uses v1). */
+	bool hide_cgroup2;
 };
 
 void ctr_plan_free(struct ctr_plan *p);
@@ -182,13 +189,13 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 
-/* Picks the runtime for `want` ("auto" or a name) and the image kind, from
- * what is installed (`have` tells whether a binary is on PATH; NULL = look).
- * Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
- * looked for. */
+/* Picks the runtime for `want` ("auto" or a name of the driver table) and
+ * the image kind, from what is installed (`have` tells whether a binary is
+ * on PATH; NULL = look).  Fills *rt and the binary's path.  None fits:
+ * EXIT_CTRUN naming what was looked for. */
 int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size), enum ctr_runtime *rt,
-		     char *bin, size_t size, struct err *e);
+		     bool (*have)(const char *bin, char *path, size_t size),
+		     const struct ctr_driver **rt, char *bin, size_t size, struct err *e);
 /* PATH lookup of an executable. */
 bool ctr_which(const char *bin, char *path, size_t size);
 

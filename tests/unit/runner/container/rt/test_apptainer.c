@@ -24,17 +24,17 @@
 
 #include <cmocka.h>
 
-#include "rt.h"
+#include "drivers.h"
 
 static const struct app_version apptainer134 = { APP_APPTAINER, 1, 3, 4 };
 static const struct app_version sce41 = { APP_SINGULARITYCE, 4, 1, 0 };
 static const struct app_version sce38 = { APP_SINGULARITYCE, 3, 8, 0 };
 static const struct app_version sing342 = { APP_SINGULARITY, 3, 4, 2 };
 
-static void spec_init(struct ctr_spec *s, enum ctr_runtime rt, const char *bin)
+static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 {
 	memset(s, 0, sizeof(*s));
-	s->rt = rt;
+	s->rt = ctr_driver_named(rt);
 	s->bin = bin;
 	s->app = apptainer134;
 	s->agent = true;
@@ -80,7 +80,7 @@ static void test_exec_with_plain_binds(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	add(&s, "/home/u/proj", "/home/u/proj", false);
 	add(&s, "/scratch/data set", "/data", true);
 	add(&s, "/tmp/ctrun-1000/run1", "/.ctrun", true);
@@ -111,7 +111,7 @@ static void test_shell_gets_pwd(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	s.agent = false;
 	strv_free(&s.argv);
 	strv_push(&s.argv, "/bin/sh");
@@ -132,7 +132,7 @@ static void test_image_default_without_run(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_SINGULARITY, "singularity");
+	spec_init(&s, "singularity", "singularity");
 	s.app = sing342;
 	s.agent = false;
 	s.run_default = true;
@@ -158,7 +158,7 @@ static void test_singularityce_nv_and_entrypoint(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_SINGULARITY, "/usr/bin/singularity");
+	spec_init(&s, "singularity", "/usr/bin/singularity");
 	s.app = sce41;
 	s.gpus = true;
 	s.slurm = true;
@@ -178,7 +178,7 @@ static void test_singularityce_nv_and_entrypoint(void **state)
 	spec_free(&s);
 	/* apptainer has no --no-oci (an unknown flag is an error); ctrun -q
 	 * silences its notes with the global --silent (errors only). */
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	s.quiet = true;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(strv_find(&p.argv, "--no-oci") < 0);
@@ -198,7 +198,7 @@ static void test_special_paths_send_every_bind_as_mount(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	add(&s, "/data/a,b", "/in", false);
 	add(&s, "/data/x:y", "/in:2", true);
 	add(&s, "/data/say,\"hi\"", "/q", false);
@@ -218,7 +218,7 @@ static void test_special_paths_send_every_bind_as_mount(void **state)
 
 	/* A '"' alone: fine for apptainer's string array, an error in
 	 * SingularityCE's CSV, so --mount everywhere [S-bind]. */
-	spec_init(&s, RT_SINGULARITY, "singularity");
+	spec_init(&s, "singularity", "singularity");
 	s.app = sce41;
 	add(&s, "/data/say\"hi", "/q", false);
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
@@ -240,7 +240,7 @@ static void test_order_is_kept(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	add(&s, "/x/a,b", "/data", false);
 	add(&s, "/m", "/data/sub", false);
 	add(&s, "/tmp/a,b/ctrun-1000/run1", "/.ctrun", true);
@@ -271,7 +271,7 @@ static void test_go_spaces_at_either_end_need_mount(void **state)
 		struct ctr_plan p = { 0 };
 		struct err e = { 0 };
 
-		spec_init(&s, RT_APPTAINER, "apptainer");
+		spec_init(&s, "apptainer", "apptainer");
 		add(&s, "/data/ok", odd[i], false);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 		assert_string_equal(p.argv.v[3], "--mount");
@@ -283,7 +283,7 @@ static void test_go_spaces_at_either_end_need_mount(void **state)
 		struct ctr_plan p = { 0 };
 		struct err e = { 0 };
 
-		spec_init(&s, RT_APPTAINER, "apptainer");
+		spec_init(&s, "apptainer", "apptainer");
 		add(&s, "/data/in\xc2\xa0side", "/d", false);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 		assert_string_equal(p.argv.v[3], "--bind");
@@ -307,7 +307,7 @@ static void test_old_releases_refuse_what_needs_mount(void **state)
 		struct ctr_plan p = { 0 };
 		struct err e = { 0 };
 
-		spec_init(&s, RT_SINGULARITY, "singularity");
+		spec_init(&s, "singularity", "singularity");
 		s.app = *old[i];
 		add(&s, "/data/a,b", "/in", false);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
@@ -324,7 +324,7 @@ static void test_old_releases_refuse_what_needs_mount(void **state)
 		struct ctr_plan p = { 0 };
 		struct err e = { 0 };
 
-		spec_init(&s, RT_SINGULARITY, "singularity");
+		spec_init(&s, "singularity", "singularity");
 		s.app = sing342;
 		add(&s, "/data/plain", "/in", true);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
@@ -347,7 +347,7 @@ static void test_user_runtime_settings_are_removed(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(strv_find(&p.unsetenv, "APPTAINER*") >= 0);
 	assert_true(strv_find(&p.unsetenv, "SINGULARITY*") >= 0);
@@ -377,7 +377,7 @@ static void test_gpu_isolation(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	s.gpus = true;
 	s.slurm = true;
 	s.gpu_ids = "1,3";
@@ -411,7 +411,7 @@ static void test_gpu_isolation(void **state)
 	spec_free(&s);
 
 	/* Without Slurm and without isolation: --nv, and the GPUs by host id. */
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	s.gpus = true;
 	s.gpu_ids = "1,3";
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
@@ -434,7 +434,7 @@ static void test_newline_and_carriage_return_are_refused(void **state)
 		struct ctr_plan p = { 0 };
 		struct err e = { 0 };
 
-		spec_init(&s, RT_APPTAINER, "apptainer");
+		spec_init(&s, "apptainer", "apptainer");
 		add(&s, bad[i], "/data", false);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
 		assert_int_equal(e.code, EXIT_USAGE);
@@ -455,7 +455,7 @@ static void test_suid_or_dev_asked_is_refused(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	spec_init(&s, RT_APPTAINER, "apptainer");
+	spec_init(&s, "apptainer", "apptainer");
 	add(&s, "/data", "/data", false);
 	s.mounts.v[s.mounts.n - 1].suid = true;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
@@ -521,27 +521,27 @@ static bool have_nothing(const char *bin, char *path, size_t size)
 
 static void test_auto_picks_an_installed_runtime_that_fits(void **state)
 {
-	enum ctr_runtime rt;
+	const struct ctr_driver *rt;
 	char bin[64];
 	struct err e = { 0 };
 
 	(void)state;
 	assert_int_equal(ctr_pick_runtime("auto", IMAGE_SQUASHFS, "/i.sqsh", fake_have, &rt, bin,
 					  sizeof(bin), &e), 0);
-	assert_int_equal(rt, RT_APPTAINER); /* enroot is not installed */
+	assert_string_equal(ctr_runtime_name(rt), "apptainer"); /* enroot is not installed */
 	assert_string_equal(bin, "/usr/bin/apptainer");
 	assert_int_equal(ctr_pick_runtime("auto", IMAGE_DOCKER_ARCHIVE, "/i.tar", fake_have, &rt,
 					  bin, sizeof(bin), &e), 0);
-	assert_int_equal(rt, RT_OCI);
+	assert_string_equal(ctr_runtime_name(rt), "oci");
 	assert_string_equal(bin, "/usr/bin/runc");
 	assert_int_equal(ctr_pick_runtime("auto", IMAGE_DIR, "/i", fake_have, &rt, bin,
 					  sizeof(bin), &e), 0);
-	assert_int_equal(rt, RT_OCI);
+	assert_string_equal(ctr_runtime_name(rt), "oci");
 }
 
 static void test_none_installed_names_what_was_looked_for(void **state)
 {
-	enum ctr_runtime rt;
+	const struct ctr_driver *rt;
 	char bin[64];
 	struct err e = { 0 };
 
@@ -556,7 +556,7 @@ static void test_none_installed_names_what_was_looked_for(void **state)
 
 static void test_explicit_runtime_must_fit_and_be_installed(void **state)
 {
-	enum ctr_runtime rt;
+	const struct ctr_driver *rt;
 	char bin[64];
 	struct err e = { 0 };
 
@@ -574,7 +574,7 @@ static void test_explicit_runtime_must_fit_and_be_installed(void **state)
 	assert_non_null(strstr(e.msg, "use --runtime oci"));
 	assert_int_equal(ctr_pick_runtime("oci", IMAGE_SIF, "/i.sif", fake_have, &rt, bin,
 					  sizeof(bin), &e), 0);
-	assert_int_equal(rt, RT_OCI);
+	assert_string_equal(ctr_runtime_name(rt), "oci");
 }
 
 int main(void)

@@ -13,14 +13,14 @@
 
 #include <cmocka.h>
 
-#include "rt.h"
+#include "drivers.h"
 
 static void spec_init(struct ctr_spec *s)
 {
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
-	s->rt = RT_ENROOT;
+	s->rt = ctr_driver_named("enroot");
 	s->bin = "enroot";
 	s->image = "/images/pytorch.sqsh";
 	s->kind = IMAGE_SQUASHFS;

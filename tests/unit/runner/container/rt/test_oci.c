@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "rt.h"
+#include "drivers.h"
 
 static struct ctr_device gpu[] = {
 	{ "/dev/nvidia0", 'c', 195, 0, 0666 },
@@ -24,7 +24,7 @@ static void spec_init(struct ctr_spec *s)
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
-	s->rt = RT_OCI;
+	s->rt = ctr_driver_named("oci");
 	s->bin = "/usr/sbin/runc";
 	s->id = "ctrun-7.0.0-n1-42-0000abcd";
 	s->image = "/images/pytorch.sqsh";

@@ -14,7 +14,7 @@
  *             unless asked for
  * The workers' environment does not go through enroot at all: the agent
  * reads it from its spec. */
-#include "rt.h"
+#include "drivers.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -194,3 +194,15 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 	ret |= strv_push(argv, image);
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "enroot create") : 0;
 }
+
+/* A squashfs is enroot's first choice: it starts it itself, or from a
+ * container created once per node in its data directory. */
+const struct ctr_driver ctr_driver_enroot = {
+	.name = "enroot",
+	.bins = (const char *const[]){ "enroot", NULL },
+	.rank = { [IMAGE_SQUASHFS] = 1 },
+	.root = ROOT_ENROOT,
+	.gpus = GPU_PASS_ENROOT,
+	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
+	.plan = rt_enroot_plan,
+};

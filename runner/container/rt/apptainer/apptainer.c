@@ -42,7 +42,7 @@
  * user's APPTAINER_* / SINGULARITY_* settings (BIND, CONTAINALL, NV,
  * ...ENV_*) are removed from the runtime's environment, all but where it
  * keeps its cache and temporary files. */
-#include "rt.h"
+#include "drivers.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -338,3 +338,28 @@ fail:
 	mounts_free(&binds);
 	return -1;
 }
+
+/* apptainer and singularity: one adapter, two names and binaries; which
+ * release it is (spec.app) decides the arguments.  A SIF is their first
+ * choice; they read a squashfs after enroot, a directory after OCI. */
+const struct ctr_driver ctr_driver_apptainer = {
+	.name = "apptainer",
+	.bins = (const char *const[]){ "apptainer", NULL },
+	.rank = { [IMAGE_SQUASHFS] = 2, [IMAGE_SIF] = 1, [IMAGE_DIR] = 2 },
+	.root = ROOT_IMAGE_FILE,
+	.app_version = true,
+	.gpus = GPU_PASS_NV,
+	.default_cmd = DEFAULT_CMD_RUN,
+	.plan = rt_apptainer_plan,
+};
+
+const struct ctr_driver ctr_driver_singularity = {
+	.name = "singularity",
+	.bins = (const char *const[]){ "singularity", NULL },
+	.rank = { [IMAGE_SQUASHFS] = 3, [IMAGE_SIF] = 2, [IMAGE_DIR] = 3 },
+	.root = ROOT_IMAGE_FILE,
+	.app_version = true,
+	.gpus = GPU_PASS_NV,
+	.default_cmd = DEFAULT_CMD_RUN,
+	.plan = rt_apptainer_plan,
+};

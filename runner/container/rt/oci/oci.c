@@ -18,7 +18,7 @@
  * shared memory and host names work as outside); the container gets its
  * own PID and mount namespaces.  /tmp, /dev/shm, /etc/hosts and
  * /etc/resolv.conf are the host's, as with enroot and apptainer. */
-#include "rt.h"
+#include "drivers.h"
 
 #include <json-c/json.h>
 
@@ -392,3 +392,51 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "oci plan");
 	return 0;
 }
+
+static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
+
+/* runc first, else crun: crun 1.8 refuses rootless on cgroup v1 hybrid
+ * hosts, runc does not.  A directory or an archive is OCI's first choice
+ * (unpacked or used as it is); a squashfs or SIF its last (mounted or
+ * unpacked into the node cache). */
+const struct ctr_driver ctr_driver_oci = {
+	.name = "oci",
+	.bins = (const char *const[]){ "runc", "crun", NULL },
+	.rank = { [IMAGE_UNKNOWN] = 1, [IMAGE_SQUASHFS] = 4, [IMAGE_SIF] = 3,
+		  [IMAGE_DOCKER_ARCHIVE] = 1, [IMAGE_OCI_ARCHIVE] = 1, [IMAGE_DIR] = 1 },
+	.root = ROOT_TREE,
+	.host_files = true,
+	.image_env = true,
+	.rundir_dirs = rundir_dirs,
+	.gpus = GPU_PASS_HOOK,
+	.default_cmd = DEFAULT_CMD_ROOT,
+	.plan = rt_oci_plan,
+};
+
+/* crun 1.8 refuses a hybrid host whose cgroup2 holds a controller ("cgroups
+ * in hybrid mode not supported"), where runc uses the v1 hierarchies: the
+ * runtime's namespace hides that cgroup2 (ocins.c), so crun sees v1 too. */
+static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+{
+	if (rt_oci_plan(s, p, e) < 0)
+		return -1;
+	p->hide_cgroup2 = true;
+	return 0;
+}
+
+/* The same driver, asked for by name: crun, whatever else is installed
+ * (auto's oci looks for it already, after runc). */
+const struct ctr_driver ctr_driver_crun = {
+	.name = "crun",
+	.bins = (const char *const[]){ "crun", NULL },
+	.rank = { [IMAGE_UNKNOWN] = CTR_NAMED_ONLY, [IMAGE_SQUASHFS] = CTR_NAMED_ONLY,
+		  [IMAGE_SIF] = CTR_NAMED_ONLY, [IMAGE_DOCKER_ARCHIVE] = CTR_NAMED_ONLY,
+		  [IMAGE_OCI_ARCHIVE] = CTR_NAMED_ONLY, [IMAGE_DIR] = CTR_NAMED_ONLY },
+	.root = ROOT_TREE,
+	.host_files = true,
+	.image_env = true,
+	.rundir_dirs = rundir_dirs,
+	.gpus = GPU_PASS_HOOK,
+	.default_cmd = DEFAULT_CMD_ROOT,
+	.plan = crun_plan,
+};
