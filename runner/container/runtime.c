@@ -140,7 +140,14 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 		shell_quote(stdout, p->ovl_lower);
 		fputs(" on ", stdout);
 		shell_quote(stdout, p->ovl_merged);
-		fputs(" with the mount points created, then:\n", stdout);
+		fputs(" with the mount points created", stdout);
+		if (p->ovl_stage) {
+			/* ch-run binds read-write: it gets the staged binds (ocins.c). */
+			fputs(", each mount's source bound with its options at ", stdout);
+			shell_quote(stdout, p->ovl_tmp);
+			fputs("/b/N", stdout);
+		}
+		fputs(", then:\n", stdout);
 	}
 	/* Prefix patterns are no env(1) syntax: a comment says what goes. */
 	for (size_t i = 0; i < p->unsetenv.n; i++) {
