@@ -169,6 +169,14 @@ struct ctr_plan {
 	/* With ovl: a tmpfs over /sys/fs/cgroup/unified where a hybrid host's
 	 * cgroup2 holds a controller (crun refuses that host; runc uses v1). */
 	bool hide_cgroup2;
+	/* With ovl: also bind the source of every spec->mounts[N] at
+	 * ovl_tmp/b/N with its options (ro, nosuid and nodev unless asked),
+	 * for a runtime that binds read-write whatever it is asked
+	 * (charliecloud's ch-run). */
+	bool ovl_stage;
+	/* The runtime refuses to start without $USER (ch-run): where the
+	 * environment has none, USER is the caller's login name (else uid). */
+	bool need_user;
 };
 
 void ctr_plan_free(struct ctr_plan *p);
