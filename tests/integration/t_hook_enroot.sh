@@ -72,12 +72,17 @@ srun_user() {
 		--gpus-per-node=2 bash '$TMPD/enroot-task.sh' $1"
 }
 
+# enroot_step MODE: the step's two tasks under the hooks; its GPUs into $step.
+enroot_step() {
+	run_rc srun_user "$1"
+	assert_eq 0 "$rc" "enroot-style hooks, $1 /dev"
+	IFS=, read -r -a step <"$TMPD/$1-0.gpus"
+	assert_eq "2 3" "${step[*]}" "the step's GPUs"
+}
+
 restricted() {
 	local step t r g
-	run_rc srun_user restricted
-	assert_eq 0 "$rc" "enroot-style hooks, restricted /dev"
-	IFS=, read -r -a step <"$TMPD/restricted-0.gpus"
-	assert_eq "2 3" "${step[*]}" "the step's GPUs"
+	enroot_step restricted
 	for t in 0 1; do
 		r=$TMPD/restricted-$t g=${step[$t]}
 		note "task $t: environment, fstab, /dev"
@@ -96,10 +101,7 @@ NVIDIA_VISIBLE_DEVICES=$g" "$(cat "$r/environment")" "task $t: ENROOT_ENVIRON"
 
 shared() {
 	local step t r g
-	run_rc srun_user shared
-	assert_eq 0 "$rc" "enroot-style hooks, shared /dev"
-	IFS=, read -r -a step <"$TMPD/shared-0.gpus"
-	assert_eq "2 3" "${step[*]}" "the step's GPUs"
+	enroot_step shared
 	for t in 0 1; do
 		r=$TMPD/shared-$t g=${step[$t]}
 		assert_eq "CUDA_VISIBLE_DEVICES=$g" "$(grep ^CUDA_VISIBLE_DEVICES= "$r/environment")" \
