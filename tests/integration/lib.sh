@@ -34,10 +34,12 @@ note() { echo "--- $*" >&2; }
 BEHAVIOURS_PASSED=0 BEHAVIOURS_FAILED=0 BEHAVIOURS_FAILED_NAMES=""
 _behaviour_skipfile=""
 behaviour() {
-	local name=$1 rc reason
+	# Its locals have names no test uses: a behaviour sees the test's own
+	# variables (rc, name, ...) through them.
+	local _b_name=$1 _b_rc _b_reason
 	shift
-	[ $# -gt 0 ] || fail "behaviour '$name': no command"
-	echo "--- $name" >&2
+	[ $# -gt 0 ] || fail "behaviour '$_b_name': no command"
+	echo "--- $_b_name" >&2
 	[ -n "$_behaviour_skipfile" ] || _behaviour_skipfile=$(mktemp /tmp/ctrun-it-skip.XXXXXX)
 	: >"$_behaviour_skipfile"
 	set +e
@@ -46,26 +48,26 @@ behaviour() {
 		skip() { echo "$*"; echo "$*" >"$_behaviour_skipfile"; exit 77; }
 		"$@"
 	)
-	rc=$?
+	_b_rc=$?
 	set -e
-	if [ "$rc" -eq 0 ]; then
+	if [ "$_b_rc" -eq 0 ]; then
 		BEHAVIOURS_PASSED=$((BEHAVIOURS_PASSED + 1))
-		echo "PASS behaviour $name"
+		echo "PASS behaviour $_b_name"
 		return 0
 	fi
-	reason=$(cat "$_behaviour_skipfile" 2>/dev/null || true)
-	if [ "$rc" -eq 77 ] && [ -n "$reason" ]; then
+	_b_reason=$(cat "$_behaviour_skipfile" 2>/dev/null || true)
+	if [ "$_b_rc" -eq 77 ] && [ -n "$_b_reason" ]; then
 		if grep -qE "^$(basename "$0" .sh)([[:space:]]|\$)" "${CTRUN_REPO:-.}/tests/skips.allowed" 2>/dev/null; then
-			echo "SKIP behaviour $name: $reason"
-			skip "$reason"
+			echo "SKIP behaviour $_b_name: $_b_reason"
+			skip "$_b_reason"
 		fi
-		reason="skipped ($reason), and tests/skips.allowed does not list $(basename "$0" .sh)"
+		_b_reason="skipped ($_b_reason), and tests/skips.allowed does not list $(basename "$0" .sh)"
 	else
-		reason="exit $rc"
+		_b_reason="exit $_b_rc"
 	fi
 	BEHAVIOURS_FAILED=$((BEHAVIOURS_FAILED + 1))
-	BEHAVIOURS_FAILED_NAMES+="${BEHAVIOURS_FAILED_NAMES:+, }$name"
-	echo "FAIL behaviour $name ($reason)"
+	BEHAVIOURS_FAILED_NAMES+="${BEHAVIOURS_FAILED_NAMES:+, }$_b_name"
+	echo "FAIL behaviour $_b_name ($_b_reason)"
 	return 0
 }
 

@@ -90,6 +90,15 @@ runit state
 expect "a behaviour's variables, directory and exit stay in it" 1 \
 	"FAIL behaviour sets and fails (exit 1)" "PASS behaviour sees the top level unchanged"
 
+itfile globals '
+run_rc false
+name=top reason=why
+sees() { [ "$rc" = 1 ] && [ "$name" = top ] && [ "$reason" = why ]; }
+behaviour "sees the file'"'"'s rc, name and reason" sees'
+runit globals
+expect "a behaviour sees the file's variables, whatever their names (rc, name, ...)" 0 \
+	"PASS behaviour sees the file's rc, name and reason"
+
 itfile t_not_allowed '
 behaviour "skips" skip "no such thing here"
 behaviour "after" true'
