@@ -21,7 +21,9 @@
 #include "hostlist.h"
 #include "slurmlib.h"
 #include "tasks.h"
-#include "../unit/slurm_lenient.h"
+#define CTRTEST_NO_CMOCKA
+#define CTRTEST_LENIENT
+#include "ctrtest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

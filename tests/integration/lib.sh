@@ -10,6 +10,75 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 note() { echo "--- $*" >&2; }
 
+# ---- behaviours: each reports itself, a failure does not stop the file ----
+#
+#   behaviour NAME CMD [ARG...]
+#       Runs CMD ARG... (usually a function of the test file) in a subshell
+#       under `set -euo pipefail`: `fail`, a failed assertion or a failing
+#       command ends that behaviour only, and the file goes on with the next.
+#       Prints "--- NAME" before it and one verdict line after it:
+#           PASS behaviour NAME
+#           FAIL behaviour NAME (exit N)
+#           SKIP behaviour NAME: REASON
+#       A behaviour that calls `skip` skips the whole file (exit 77) when
+#       tests/skips.allowed names the file, as a skip at the top level does;
+#       otherwise it is a failed behaviour (a test that did not run proves
+#       nothing).  Variables a behaviour sets and its `cd` stay in it: what
+#       several behaviours need is set up at the top level, where a failure
+#       still ends the file at once.
+#   The verdict: cleanup_tmp, which lib.sh puts in the EXIT trap and every
+#   EXIT trap of a test ends with, prints "behaviours: N passed, N failed
+#   (NAME, ...)" and makes the file exit 1 if any behaviour failed, whatever
+#   its own exit; otherwise the file's exit is its own.  tests/integration/run.sh
+#   also fails a file whose log has a "FAIL behaviour" line.
+BEHAVIOURS_PASSED=0 BEHAVIOURS_FAILED=0 BEHAVIOURS_FAILED_NAMES=""
+_behaviour_skipfile=""
+behaviour() {
+	# Its locals have names no test uses: a behaviour sees the test's own
+	# variables (rc, name, ...) through them.
+	local _b_name=$1 _b_rc _b_reason
+	shift
+	[ $# -gt 0 ] || fail "behaviour '$_b_name': no command"
+	echo "--- $_b_name" >&2
+	[ -n "$_behaviour_skipfile" ] || _behaviour_skipfile=$(mktemp /tmp/ctrun-it-skip.XXXXXX)
+	: >"$_behaviour_skipfile"
+	set +e
+	(
+		set -euo pipefail
+		skip() { echo "$*"; echo "$*" >"$_behaviour_skipfile"; exit 77; }
+		"$@"
+	)
+	_b_rc=$?
+	set -e
+	if [ "$_b_rc" -eq 0 ]; then
+		BEHAVIOURS_PASSED=$((BEHAVIOURS_PASSED + 1))
+		echo "PASS behaviour $_b_name"
+		return 0
+	fi
+	_b_reason=$(cat "$_behaviour_skipfile" 2>/dev/null || true)
+	if [ "$_b_rc" -eq 77 ] && [ -n "$_b_reason" ]; then
+		if grep -qE "^$(basename "$0" .sh)([[:space:]]|\$)" "${CTRUN_REPO:-.}/tests/skips.allowed" 2>/dev/null; then
+			echo "SKIP behaviour $_b_name: $_b_reason"
+			skip "$_b_reason"
+		fi
+		_b_reason="skipped ($_b_reason), and tests/skips.allowed does not list $(basename "$0" .sh)"
+	else
+		_b_reason="exit $_b_rc"
+	fi
+	BEHAVIOURS_FAILED=$((BEHAVIOURS_FAILED + 1))
+	BEHAVIOURS_FAILED_NAMES+="${BEHAVIOURS_FAILED_NAMES:+, }$_b_name"
+	echo "FAIL behaviour $_b_name ($_b_reason)"
+	return 0
+}
+
+# The behaviours' verdict (in cleanup_tmp): exit 1 if one failed.
+behaviours_verdict() {
+	rm -f "$_behaviour_skipfile"
+	[ $((BEHAVIOURS_PASSED + BEHAVIOURS_FAILED)) -gt 0 ] || return 0
+	echo "behaviours: $BEHAVIOURS_PASSED passed, $BEHAVIOURS_FAILED failed${BEHAVIOURS_FAILED_NAMES:+ ($BEHAVIOURS_FAILED_NAMES)}"
+	[ "$BEHAVIOURS_FAILED" -eq 0 ] || exit 1
+}
+
 assert_eq() { # expected actual what
 	[ "$1" == "$2" ] || fail "$3: expected '$1', got '$2'"
 }
@@ -17,7 +86,9 @@ assert_eq() { # expected actual what
 # A scratch directory every node and any test user can reach (/tmp is shared).
 TMPD=$(mktemp -d /tmp/ctrun-it.XXXXXX)
 chmod 777 "$TMPD"
-cleanup_tmp() { rm -rf "$TMPD"; }
+# Every EXIT trap of a test ends with cleanup_tmp: it also gives the
+# behaviours' verdict (an exit 1 here is the file's exit).
+cleanup_tmp() { rm -rf "$TMPD"; behaviours_verdict; }
 trap cleanup_tmp EXIT
 
 # wait_lines FILE N SECS: until FILE has N lines (the event a test waits

@@ -91,7 +91,7 @@ up() {
 # then the leftover check (leftovers.sh): a test that leaves anything
 # behind fails, and the next one starts only once its jobs are gone.
 run_tests() {
-	local suffix=$1 t rc start ms secs left
+	local suffix=$1 t rc start ms secs left bad
 	shift
 	leftover_baseline
 	for t in "$@"; do
@@ -107,11 +107,16 @@ run_tests() {
 		# The test's jobs end here at the latest.
 		scancel --quiet --full "--user=root" 2>/dev/null; scancel --quiet --full --user=ctrunuser 2>/dev/null
 		left=$(leftover_check) || rc=${rc/#0/leftovers}
+		# A failed behaviour (lib.sh) fails its file, even one whose
+		# EXIT trap lost lib.sh's verdict.
+		bad=$(grep '^FAIL behaviour ' "$logs/$t$suffix.log")
+		[ -z "$bad" ] || [ "$rc" != 0 ] || rc="0, but a behaviour failed"
 		case $rc in
 		0) passed=$((passed + 1)); echo "PASS $t$suffix (${secs}s)" ;;
-		77) skip_line "$t$suffix" "$(tail -1 "$logs/$t$suffix.log")" ;;
+		77) skip_line "$t$suffix" "$(grep -v '^behaviours: ' "$logs/$t$suffix.log" | tail -1)" ;;
 		*) failed=$((failed + 1)); echo "FAIL $t$suffix (exit $rc, ${secs}s); last lines of $logs/$t$suffix.log:"
-		   tail -25 "$logs/$t$suffix.log" | sed 's/^/    /' ;;
+		   tail -25 "$logs/$t$suffix.log" | sed 's/^/    /'
+		   [ -z "$bad" ] || { echo "    its failed behaviours:"; sed 's/^/      /' <<<"$bad"; } ;;
 		esac
 		if [ -n "$left" ]; then
 			echo "    left behind by $t$suffix (the runner cleans it up before the next test):"

@@ -14,6 +14,7 @@ rm -f /tmp/ctrun-pwned
 
 compare() {
 	local f
+	[ -n "$(ls argv-*.json 2>/dev/null)" ] || fail "$1: no rank reported"
 	for f in argv-*.json; do
 		"$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a!=b)' \
 			expected.json "$f" || fail "$1: $f differs: $(cat "$f")"
@@ -22,14 +23,21 @@ compare() {
 	[ ! -e /tmp/ctrun-pwned ] || fail "$1: a shell evaluated an argument"
 	rm -f argv-*.json
 }
-run_rc env OUT="$TMPD" srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 --python "$PY" dump.py "${args[@]}"
-assert_eq 0 "$rc" "srun exit status"
-compare "node mode"
+node_mode() {
+	run_rc env OUT="$TMPD" srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 --python "$PY" dump.py "${args[@]}"
+	assert_eq 0 "$rc" "srun exit status"
+	compare "node mode"
+}
 
 # The batch script holds the arguments as a bash array, quoted by bash itself.
-{ printf '#!/bin/bash\nexport OUT=%q\n' "$TMPD"; printf 'args=('; printf '%q ' "${args[@]}"; printf ')\n'
-  printf '%q --nproc-per-node 2 --python %q %q "${args[@]}"\n' "$CTRUN" "$PY" "$TMPD/dump.py"; } > job.sh
-run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh
-cat job.out
-assert_eq 0 "$rc" "sbatch exit status"
-compare "batch mode"
+batch_mode() {
+	{ printf '#!/bin/bash\nexport OUT=%q\n' "$TMPD"; printf 'args=('; printf '%q ' "${args[@]}"; printf ')\n'
+	  printf '%q --nproc-per-node 2 --python %q %q "${args[@]}"\n' "$CTRUN" "$PY" "$TMPD/dump.py"; } > job.sh
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh
+	cat job.out
+	assert_eq 0 "$rc" "sbatch exit status"
+	compare "batch mode"
+}
+
+behaviour "node mode (srun): every argument byte for byte, none evaluated" node_mode
+behaviour "batch mode: every argument byte for byte, none evaluated" batch_mode

@@ -9,11 +9,14 @@ need_image TORCH torch.sqsh
 need_image BUSYBOX busybox.sqsh
 cd "$TMPD"
 cp "$CTRUN_REPO/examples/train_ddp.py" .
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TORCH" --nproc-per-node 2 \
-	train_ddp.py --epochs 2 --out "$TMPD"
-assert_eq 0 "$rc" "srun exit status"
-check_ddp "$TMPD" 2 2
+ddp() {
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TORCH" --nproc-per-node 2 \
+		train_ddp.py --epochs 2 --out "$TMPD"
+	assert_eq 0 "$rc" "srun exit status"
+	check_ddp "$TMPD" 2 2
+}
 
+one_container_per_node() {
 run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$BUSYBOX" --nproc-per-node 2 -- \
 	sh -c 'echo "$(hostname) $(readlink /proc/self/ns/pid) $(tr "\0" " " </proc/1/cmdline)" > ns.$RANK'
 assert_eq 0 "$rc" "srun exit status (namespaces)"
@@ -29,4 +32,8 @@ assert all(len(v) == 1 for v in per_node.values()), f"a node has several contain
 assert len({ns for _, ns, _ in rows}) == 2, "two nodes must have two containers"
 print("ok: one container per node", per_node)
 PYEOF
-assert_no_containers
+}
+
+behaviour "DDP training in containers, 2 nodes x 2 workers" ddp
+behaviour "the workers of a node share one container, one per node" one_container_per_node
+behaviour "no container is left" assert_no_containers

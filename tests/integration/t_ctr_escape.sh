@@ -35,14 +35,16 @@ check() { # who image
 	done
 	[ ! -e "/etc/$marker" ] && [ ! -e "/etc/$marker-rel" ] || fail "$who: host /etc touched"
 }
-check root "$ROOTFS"
-check root "$BUSYBOX"
-check "$user" "$BUSYBOX"
-
 # Mounting over the image's symlink itself covers the container's /etc, not the host's.
-run_rc srun -N1 "$CTRUN" --image "$BUSYBOX" --mount "$src:/mnt/evil" -- sh -c 'touch /etc/x-from-container'
-assert_eq 0 "$rc" "a bind over /mnt/evil"
-[ -f "$src/x-from-container" ] || fail "the bind over /mnt/evil did not land on the image's /etc"
-[ ! -e /etc/x-from-container ] || fail "host /etc written"
-assert_no_containers
-echo "ok: mounts through image symlinks stay in the container; odd paths arrive intact"
+over_symlink() {
+	run_rc srun -N1 "$CTRUN" --image "$BUSYBOX" --mount "$src:/mnt/evil" -- sh -c 'touch /etc/x-from-container'
+	assert_eq 0 "$rc" "a bind over /mnt/evil"
+	[ -f "$src/x-from-container" ] || fail "the bind over /mnt/evil did not land on the image's /etc"
+	[ ! -e /etc/x-from-container ] || fail "host /etc written"
+}
+
+behaviour "root, rootfs directory: mounts stay in the container, odd paths intact" check root "$ROOTFS"
+behaviour "root, squashfs: mounts stay in the container, odd paths intact" check root "$BUSYBOX"
+behaviour "$user (rootless), squashfs: mounts stay in the container, odd paths intact" check "$user" "$BUSYBOX"
+behaviour "a bind over the image's symlink covers the container's /etc" over_symlink
+behaviour "no container is left" assert_no_containers

@@ -32,22 +32,32 @@ check() { # what expected-CTRUN_IMAGE_ENV
 	rm -f out.*
 }
 
-for fmt in docker oci; do
-	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TMPD/env-$fmt.tar" -- sh -c "$show"
-	assert_eq 0 "$rc" "$fmt: srun exit status"
-	check "$fmt" from-image
-done
+image_env() { # docker|oci
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TMPD/env-$1.tar" -- sh -c "$show"
+	assert_eq 0 "$rc" "$1: srun exit status"
+	check "$1" from-image
+}
 
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TMPD/env-docker.tar" \
-	--env CTRUN_IMAGE_ENV=x -- sh -c "$show"
-assert_eq 0 "$rc" "--env: srun exit status"
-check "--env over the image" x
+env_wins() {
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TMPD/env-docker.tar" \
+		--env CTRUN_IMAGE_ENV=x -- sh -c "$show"
+	assert_eq 0 "$rc" "--env: srun exit status"
+	check "--env over the image" x
+}
 
 # What each node's cache holds: the config's file, not the layers'.
-for n in "${NODES[@]}"; do
-	env_file=$("$CLUSTER" exec "$n" sh -c "cat '$CTRUN_CACHE_DIR'/entries/*/rootfs/etc/environment" |
-		sort -u | tr '\n' ';')
-	assert_eq "CTRUN_IMAGE_ENV=from-image;CTRUN_TRICKY=\"$tricky\";PATH=/usr/local/bin:/usr/bin:/bin:/custom;" \
-		"$env_file" "$n: cached /etc/environment"
-done
-assert_no_containers
+cached_environment() {
+	local n env_file
+	for n in "${NODES[@]}"; do
+		env_file=$("$CLUSTER" exec "$n" sh -c "cat '$CTRUN_CACHE_DIR'/entries/*/rootfs/etc/environment" |
+			sort -u | tr '\n' ';')
+		assert_eq "CTRUN_IMAGE_ENV=from-image;CTRUN_TRICKY=\"$tricky\";PATH=/usr/local/bin:/usr/bin:/bin:/custom;" \
+			"$env_file" "$n: cached /etc/environment"
+	done
+}
+
+behaviour "a docker archive's Env reaches the workers on every node" image_env docker
+behaviour "an OCI archive's Env reaches the workers on every node" image_env oci
+behaviour "--env wins over the image's Env" env_wins
+behaviour "each node's cache holds the config's /etc/environment" cached_environment
+behaviour "no container is left" assert_no_containers

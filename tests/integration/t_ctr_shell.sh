@@ -19,13 +19,20 @@ expect() { # what, output file
 	grep -q '^tty=yes' "$2" || fail "$1: no terminal in the container"
 	grep -q '^status 3$' "$2" || fail "$1: exit status: $(tail -1 "$2")"
 }
-"$PY" "$pty" "$type" "$CTRUN" shell --image "$BUSYBOX" > out1
-expect "ctrun shell" out1
-"$PY" "$pty" "$type" "$CTRUN" --image "$BUSYBOX" > out2
-expect "ctrun --image with no command" out2
-su "$user" -s /bin/bash -c '"$0" "$@"' -- "$PY" "$pty" "$type" "$CTRUN" shell --image "$BUSYBOX" > out3
-expect "ctrun shell as $user" out3
-"$PY" "$pty" "$type" salloc -N2 "$CTRUN" shell --image "$BUSYBOX" > out4
-expect "ctrun shell from salloc" out4
-grep -q "^host=${NODES[0]}" out4 || fail "from salloc the shell ran on $(grep ^host= out4), not ${NODES[0]}"
-assert_no_containers
+shell() { # what, output file, then the command (ptyrun.py types into the shell)
+	local what=$1 out=$2
+	shift 2
+	"$@" > "$out"
+	expect "$what" "$out"
+}
+from_salloc() {
+	shell "ctrun shell from salloc" out4 "$PY" "$pty" "$type" salloc -N2 "$CTRUN" shell --image "$BUSYBOX"
+	grep -q "^host=${NODES[0]}" out4 || fail "from salloc the shell ran on $(grep ^host= out4), not ${NODES[0]}"
+}
+behaviour "ctrun shell" shell "ctrun shell" out1 "$PY" "$pty" "$type" "$CTRUN" shell --image "$BUSYBOX"
+behaviour "ctrun --image with no command" shell "ctrun --image with no command" out2 \
+	"$PY" "$pty" "$type" "$CTRUN" --image "$BUSYBOX"
+behaviour "ctrun shell as $user (rootless)" shell "ctrun shell as $user" out3 \
+	su "$user" -s /bin/bash -c '"$0" "$@"' -- "$PY" "$pty" "$type" "$CTRUN" shell --image "$BUSYBOX"
+behaviour "ctrun shell from salloc, on the allocation's first node" from_salloc
+behaviour "no container is left" assert_no_containers

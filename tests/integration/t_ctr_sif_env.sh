@@ -34,33 +34,45 @@ check() { # what expected-after-hostname
 image_path=/usr/sbin:/usr/bin:/sbin:/bin:/opt/sif/bin
 image_ld=/opt/sif/env-lib:/opt/sif/lib:/.singularity.d/libs
 
-for mode in mount unpack; do
-	note "--runtime oci, the SIF ${mode}ed: the image's scripts, the host under them"
+sif_mode() { # mount|unpack
 	run_rc env PS1=from-host SIF_HOST_ONLY=host srun -N2 --ntasks-per-node=1 \
-		"$CTRUN" --runtime oci --image-mode "$mode" --image "$SIF" -- sh -c "$show"
-	assert_eq 0 "$rc" "$mode: srun exit status"
-	check "$mode" "$image_path|$image_ld|from-docker|from-environment|computed in the image|host|Singularity> |"
-done
+		"$CTRUN" --runtime oci --image-mode "$1" --image "$SIF" -- sh -c "$show"
+	assert_eq 0 "$rc" "$1: srun exit status"
+	check "$1" "$image_path|$image_ld|from-docker|from-environment|computed in the image|host|Singularity> |"
+}
 
-note "--env over the image's scripts"
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --runtime oci --image "$SIF" \
-	--env CTRUN_SIF_ENV=user --env LD_LIBRARY_PATH=/mine -- sh -c "$show"
-assert_eq 0 "$rc" "--env: srun exit status"
-check "--env" "$image_path|/mine|from-docker|user|computed in the image|unset|Singularity> |"
+env_wins() {
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --runtime oci --image "$SIF" \
+		--env CTRUN_SIF_ENV=user --env LD_LIBRARY_PATH=/mine -- sh -c "$show"
+	assert_eq 0 "$rc" "--env: srun exit status"
+	check "--env" "$image_path|/mine|from-docker|user|computed in the image|unset|Singularity> |"
+}
 
-note "the command is found on the PATH the scripts set"
-out=$(srun -N1 "$CTRUN" -q --no-prefix --runtime oci --image "$SIF" -- sif-hello)
-assert_eq "sif-hello: from-environment" "$out" "a command only on the image's script PATH"
+on_script_path() {
+	local out
+	out=$(srun -N1 "$CTRUN" -q --no-prefix --runtime oci --image "$SIF" -- sif-hello)
+	assert_eq "sif-hello: from-environment" "$out" "a command only on the image's script PATH"
+}
 
-note "ctrun shell under runc: the command runs through the image's scripts, argv intact"
-out=$("$CTRUN" shell --runtime oci --image "$SIF" -- sif-hello </dev/null)
-assert_eq "sif-hello: from-environment" "$out" "ctrun shell -- a command on the scripts' PATH"
-# shellcheck disable=SC2016
-out=$("$CTRUN" shell --runtime oci --image "$SIF" -- printf '[%s]' 'a  b' '$x' '"' </dev/null)
-assert_eq '[a  b][$x]["]' "$out" "ctrun shell: the command's words"
+shell_scripts() {
+	local out
+	out=$("$CTRUN" shell --runtime oci --image "$SIF" -- sif-hello </dev/null)
+	assert_eq "sif-hello: from-environment" "$out" "ctrun shell -- a command on the scripts' PATH"
+	# shellcheck disable=SC2016
+	out=$("$CTRUN" shell --runtime oci --image "$SIF" -- printf '[%s]' 'a  b' '$x' '"' </dev/null)
+	assert_eq '[a  b][$x]["]' "$out" "ctrun shell: the command's words"
+}
 
-note "--dry-run says so"
-"$CTRUN" --dry-run --runtime oci --image "$SIF" -- true | grep -q \
-	"agent sources the image's /.singularity.d/env/\*.sh with its /bin/sh" ||
-	fail "--dry-run does not mention the image's scripts"
-assert_no_containers
+dry_run() {
+	"$CTRUN" --dry-run --runtime oci --image "$SIF" -- true | grep -q \
+		"agent sources the image's /.singularity.d/env/\*.sh with its /bin/sh" ||
+		fail "--dry-run does not mention the image's scripts"
+}
+
+behaviour "--runtime oci, the SIF mounted: the image's scripts, the host under them" sif_mode mount
+behaviour "--runtime oci, the SIF unpacked: the image's scripts, the host under them" sif_mode unpack
+behaviour "--env over the image's scripts" env_wins
+behaviour "the command is found on the PATH the scripts set" on_script_path
+behaviour "ctrun shell under runc: the command runs through the image's scripts, argv intact" shell_scripts
+behaviour "--dry-run says so" dry_run
+behaviour "no container is left" assert_no_containers

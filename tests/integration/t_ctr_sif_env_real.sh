@@ -19,10 +19,14 @@ mkdir -p stmp
 # shellcheck disable=SC2016
 show='printf "%s|%s|%s|%s|%s|%s\n" "$PATH" "$LD_LIBRARY_PATH" "$CTRUN_SIF_DOCKER" "$CTRUN_SIF_ENV" "$CTRUN_SIF_COMPUTED" "$(sif-hello)"'
 want="/usr/sbin:/usr/bin:/sbin:/bin:/opt/sif/bin|/opt/sif/env-lib:/opt/sif/lib:/.singularity.d/libs|from-docker|from-environment|computed in the image|sif-hello: from-environment"
+same_env() { # runtime image
+	local out
+	out=$("$CTRUN" -q --no-prefix --runtime "$1" --image "$2" -- sh -c "$show")
+	assert_eq "$want" "$out" "$1, $(basename "$2")"
+}
 for img in "$REAL" "$FAKE"; do
 	for rt in singularity oci; do
-		out=$("$CTRUN" -q --no-prefix --runtime "$rt" --image "$img" -- sh -c "$show")
-		assert_eq "$want" "$out" "$rt, $(basename "$img")"
+		behaviour "--runtime $rt, $(basename "$img"): the recipe's environment" same_env "$rt" "$img"
 	done
 done
-assert_no_containers
+behaviour "no container is left" assert_no_containers

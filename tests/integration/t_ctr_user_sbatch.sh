@@ -16,8 +16,14 @@ JOB
 chmod 755 job.sh
 run_rc su "$user" -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' sbatch --wait --quiet -o '$TMPD/job.out' job.sh"
 cat job.out
-assert_eq 0 "$rc" "sbatch --wait as $user"
-check_ddp "$TMPD" 2 2
-assert_eq "$user" "$(stat -c %U "$TMPD/rank-3.json")" "owner of the files the workers wrote"
-grep -q '^\[rank0\]: epoch 1: mean loss' job.out || fail "rank-prefixed training log missing"
-assert_no_containers
+# The job ran once, at the top level; each behaviour checks one thing of it.
+trained() {
+	assert_eq 0 "$rc" "sbatch --wait as $user"
+	check_ddp "$TMPD" 2 2
+}
+owned() { assert_eq "$user" "$(stat -c %U "$TMPD/rank-3.json")" "owner of the files the workers wrote"; }
+prefixed() { grep -q '^\[rank0\]: epoch 1: mean loss' job.out || fail "rank-prefixed training log missing"; }
+behaviour "the batch job of $user trains in containers on both nodes" trained
+behaviour "the files the workers wrote belong to $user" owned
+behaviour "the training log is rank-prefixed" prefixed
+behaviour "no container is left" assert_no_containers

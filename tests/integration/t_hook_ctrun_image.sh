@@ -32,15 +32,22 @@ expect() {
 		"CUDA_VISIBLE_DEVICES in rank $1's container"
 }
 
-run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 "$CTRUN" --prefix --image "$image" --runtime oci \
-	--nproc-per-node 1 --no-python -- sh -c "$REPORT" >"$TMPD/out" 2>&1
-cat "$TMPD/out"
-assert_eq 0 "$rc" "ctrun --image in node mode"
-expect 0 "2 3" "0,1"
+node_mode() {
+	run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 "$CTRUN" --prefix --image "$image" --runtime oci \
+		--nproc-per-node 1 --no-python -- sh -c "$REPORT" >"$TMPD/out" 2>&1
+	cat "$TMPD/out"
+	assert_eq 0 "$rc" "ctrun --image in node mode"
+	expect 0 "2 3" "0,1"
+}
 
-run_rc srun -N1 -w "${NODES[0]}" -n2 --gpus-per-node=2 "$CTRUN" --prefix --image "$image" --runtime oci \
-	--no-python -- sh -c "$REPORT" >"$TMPD/out" 2>&1
-cat "$TMPD/out"
-assert_eq 0 "$rc" "ctrun --image in task mode"
-expect 0 2 0
-expect 1 3 0
+task_mode() {
+	run_rc srun -N1 -w "${NODES[0]}" -n2 --gpus-per-node=2 "$CTRUN" --prefix --image "$image" --runtime oci \
+		--no-python -- sh -c "$REPORT" >"$TMPD/out" 2>&1
+	cat "$TMPD/out"
+	assert_eq 0 "$rc" "ctrun --image in task mode"
+	expect 0 2 0
+	expect 1 3 0
+}
+
+behaviour "node mode: the container has exactly GPUs 2,3, CUDA_VISIBLE_DEVICES=0,1" node_mode
+behaviour "task mode: each task's container has exactly its GPU, CUDA_VISIBLE_DEVICES=0" task_mode

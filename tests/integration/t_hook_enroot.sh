@@ -23,11 +23,13 @@ ngpus=${CTRUN_CLUSTER_GPUS:-4}
 hold_gpus 2
 export ENROOT_CONFIG_PATH=$TMPD/enroot-config
 
-run_rc su "$user" -s /bin/bash -c "ENROOT_CONFIG_PATH='$ENROOT_CONFIG_PATH' '$CTRUN' hooks install enroot"
-assert_eq 0 "$rc" "ctrun hooks install enroot"
 hookfile=$ENROOT_CONFIG_PATH/hooks.d/99-ctrun-gpus.sh
-[ -x "$hookfile" ] || fail "no executable $hookfile"
-assert_eq "$user" "$(stat -c %U "$hookfile")" "owner of the installed hook"
+install() {
+	run_rc su "$user" -s /bin/bash -c "ENROOT_CONFIG_PATH='$ENROOT_CONFIG_PATH' '$CTRUN' hooks install enroot"
+	assert_eq 0 "$rc" "ctrun hooks install enroot"
+	[ -x "$hookfile" ] || fail "no executable $hookfile"
+	assert_eq "$user" "$(stat -c %U "$hookfile")" "owner of the installed hook"
+}
 
 cat >"$TMPD/enroot-task.sh" <<'EOF'
 set -euo pipefail
@@ -70,46 +72,65 @@ srun_user() {
 		--gpus-per-node=2 bash '$TMPD/enroot-task.sh' $1"
 }
 
-run_rc srun_user restricted
-assert_eq 0 "$rc" "enroot-style hooks, restricted /dev"
-IFS=, read -r -a step <"$TMPD/restricted-0.gpus"
-assert_eq "2 3" "${step[*]}" "the step's GPUs"
-for t in 0 1; do
-	r=$TMPD/restricted-$t g=${step[$t]}
-	note "task $t: environment, fstab, /dev"
-	cat "$r/environment" "$r/fstab" "$r.nodes" "$r.err"
-	assert_eq "NVIDIA_VISIBLE_DEVICES=all
+# enroot_step MODE: the step's two tasks under the hooks; its GPUs into $step.
+enroot_step() {
+	run_rc srun_user "$1"
+	assert_eq 0 "$rc" "enroot-style hooks, $1 /dev"
+	IFS=, read -r -a step <"$TMPD/$1-0.gpus"
+	assert_eq "2 3" "${step[*]}" "the step's GPUs"
+}
+
+restricted() {
+	local step t r g
+	enroot_step restricted
+	for t in 0 1; do
+		r=$TMPD/restricted-$t g=${step[$t]}
+		note "task $t: environment, fstab, /dev"
+		cat "$r/environment" "$r/fstab" "$r.nodes" "$r.err"
+		assert_eq "NVIDIA_VISIBLE_DEVICES=all
 PATH=/usr/bin:/bin
 CUDA_VISIBLE_DEVICES=0
 NVIDIA_VISIBLE_DEVICES=$g" "$(cat "$r/environment")" "task $t: ENROOT_ENVIRON"
-	assert_eq "/dev/nvidia$g /dev/nvidia$g none x-create=file,bind,ro,nosuid,noexec,private
+		assert_eq "/dev/nvidia$g /dev/nvidia$g none x-create=file,bind,ro,nosuid,noexec,private
 /dev/nvidiactl /dev/nvidiactl none x-create=file,bind,ro,nosuid,noexec,private" \
-		"$(cat "$r/fstab")" "task $t: ENROOT_MOUNTS"
-	assert_eq "node /dev/nvidia$g c3 $(printf %x "$g");node /dev/nvidiactl c3 ff;" \
-		"$(sort -V "$r.nodes" | tr '\n' ';')" "task $t: GPU nodes left in the container's /dev"
-done
+			"$(cat "$r/fstab")" "task $t: ENROOT_MOUNTS"
+		assert_eq "node /dev/nvidia$g c3 $(printf %x "$g");node /dev/nvidiactl c3 ff;" \
+			"$(sort -V "$r.nodes" | tr '\n' ';')" "task $t: GPU nodes left in the container's /dev"
+	done
+}
 
-run_rc srun_user shared
-assert_eq 0 "$rc" "enroot-style hooks, shared /dev"
-for t in 0 1; do
-	r=$TMPD/shared-$t g=${step[$t]}
-	assert_eq "CUDA_VISIBLE_DEVICES=$g" "$(grep ^CUDA_VISIBLE_DEVICES= "$r/environment")" \
-		"task $t: CUDA_VISIBLE_DEVICES with the host's /dev"
-	assert_eq "" "$(cat "$r/fstab")" "task $t: no device lines with the host's /dev"
-done
-grep -q "shares the host's /dev" "$TMPD/shared-0.err" || fail "task 0 did not warn: $(cat "$TMPD/shared-0.err")"
-assert_eq "" "$(cat "$TMPD/shared-1.err")" "task 1's stderr (one warning per step)"
+shared() {
+	local step t r g
+	enroot_step shared
+	for t in 0 1; do
+		r=$TMPD/shared-$t g=${step[$t]}
+		assert_eq "CUDA_VISIBLE_DEVICES=$g" "$(grep ^CUDA_VISIBLE_DEVICES= "$r/environment")" \
+			"task $t: CUDA_VISIBLE_DEVICES with the host's /dev"
+		assert_eq "" "$(cat "$r/fstab")" "task $t: no device lines with the host's /dev"
+	done
+	grep -q "shares the host's /dev" "$TMPD/shared-0.err" || fail "task 0 did not warn: $(cat "$TMPD/shared-0.err")"
+	assert_eq "" "$(cat "$TMPD/shared-1.err")" "task 1's stderr (one warning per step)"
+}
 
-note "no GPU requested: nothing added"
-mkdir -p "$TMPD/none/rootfs"
-printf 'A=1\n' >"$TMPD/none/env"
-: >"$TMPD/none/fstab"
-run_rc env -i PATH=/usr/bin:/bin ENROOT_ROOTFS="$TMPD/none/rootfs" ENROOT_ENVIRON="$TMPD/none/env" \
-	ENROOT_MOUNTS="$TMPD/none/fstab" "$hookfile"
-assert_eq 0 "$rc" "hook without GPUs"
-assert_eq "A=1" "$(cat "$TMPD/none/env")" "ENROOT_ENVIRON without GPUs"
-assert_eq "" "$(cat "$TMPD/none/fstab")" "ENROOT_MOUNTS without GPUs"
+no_gpu() {
+	mkdir -p "$TMPD/none/rootfs"
+	printf 'A=1\n' >"$TMPD/none/env"
+	: >"$TMPD/none/fstab"
+	run_rc env -i PATH=/usr/bin:/bin ENROOT_ROOTFS="$TMPD/none/rootfs" ENROOT_ENVIRON="$TMPD/none/env" \
+		ENROOT_MOUNTS="$TMPD/none/fstab" "$hookfile"
+	assert_eq 0 "$rc" "hook without GPUs"
+	assert_eq "A=1" "$(cat "$TMPD/none/env")" "ENROOT_ENVIRON without GPUs"
+	assert_eq "" "$(cat "$TMPD/none/fstab")" "ENROOT_MOUNTS without GPUs"
+}
 
-run_rc su "$user" -s /bin/bash -c "ENROOT_CONFIG_PATH='$ENROOT_CONFIG_PATH' '$CTRUN' hooks uninstall enroot"
-assert_eq 0 "$rc" "ctrun hooks uninstall enroot"
-[ ! -e "$hookfile" ] || fail "$hookfile left behind"
+uninstall() {
+	run_rc su "$user" -s /bin/bash -c "ENROOT_CONFIG_PATH='$ENROOT_CONFIG_PATH' '$CTRUN' hooks uninstall enroot"
+	assert_eq 0 "$rc" "ctrun hooks uninstall enroot"
+	[ ! -e "$hookfile" ] || fail "$hookfile left behind"
+}
+
+behaviour "ctrun hooks install enroot as an HPC user" install
+behaviour "restricted /dev: exactly the task's GPU bound, CUDA_VISIBLE_DEVICES=0" restricted
+behaviour "shared /dev: no device lines, the host's GPU named, one warning" shared
+behaviour "no GPU requested: nothing added" no_gpu
+behaviour "ctrun hooks uninstall enroot" uninstall

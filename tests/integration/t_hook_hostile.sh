@@ -143,10 +143,25 @@ grep -q "^ctrun-hook: /dev in the image is not a directory" "$TMPD/en.err" &&
 echo "host dir: [$(ls -A "$host" | grep nvidia)]"
 echo "cases: $n"
 EOF
+# Every case runs in one Slurm task (hostile.sh); each behaviour judges one
+# case by the lines it printed.
 run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=1 bash "$TMPD/hostile.sh" >"$TMPD/out"
 cat "$TMPD/out"
 assert_eq 0 "$rc" "the hostile cases' task"
-grep -q '^FAIL' "$TMPD/out" && fail "$(grep '^FAIL' "$TMPD/out" | head -3)"
-assert_eq 12 "$(grep -c '^ok ' "$TMPD/out")" "cases that passed"
-grep -qx 'host dir: \[\]' "$TMPD/out" || fail "something was written into the host directory"
-if ls /etc | grep -q '^libcuda'; then fail "a library was put into the machine's /etc"; fi
+refused() { # case
+	if grep "^FAIL $1\b" "$TMPD/out"; then fail "case $1"; fi
+	grep -qx "ok $1" "$TMPD/out" || fail "case $1 did not pass"
+}
+for c in malformed missing relative dotted unknown notid devlink libetc climb runc \
+	enroot-relative enroot-devlink; do
+	behaviour "refused, nothing mounted: $c" refused "$c"
+done
+cases() {
+	if grep '^FAIL' "$TMPD/out"; then fail "a case failed"; fi
+	assert_eq 12 "$(grep -c '^ok ' "$TMPD/out")" "cases that passed"
+}
+behaviour "every case ran and passed (12)" cases
+host_dir() { grep -qx 'host dir: \[\]' "$TMPD/out" || fail "something was written into the host directory"; }
+behaviour "nothing was written into the host directory" host_dir
+no_lib() { if ls /etc | grep -q '^libcuda'; then fail "a library was put into the machine's /etc"; fi; }
+behaviour "no library was put into the machine's /etc" no_lib

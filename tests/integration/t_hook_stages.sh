@@ -51,12 +51,19 @@ check() {
 	if grep '^open' "$out" | grep -q 'not permitted'; then fail "$1: the GPUs do not open"; fi
 }
 
-run_rc su "$user" -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' TMPD='$TMPD' \
-	CTRUN='$CTRUN' HOOK='$HOOK' srun -N1 -w '${NODES[0]}' --gpus-per-node=2 \
-	bash '$TMPD/stage.sh' rootless rootless"
-assert_eq 0 "$rc" "rootless runc as $user"
-check rootless
+rootless() {
+	run_rc su "$user" -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' TMPD='$TMPD' \
+		CTRUN='$CTRUN' HOOK='$HOOK' srun -N1 -w '${NODES[0]}' --gpus-per-node=2 \
+		bash '$TMPD/stage.sh' rootless rootless"
+	assert_eq 0 "$rc" "rootless runc as $user"
+	check rootless
+}
 
-run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 bash "$TMPD/stage.sh" prestart
-assert_eq 0 "$rc" "root runc with the hook at prestart"
-check prestart
+prestart() {
+	run_rc srun -N1 -w "${NODES[0]}" --gpus-per-node=2 bash "$TMPD/stage.sh" prestart
+	assert_eq 0 "$rc" "root runc with the hook at prestart"
+	check prestart
+}
+
+behaviour "rootless runc as $user: createContainer in the user namespace" rootless
+behaviour "root runc with the hook at prestart" prestart

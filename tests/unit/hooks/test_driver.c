@@ -1,18 +1,9 @@
 /* Unit tests: the ld.so.cache parser (synthetic caches, hostile offsets,
  * and this machine's real cache against `ldconfig -p`) and the choice of
  * driver libraries libnvidia-container would make. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-
-#include <cmocka.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
+#include "ctrtest.h"
 #include "state.h"
 #include "ldcache.h"
 #include "rootfs.h"
@@ -165,12 +156,11 @@ static void test_real_cache_matches_ldconfig(void **state)
  * (it was followed on the host before), one to the image's own file is. */
 static void test_image_libcuda_is_looked_up_inside_the_image(void **state)
 {
-	char root[] = "/tmp/ctrun-test-libcuda.XXXXXX", p[256], cmd[320];
+	const char *root = ((struct tmpdir *)*state)->dir; /* the image */
+	char p[256], cmd[320];
 	struct hook_root r;
 	struct err e = { 0 };
 
-	(void)state;
-	assert_non_null(mkdtemp(root));
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/lib64 && touch %s/usr/lib64/libcuda.so.535.1",
 		 root, root);
 	assert_int_equal(system(cmd), 0);
@@ -183,8 +173,6 @@ static void test_image_libcuda_is_looked_up_inside_the_image(void **state)
 	assert_true(hook_image_has_libcuda(&r, "/usr/lib64", ""));
 	assert_false(hook_image_has_libcuda(&r, "/usr/lib64", "999.1"));
 	hook_root_close(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
 }
 
 static void test_driver_library_names(void **state)
@@ -226,14 +214,13 @@ static void touch(const char *path)
 
 static void test_plan_libraries_of_the_loaded_driver(void **state)
 {
-	char dir[] = "/tmp/ctrun-test-driver.XXXXXX", a[256], b[256], l1[256], l2[256];
+	const char *dir = ((struct tmpdir *)*state)->dir; /* the host's library folder */
+	char a[256], b[256], l1[256], l2[256];
 	struct hook_plan p = { 0 };
 	struct err e = { 0 };
 	struct hook_ldcache_entry ents[2];
 	bool file = false, soname = false, dev = false, compat = false;
 
-	(void)state;
-	assert_non_null(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/libcuda.so.535.104.05", dir);
 	snprintf(b, sizeof(b), "%s/libcuda.so.550.1.2", dir); /* a CUDA compat copy */
 	snprintf(l1, sizeof(l1), "%s/libcuda.so.1", dir);
@@ -260,11 +247,6 @@ static void test_plan_libraries_of_the_loaded_driver(void **state)
 	assert_true(dev);
 	assert_false(compat);
 	hook_plan_free(&p);
-	unlink(l1);
-	unlink(l2);
-	unlink(a);
-	unlink(b);
-	rmdir(dir);
 }
 
 int main(void)
@@ -274,10 +256,10 @@ int main(void)
 		cmocka_unit_test(test_parse_old_format_with_new_table),
 		cmocka_unit_test(test_hostile_caches_are_errors),
 		cmocka_unit_test(test_real_cache_matches_ldconfig),
-		cmocka_unit_test(test_image_libcuda_is_looked_up_inside_the_image),
+		cmocka_unit_test_setup_teardown(test_image_libcuda_is_looked_up_inside_the_image, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_driver_library_names),
 		cmocka_unit_test(test_driver_file_versions),
-		cmocka_unit_test(test_plan_libraries_of_the_loaded_driver),
+		cmocka_unit_test_setup_teardown(test_plan_libraries_of_the_loaded_driver, tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* Unit tests: docker and OCI archives unpack with layer semantics (whiteouts,
  * opaque directories, links) and nothing a layer says can reach outside dest. */
-#include "archtest.h"
+#define CTRTEST_ARCHIVE_FIXTURE
+#include "ctrtest.h"
 
 /* Layer 1 is a small rootfs; layer 2 adds, deletes (whiteout) and hides (opaque). */
 static void two_layers(struct blob l[2], int gz)

@@ -2,10 +2,11 @@
  * [cache] max_unpacked and leaves nothing behind; a layer in a compression
  * that libarchive only decompresses by running a program is refused, and
  * the program never runs. */
-#include "archtest.h"
+#define CTRTEST_ARCHIVE_FIXTURE
+#include "ctrtest.h"
 #include "cache.h"
 /* Last: archive_dl.h renames libarchive's functions to its table, which
- * the fixture's own archive writing (imgtest.h, linked) must not see. */
+ * the fixture's own archive writing (ctrtest.h's CTRTEST_ARCHIVES, linked) must not see. */
 #include "archive_filter.h"
 
 #define MiB (1ULL << 20)

@@ -18,8 +18,9 @@
 
 #include "cache.h"
 #include "image.h"
-#include "cachetest.h"
-#include "imgtest.h"
+#define CTRTEST_CACHE_FIXTURE
+#define CTRTEST_ARCHIVES
+#include "ctrtest.h"
 #include "rootpath.h"
 
 static void test_identity_is_stable_for_an_untouched_file(void **state)

@@ -21,8 +21,9 @@
 #include <cmocka.h>
 
 #include "cache.h"
-#include "cachetest.h"
-#include "imgtest.h"
+#define CTRTEST_CACHE_FIXTURE
+#define CTRTEST_ARCHIVES
+#include "ctrtest.h"
 
 /* The node's shared cache: root fills it (0755 down to the entry, lock
  * files 0644, nothing in the image writable by others, no setuid), every

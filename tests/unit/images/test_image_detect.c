@@ -11,7 +11,8 @@
 #include <cmocka.h>
 
 #include "image.h"
-#include "imgtest.h"
+#define CTRTEST_ARCHIVES
+#include "ctrtest.h"
 #include "rootpath.h"
 
 static char dir[64];

@@ -1,9 +1,10 @@
 /* Unit tests: a docker or OCI image config's Env becomes /etc/environment
  * in the unpacked root, as enroot's import does, read back byte for byte,
  * and no hostile link in the image leads the writer or reader outside. */
-#include "archtest.h"
+#define CTRTEST_ARCHIVE_FIXTURE
+#include "ctrtest.h"
 
-/* A `docker save` archive with config JSON `cfg` (imgtest.h's has "{}"). */
+/* A `docker save` archive with config JSON `cfg` (ctrtest.h's has "{}"). */
 static void make_docker_archive_cfg(const char *path, const struct blob *layer, const char *cfg)
 {
 	const struct member m[] = {

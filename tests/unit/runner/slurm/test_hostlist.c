@@ -2,7 +2,8 @@
  * accepts, in Slurm's order and padding, and what it refuses, with a
  * message naming the input and the offset.  The comparison with libslurm
  * is in test_hostlist_libslurm.c. */
-#include "hosttest.h"
+#define CTRTEST_HOSTLIST
+#include "ctrtest.h"
 
 /* ---- what the builtin accepts --------------------------------------- */
 

@@ -11,8 +11,9 @@
  * can be loaded. */
 #include <glob.h>
 
-#include "hosttest.h"
-#include "slurm_lenient.h"
+#define CTRTEST_HOSTLIST
+#define CTRTEST_LENIENT
+#include "ctrtest.h"
 
 /* ---- the libslurm path ---------------------------------------------- */
 

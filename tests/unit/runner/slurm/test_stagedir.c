@@ -1,19 +1,10 @@
 /* Unit tests: the names of the per-job stage directories, the squeue answer
  * that says which jobs still live, and the directory rules: what another
  * user put at the name is refused and never removed. */
-#include <setjmp.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cmocka.h>
-
+#include "ctrtest.h"
 #include "stagedir.h"
 #include "step.h"
 #include "strv.h"
@@ -117,8 +108,25 @@ static void test_an_squeue_answer_not_understood_is_refused(void **state)
 	strv_free(&live);
 }
 
-static char top[] = "/tmp/ctrun-test-stagedir-XXXXXX";
+/* The directory tests' fixture: a scratch directory (removed after each
+ * test with all in it, passed or not) holding top, the shared stage
+ * directory (sticky and writable by all, as /tmp), and bin, for a fake squeue. */
+static char top[PATH_MAX], bin[PATH_MAX];
 static const char name[] = "ctrun-stage.0.42.0123456789abcdef";
+
+static int dir_setup(void **state)
+{
+	struct tmpdir *td;
+
+	if (tmpdir_setup(state) != 0)
+		return -1;
+	td = *state;
+	snprintf(top, sizeof(top), "%s", tmpdir_path(td, "top"));
+	snprintf(bin, sizeof(bin), "%s", tmpdir_path(td, "bin"));
+	if (mkdir(top, 0755) != 0 || chmod(top, 01777) != 0 || mkdir(bin, 0755) != 0)
+		return -1;
+	return 0;
+}
 
 static void path_of(char *buf, size_t size, const char *leaf)
 {
@@ -132,8 +140,6 @@ static void test_prepare_makes_a_private_directory(void **state)
 	char p[128];
 
 	(void)state;
-	assert_non_null(mkdtemp(top));
-	assert_int_equal(chmod(top, 01777), 0);
 	assert_int_equal(stagedir_prepare(top, name, &e), 0);
 	path_of(p, sizeof(p), name);
 	assert_int_equal(lstat(p, &st), 0);
@@ -195,15 +201,13 @@ static void test_prepare_refuses_a_stage_dir_others_may_rename_in(void **state)
 	assert_non_null(strstr(e.msg, "sticky"));
 	assert_int_equal(chmod(top, 01777), 0);
 	assert_int_equal(stagedir_prepare("/nonexistent-ctrun-stage", name, &e), -1);
-	assert_int_equal(rmdir(top), 0);
 }
 
 /* A fake squeue first on PATH that prints $FAKE_SQUEUE: Slurm's answer. */
-static char bin[] = "/tmp/ctrun-test-squeue-XXXXXX";
 
 static void fake_squeue(const char *answer)
 {
-	char p[64];
+	char p[PATH_MAX + 8];
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/squeue", bin);
@@ -248,9 +252,6 @@ static void test_gc_removes_the_callers_copies_of_ended_jobs_only(void **state)
 	char p[128];
 
 	(void)state;
-	strcpy(top, "/tmp/ctrun-test-stagedir-XXXXXX");
-	assert_non_null(mkdtemp(top));
-	assert_non_null(mkdtemp(bin));
 	make_copy(live);
 	make_copy(ended);
 	make_copy(gone);
@@ -273,15 +274,6 @@ static void test_gc_removes_the_callers_copies_of_ended_jobs_only(void **state)
 	/* The job's own clean-up step. */
 	assert_int_equal(stagedir_remove(top, live, &e), 0);
 	assert_false(exists(live));
-	path_of(p, sizeof(p), theirs);
-	strcat(p, "/img.sqsh");
-	assert_int_equal(unlink(p), 0);
-	path_of(p, sizeof(p), theirs);
-	assert_int_equal(rmdir(p), 0);
-	assert_int_equal(rmdir(top), 0);
-	snprintf(p, sizeof(p), "%s/squeue", bin);
-	assert_int_equal(unlink(p), 0);
-	assert_int_equal(rmdir(bin), 0);
 }
 
 int main(void)
@@ -295,10 +287,10 @@ int main(void)
 		cmocka_unit_test(test_other_names_are_not_stage_directories),
 		cmocka_unit_test(test_squeue_lists_live_jobs_and_drops_ended_ones),
 		cmocka_unit_test(test_an_squeue_answer_not_understood_is_refused),
-		cmocka_unit_test(test_prepare_makes_a_private_directory),
-		cmocka_unit_test(test_prepare_refuses_what_another_user_put_at_the_name),
-		cmocka_unit_test(test_prepare_refuses_a_stage_dir_others_may_rename_in),
-		cmocka_unit_test(test_gc_removes_the_callers_copies_of_ended_jobs_only),
+		cmocka_unit_test_setup_teardown(test_prepare_makes_a_private_directory, dir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_refuses_what_another_user_put_at_the_name, dir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_refuses_a_stage_dir_others_may_rename_in, dir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_gc_removes_the_callers_copies_of_ended_jobs_only, dir_setup, tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "suptest.h"
+#define CTRTEST_SUPERVISE
+#include "ctrtest.h"
 
 /* A group the guardian was told is gone is not killed when ctrun dies
  * later: its id may belong to another process by then. */

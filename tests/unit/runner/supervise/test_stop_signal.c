@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "suptest.h"
+#define CTRTEST_SUPERVISE
+#include "ctrtest.h"
 
 /* Appends "<sig> " to the file arg names: what the test reads back. */
 static void note_stop(void *arg, int sig)

@@ -18,7 +18,8 @@
 
 #include <cmocka.h>
 
-#include "suptest.h"
+#define CTRTEST_SUPERVISE
+#include "ctrtest.h"
 
 static void test_all_workers_exit_zero_gives_status_zero(void **state)
 {

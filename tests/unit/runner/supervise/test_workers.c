@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "suptest.h"
+#define CTRTEST_SUPERVISE
+#include "ctrtest.h"
 
 static void test_exec_of_missing_command_gives_127(void **state)
 {
