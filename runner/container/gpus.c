@@ -255,8 +255,7 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
 	strv_free(&ids);
-	if (s->rt->gpus == GPU_PASS_NV && o->gpu_isolation &&
-	    s->gpu_ids != NULL) {
+	if (s->rt->gpus == GPU_PASS_NV && o->gpu_isolation && s->gpu_ids != NULL) {
 		/* Only the container's GPUs (rt/apptainer/): the driver's files
 		 * come from ctrun-hook, chosen as it chooses them for OCI. */
 		const char *home = envp_get(envp, "HOME");
@@ -279,7 +278,8 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
 			return -1;
 	}
-	if (s->rt->gpus == GPU_PASS_HOOK && ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
+	if (s->rt->gpus == GPU_PASS_HOOK &&
+	    ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
 		s->hook = c->hook;
 	if (s->rt->gpus == GPU_PASS_ENROOT && enroot_hook(c, envp, e) < 0)
 		return -1;

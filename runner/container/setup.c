@@ -249,9 +249,9 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool w
 				return err_sys(e, EXIT_CTRUN, "FIFO %s", path);
 	}
 	for (const char *const *d = c->spec.rt->rundir_dirs; d != NULL && *d != NULL; d++)
-			if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *d) < 0 ||
-			    mkdir(path, 0755) < 0)
-				return err_sys(e, EXIT_CTRUN, "%s", path);
+		if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *d) < 0 ||
+		    mkdir(path, 0755) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", path);
 	return 0;
 }
 

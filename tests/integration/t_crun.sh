@@ -1,8 +1,8 @@
 #!/bin/bash
 # --runtime crun: the OCI driver run by crun (runner/container/rt/oci/, one
 # line of the driver table), on the test cluster as root.  The plan is the
-# oci plan with crun as its binary; DDP 2x2 trains through it, one container
-# per node with the agent as PID 1, and no container is left behind.
+# oci plan with crun as its binary; DDP 2x2 trains through it, one crun
+# container per node, and no container is left behind.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 command -v crun > /dev/null || skip "crun not installed (tests/deps.sh installs it)"
@@ -16,7 +16,7 @@ cp "$CTRUN_REPO/examples/train_ddp.py" .
 "$CTRUN" --image "$BUSYBOX" --runtime oci --dry-run -- true > oci.plan
 grep -q "^# container: runtime crun ($(command -v crun)), image $BUSYBOX (squashfs)$" crun.plan ||
 	fail "dry-run does not name crun: $(grep '^# container' crun.plan)"
-grep -q "^env .* $(command -v crun) --root .* run --bundle " crun.plan ||
+grep -Eq "(^| )$(command -v crun) --root .* run --bundle " crun.plan ||
 	fail "crun does not run the bundle: $(tail -1 crun.plan)"
 norm() { sed -E "s#ctrun-[^/ ]*-[0-9]+-[0-9a-f]{8}#ID#g; s#MASTER_PORT=[0-9]+#MASTER_PORT=P#; s#$(command -v crun)|$(command -v runc)#BIN#; s#runtime (crun|oci)#runtime X#; s#, a tmpfs over /sys/fs/cgroup/unified if cgroup2 there holds controllers##" "$1"; }
 diff <(norm oci.plan) <(norm crun.plan) > plan.diff || fail "crun's plan is not oci's: $(cat plan.diff)"
@@ -29,18 +29,5 @@ check_ddp "$TMPD" 2 2
 [ "$(grep -c "ctrun: crun container .* ($(command -v crun)), image" ddp.err)" = 2 ] ||
 	fail "not one crun container per node: $(grep 'container' ddp.err)"
 
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --runtime crun --image "$BUSYBOX" --nproc-per-node 2 -- \
-	sh -c 'echo "$(hostname) $(readlink /proc/self/ns/pid) $(tr "\0" " " </proc/1/cmdline)" > ns.$RANK'
-assert_eq 0 "$rc" "srun exit status (namespaces under crun)"
-"$PY" - "$TMPD" "$CTRUN_CLUSTER_NODE_NAMES" <<'PYEOF'
-import sys
-d, nodes = sys.argv[1], sys.argv[2].split()
-rows = [open(f"{d}/ns.{r}").read().split(None, 2) for r in range(4)]
-for r, (host, ns, init) in enumerate(rows):
-    assert host == nodes[r // 2], f"rank {r} on {host}"
-    assert init.startswith("/.ctrun/agent /.ctrun/spec"), f"rank {r}: PID 1 is {init!r}"
-assert len({ns for _, ns, _ in rows}) == 2, "two nodes must have two containers"
-print("ok: one crun container per node")
-PYEOF
 assert_no_containers
 assert_no_leftovers "crun --root" 1

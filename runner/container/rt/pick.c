@@ -58,27 +58,19 @@ static void join(const char *const *v, size_t n, const char *sep, const char *la
 	}
 }
 
-static int pick_auto(enum image_kind kind, const char *image,
-		     bool (*have)(const char *, char *, size_t), const struct ctr_driver **rt,
-		     char *bin, size_t size, struct err *e)
+/* --runtime auto: the first driver of the kind's order with a binary on
+ * PATH, or NULL. */
+static const struct ctr_driver *pick_auto(enum image_kind kind,
+					  bool (*have)(const char *, char *, size_t), char *bin,
+					  size_t size, struct strv *looked)
 {
 	const struct ctr_driver *order[32];
 	size_t n = ctr_driver_auto(kind, order, sizeof(order) / sizeof(order[0]));
-	struct strv looked = { 0 };
-	char list[512];
 
-	for (size_t i = 0; i < n; i++) {
-		if (find(order[i], have, bin, size, &looked)) {
-			*rt = order[i];
-			strv_free(&looked);
-			return 0;
-		}
-	}
-	join((const char *const *)looked.v, looked.n, ", ", " and ", list, sizeof(list));
-	strv_free(&looked);
-	return err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in PATH; "
-		       "install one of them or add its directory to PATH", image,
-		       image_kind_name(kind), list);
+	for (size_t i = 0; i < n; i++)
+		if (find(order[i], have, bin, size, looked))
+			return order[i];
+	return NULL;
 }
 
 /* --runtime auto, enroot, ...: every name of the table. */
@@ -104,8 +96,16 @@ int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
 	if (have == NULL)
 		have = ctr_which;
 	*rt = NULL;
-	if (want == NULL || strcmp(want, "auto") == 0)
-		return pick_auto(kind, image, have, rt, bin, size, e);
+	if (want == NULL || strcmp(want, "auto") == 0) {
+		*rt = pick_auto(kind, have, bin, size, &looked);
+		join((const char *const *)looked.v, looked.n, ", ", " and ", list, sizeof(list));
+		strv_free(&looked);
+		if (*rt != NULL)
+			return 0;
+		return err_set(e, EXIT_CTRUN, "no container runtime for %s (%s): looked for %s in "
+			       "PATH; install one of them or add its directory to PATH", image,
+			       image_kind_name(kind), list);
+	}
 	d = ctr_driver_named(want);
 	if (d == NULL) {
 		names(list, sizeof(list));
