@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "holder.h"
@@ -97,6 +98,50 @@ static int hide_cgroup2(struct err *e)
 	return 0;
 }
 
+/* plan.ovl_stage: every mount's source bound at OVL_TMP/b/N with its
+ * options, for a runtime that binds read-write and keeps the source
+ * mount's flags (ch-run): it binds the staged path instead.  A flag the
+ * source's mount has stays (a user namespace may not clear it). */
+static int stage(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
+{
+	char dir[4096], path[4160];
+
+	if (xsnprintf(dir, sizeof(dir), "%s/b", p->ovl_tmp) < 0)
+		return err_set(e, EXIT_CTRUN, "path too long: %s", p->ovl_tmp);
+	if (mkdir(dir, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", dir);
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		const struct ctr_mount *m = &s->mounts.v[i];
+		unsigned long flags = MS_BIND | MS_REMOUNT;
+		struct statvfs sv;
+		int fd;
+
+		if (xsnprintf(path, sizeof(path), "%s/%zu", dir, i) < 0)
+			return err_set(e, EXIT_CTRUN, "path too long: %s", dir);
+		if (m->file) {
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd < 0 || close(fd) < 0)
+				return err_sys(e, EXIT_CTRUN, "mount %s: %s", m->src, path);
+		} else if (mkdir(path, 0755) < 0) {
+			return err_sys(e, EXIT_CTRUN, "mount %s: %s", m->src, path);
+		}
+		if (mount(m->src, path, NULL, MS_BIND | MS_REC, NULL) < 0 || statvfs(path, &sv) < 0)
+			return err_sys(e, EXIT_CTRUN, "mount %s: binding it at %s", m->src, path);
+		if (m->ro || (sv.f_flag & ST_RDONLY))
+			flags |= MS_RDONLY;
+		if (!m->suid || (sv.f_flag & ST_NOSUID))
+			flags |= MS_NOSUID;
+		if (!m->dev || (sv.f_flag & ST_NODEV))
+			flags |= MS_NODEV;
+		if (sv.f_flag & ST_NOEXEC)
+			flags |= MS_NOEXEC;
+		if (mount(NULL, path, NULL, flags, NULL) < 0)
+			return err_sys(e, EXIT_CTRUN, "mount %s: options of its bind at %s", m->src,
+				       path);
+	}
+	return 0;
+}
+
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
@@ -123,6 +168,8 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 		return -1;
 	if (mount("tmpfs", p->ovl_tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", p->ovl_tmp);
+	if (p->ovl_stage && stage(s, p, e) < 0)
+		return -1;
 	if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||
 	    xsnprintf(work, sizeof(work), "%s/work", p->ovl_tmp) < 0)
 		return err_set(e, EXIT_CTRUN, "oci: path too long: %s", p->ovl_tmp);

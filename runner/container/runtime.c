@@ -144,6 +144,12 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 		if (p->hide_cgroup2)
 			fputs(", a tmpfs over /sys/fs/cgroup/unified if cgroup2 there holds controllers",
 			      stdout);
+		if (p->ovl_stage) {
+			/* ch-run binds read-write: it gets the staged binds (ocins.c). */
+			fputs(", each mount's source bound with its options at ", stdout);
+			shell_quote(stdout, p->ovl_tmp);
+			fputs("/b/N", stdout);
+		}
 		fputs(", then:\n", stdout);
 	}
 	/* Prefix patterns are no env(1) syntax: a comment says what goes. */

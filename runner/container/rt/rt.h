@@ -169,6 +169,11 @@ struct ctr_plan {
 	/* With ovl: a tmpfs over /sys/fs/cgroup/unified where a hybrid host's
 	 * cgroup2 holds a controller (crun refuses that host; runc uses v1). */
 	bool hide_cgroup2;
+	/* With ovl: also bind the source of every spec->mounts[N] at
+	 * ovl_tmp/b/N with its options (ro, nosuid and nodev unless asked),
+	 * for a runtime that binds read-write whatever it is asked
+	 * (charliecloud's ch-run). */
+	bool ovl_stage;
 };
 
 void ctr_plan_free(struct ctr_plan *p);
@@ -185,6 +190,7 @@ int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, stru
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 /* enroot create --name NAME IMAGE, into ENROOT_DATA_PATH. */
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
