@@ -35,7 +35,7 @@ _ctrun()
 	local subcommands="env shell check bench cache hooks pull"
 
 	case $prev in
-	--runtime) COMPREPLY=($(compgen -W "auto enroot apptainer singularity oci crun" -- "$cur")); return ;;
+	--runtime) COMPREPLY=($(compgen -W "auto enroot apptainer singularity oci crun charliecloud" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto node task standalone" -- "$cur")); return ;;
 	--backend) COMPREPLY=($(compgen -W "auto nccl socket" -- "$cur")); return ;;
 	--image-mode) COMPREPLY=($(compgen -W "auto mount unpack" -- "$cur")); return ;;

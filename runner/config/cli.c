@@ -25,7 +25,7 @@ static const char usage[] =
 	"Output:\n"
 	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
 	"Container:\n"
-	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci|crun\n"
+	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci|crun|charliecloud\n"
 	"  --nv  --entrypoint\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR  --image-mode auto|mount|unpack\n"
 	"  --stage auto|sbcast|off\n"

@@ -29,7 +29,7 @@ struct key {
 static const char *const modes[] = { "auto", "standalone", "node", "task", "batch", NULL };
 /* The driver table's names (runner/container/rt/drivers.h; test_runtimes.sh checks). */
 static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci",
-					 "crun", NULL };
+					 "crun", "charliecloud", NULL };
 static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };

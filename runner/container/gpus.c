@@ -304,6 +304,13 @@ int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
 			return -1;
 	}
+	if (s->rt->gpus == GPU_PASS_FILES) {
+		if (ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) < 0)
+			return err_set(e, EXIT_CTRUN, "GPUs with %s need ctrun-hook next to ctrun "
+				       "(%s): it names the driver's files", s->bin, c->hook);
+		if (gpu_pin_driver_binds(c->hook, CTR_DRIVER_DIR, &s->driver, e) < 0)
+			return -1;
+	}
 	if (s->rt->gpus == GPU_PASS_HOOK &&
 	    ctr_sibling("ctrun-hook", c->hook, sizeof(c->hook)) == 0)
 		s->hook = c->hook;

@@ -24,7 +24,8 @@
 	X(apptainer)   \
 	X(singularity) \
 	X(oci)         \
-	X(crun)
+	X(crun)        \
+	X(charliecloud)
 
 /* Image kinds, for the rank table (enum image_kind, kind.h). */
 #define CTR_KINDS (IMAGE_DIR + 1)
@@ -43,6 +44,10 @@ enum ctr_gpu_pass {
 	/* --nv; with --gpu-isolation only the container's GPUs' nodes and the
 	 * driver's files that ctrun-hook names (spec.driver, spec.home). */
 	GPU_PASS_NV,
+	/* The runtime binds the host's /dev; the driver's files that ctrun-hook
+	 * names go in by name (spec.driver), the image is never written
+	 * (charliecloud, where `ch-fromhost --nvidia` would copy them in). */
+	GPU_PASS_FILES,
 };
 
 /* What `ctrun --image IMG` with no command runs (cmd_shell.c). */

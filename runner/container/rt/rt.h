@@ -190,7 +190,6 @@ int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, stru
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 /* enroot create --name NAME IMAGE, into ENROOT_DATA_PATH. */
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);

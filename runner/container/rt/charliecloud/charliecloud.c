@@ -52,11 +52,13 @@
  * agent's or inherited: ch-run runs exactly the argv after "--" (its argp
  * parser stops there, so a command's "-v" reaches it unchanged) and leaves
  * the terminal to it. */
-#include "rt.h"
+#include "charliecloud.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "drivers.h"
 
 /* "--set-env=K='V'": ch-run (env_var_parse) splits at the first '=' and
  * strips one pair of single quotes when the value starts and ends with
@@ -168,3 +170,25 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	 * --home use it); nothing here reads it. */
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "charliecloud plan") : 0;
 }
+
+static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
+
+/* Last in auto's order for every kind it runs (it is the one runtime of
+ * these that needs no setuid helper, daemon or root: a machine may have
+ * only it); never a SIF (apptainer's format, mounted only by them). */
+const struct ctr_driver ctr_driver_charliecloud = {
+	.name = "charliecloud",
+	.bins = (const char *const[]){ "ch-run", NULL },
+	.rank = { [IMAGE_UNKNOWN] = 2, [IMAGE_SQUASHFS] = 5, [IMAGE_DOCKER_ARCHIVE] = 2,
+		  [IMAGE_OCI_ARCHIVE] = 2, [IMAGE_DIR] = 4 },
+	.root = ROOT_TREE,
+	/* ch-run binds $TMPDIR (not /tmp) at /tmp, and a mount point under the
+	 * image's /tmp cannot be made rootless (root's directory): ctrun binds
+	 * the host's /tmp, /etc/hosts and /etc/resolv.conf as for OCI. */
+	.host_files = true,
+	.image_env = true,
+	.rundir_dirs = rundir_dirs,
+	.gpus = GPU_PASS_FILES,
+	.default_cmd = DEFAULT_CMD_ROOT,
+	.plan = rt_charliecloud_plan,
+};

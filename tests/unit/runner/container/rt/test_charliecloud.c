@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "rt.h"
+#include "charliecloud/charliecloud.h"
 
 static void spec_init(struct ctr_spec *s)
 {
