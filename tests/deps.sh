@@ -13,8 +13,10 @@ pkgs=(
 	slurm-wlm slurm-client libslurm-dev iproute2 util-linux procps psmisc passwd
 	# workloads: PyTorch DDP over gloo (Debian's python3-torch, for /usr/bin/python3)
 	python3 python3-torch
-	# containers (runc; crun for --runtime crun; images built from Debian packages)
-	runc crun squashfs-tools debootstrap busybox-static
+	# containers (runc; crun for --runtime crun; Charliecloud's ch-run for
+	# --runtime charliecloud, the -runtime package alone: no builders, no
+	# docker; images built from Debian packages)
+	runc crun charliecloud-runtime squashfs-tools debootstrap busybox-static
 	# images mounted, not unpacked: by a user (squashfuse_ll), by enroot's
 	# start from a squashfs (squashfuse + fuse-overlayfs)
 	squashfuse fuse-overlayfs
