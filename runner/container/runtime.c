@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,16 @@ static int make_parents(const char *path)
 		*s = '/';
 	}
 	return 0;
+}
+
+/* plan.need_user: the caller's login name, else its uid, into buf. */
+static const char *user_name(char *buf, size_t size)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (pw != NULL && pw->pw_name[0] != '\0' && xsnprintf(buf, size, "%s", pw->pw_name) >= 0)
+		return buf;
+	return xsnprintf(buf, size, "%u", (unsigned)geteuid()) < 0 ? "unknown" : buf;
 }
 
 void ctr_app_version(const char *bin, struct app_version *v)
@@ -170,7 +181,7 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 	for (size_t i = 0; i < p->unsetenv.n; i++)
 		plain_unset |= p->unsetenv.v[i][0] != '\0' &&
 			       p->unsetenv.v[i][strlen(p->unsetenv.v[i]) - 1] != '*';
-	if (p->setenv.n > 0 || plain_unset) {
+	if (p->setenv.n > 0 || plain_unset || (p->need_user && getenv("USER") == NULL)) {
 		fputs("env", stdout);
 		for (size_t i = 0; i < p->unsetenv.n; i++) {
 			const char *u = p->unsetenv.v[i];
@@ -184,16 +195,29 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 			putchar(' ');
 			shell_quote(stdout, p->setenv.v[i]);
 		}
+		if (p->need_user && getenv("USER") == NULL) {
+			char user[256], kv[300];
+
+			snprintf(kv, sizeof(kv), "USER=%s", user_name(user, sizeof(user)));
+			putchar(' ');
+			shell_quote(stdout, kv);
+		}
 		putchar(' ');
 	}
 	shell_quote_argv(stdout, p->argv.v);
 	putchar('\n');
 }
 
-/* The child's environment: envp, minus unsetenv, plus setenv. */
+/* The child's environment: envp, minus unsetenv, plus setenv (and $USER
+ * when the runtime needs one and there is none). */
 static int child_env(const struct ctr_plan *p, char *const *envp, struct strv *env)
 {
+	char user[256];
+
 	if (strv_extend(env, envp) < 0)
+		return -1;
+	if (p->need_user && envp_get(envp, "USER") == NULL &&
+	    strv_setenv(env, "USER", user_name(user, sizeof(user)), 1) < 0)
 		return -1;
 	for (size_t i = 0; i < p->unsetenv.n; i++) {
 		const char *u = p->unsetenv.v[i];

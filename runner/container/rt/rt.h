@@ -174,6 +174,9 @@ struct ctr_plan {
 	 * for a runtime that binds read-write whatever it is asked
 	 * (charliecloud's ch-run). */
 	bool ovl_stage;
+	/* The runtime refuses to start without $USER (ch-run): where the
+	 * environment has none, USER is the caller's login name (else uid). */
+	bool need_user;
 };
 
 void ctr_plan_free(struct ctr_plan *p);

@@ -167,7 +167,9 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	ret |= strv_push(&p->argv, "--");
 	ret |= strv_extend(&p->argv, s->argv.v);
 	/* ch-run refuses to start without $USER (its squashfs mount point and
-	 * --home use it); nothing here reads it. */
+	 * --home use it): Slurm passes the submitter's, a bare root shell may
+	 * have none. */
+	p->need_user = true;
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "charliecloud plan") : 0;
 }
 

@@ -77,6 +77,8 @@ static void test_agent_argv_over_the_overlay(void **state)
 	/* The OCI adapter's overlay, with every source staged at ovl/b/N. */
 	assert_true(p.ovl);
 	assert_true(p.ovl_stage);
+	/* ch-run refuses to start without $USER: ctrun sets one where unset. */
+	assert_true(p.need_user);
 	assert_string_equal(p.ovl_lower, "/var/cache/ctrun/rootfs/squashfs-0123");
 	assert_string_equal(p.ovl_tmp, "/tmp/ctrun-1000/run1/ovl");
 	assert_string_equal(p.ovl_merged, "/tmp/ctrun-1000/run1/rootfs");
