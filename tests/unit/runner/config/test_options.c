@@ -202,8 +202,7 @@ static void test_unknown_value_lists_the_choices(void **state)
 	assert_int_equal(options_set(&o, "runtime", "docker", "--runtime", &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_string_equal(e.msg, "--runtime: unknown value 'docker' (use one of: auto, enroot, "
-				   "apptainer, singularity, oci, crun, "
-				   "charliecloud)");
+				   "apptainer, singularity, oci, crun, charliecloud)");
 	assert_int_equal(options_set(&o, "mode", "batch", "--mode", &e), -1);
 	assert_string_equal(e.msg, "--mode: unknown value 'batch' (use one of: auto, standalone, "
 				   "node, task)");

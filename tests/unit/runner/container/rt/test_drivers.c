@@ -30,12 +30,15 @@ static void test_auto_order_per_kind_is_unchanged(void **state)
 	char buf[256];
 
 	(void)state;
+	/* charliecloud (issue 23's fourth driver) comes last: auto takes it
+	 * only where none of the others is installed; never for a SIF. */
 	assert_string_equal(auto_names(IMAGE_SQUASHFS, buf, sizeof(buf)),
-			    "enroot apptainer singularity oci");
+			    "enroot apptainer singularity oci charliecloud");
 	assert_string_equal(auto_names(IMAGE_SIF, buf, sizeof(buf)), "apptainer singularity oci");
-	assert_string_equal(auto_names(IMAGE_DIR, buf, sizeof(buf)), "oci apptainer singularity");
-	assert_string_equal(auto_names(IMAGE_DOCKER_ARCHIVE, buf, sizeof(buf)), "oci");
-	assert_string_equal(auto_names(IMAGE_OCI_ARCHIVE, buf, sizeof(buf)), "oci");
+	assert_string_equal(auto_names(IMAGE_DIR, buf, sizeof(buf)),
+			    "oci apptainer singularity charliecloud");
+	assert_string_equal(auto_names(IMAGE_DOCKER_ARCHIVE, buf, sizeof(buf)), "oci charliecloud");
+	assert_string_equal(auto_names(IMAGE_OCI_ARCHIVE, buf, sizeof(buf)), "oci charliecloud");
 }
 
 static void test_every_driver_is_complete_and_named_once(void **state)
@@ -116,7 +119,7 @@ static void test_unknown_runtime_lists_the_table(void **state)
 					  sizeof(bin), &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_string_equal(e.msg, "--runtime docker: unknown runtime (use auto, enroot, "
-			    "apptainer, singularity, oci or crun)");
+			    "apptainer, singularity, oci, crun or charliecloud)");
 }
 
 static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
