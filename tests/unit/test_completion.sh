@@ -43,7 +43,7 @@ has() { # name, line, words that must be among those offered
 	if [ -z "$missing" ]; then ok "$1"; else bad "$1" "'$2' lacks$missing (offered:$got)"; fi
 }
 
-expect "--runtime values" "ctrun --runtime " "apptainer auto crun enroot oci singularity"
+expect "--runtime values" "ctrun --runtime " "apptainer auto charliecloud crun enroot oci singularity"
 expect "--mode values" "ctrun --mode " "auto node standalone task"
 expect "--image-mode values" "ctrun --image-mode m" "mount"
 expect "--backend values" "ctrun bench --backend " "auto nccl socket"
