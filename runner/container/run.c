@@ -27,14 +27,26 @@
 #include "step.h"
 #include "quote.h"
 #include "sigloop.h"
+#include "slurmgpu.h"
 #include "phase.h"
 #include "util.h"
 #include "workerenv.h"
 
-static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const struct options *o,
-		      const struct topo *t, char *const *envp, const struct strv *argv,
-		      long restart, struct err *e)
+/* One round of this node's workers, as launch_local asks for it. */
+struct round {
+	const struct options *o;
+	const struct topo *t;
+	char *const *envp;
+	const struct strv *argv;
+	long restart;
+};
+
+static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
+		      struct err *e)
 {
+	const struct options *o = rd->o;
+	const struct topo *t = rd->t;
+	char *const *envp = rd->envp;
 	cpu_set_t all;
 	char logdir[PATH_MAX];
 
@@ -68,11 +80,11 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 		CPU_ZERO(&all);
 	for (long i = 0; i < t->nproc; i++) {
 		struct agent_worker *w = agentspec_add_worker(as, t->rank_base + i,
-							      t->local_rank_base + i, argv->v);
+							      t->local_rank_base + i, rd->argv->v);
 
 		if (w == NULL)
 			return err_sys(e, EXIT_CTRUN, "agent spec");
-		if (workerenv_vars(t, o, envp, restart, i, &w->env, e) < 0)
+		if (workerenv_vars(t, o, envp, rd->restart, i, &w->env, e) < 0)
 			return -1;
 		w->has_cpus = launch_cpu_share(&all, i, t->nproc, &w->cpus);
 	}
@@ -104,7 +116,7 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 		size_t local = (size_t)(t->local_rank_base + (long)i);
 		char idx[32];
 
-		snprintf(idx, sizeof(idx), "%zu", ngpus == 1 ? 0 : local % ngpus);
+		snprintf(idx, sizeof(idx), "%zu", slurmgpu_pick((long)local, ngpus));
 		if (strv_setenv(&as->w[i].env, "CUDA_VISIBLE_DEVICES", idx, 1) < 0)
 			return err_sys(e, EXIT_CTRUN, "agent spec");
 	}
@@ -329,11 +341,13 @@ static int open_fifo(const struct ctr_setup *c, const char *name, int *fd, struc
 /* Starts the runtime and watches it: the agent's events (core/sigloop.h
  * with the events first in each round), signals passed on to the
  * runtime, SIGURG to the agent as 'U'. */
-static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct topo *t,
-		 char *const *envp, bool cancel, struct supervise_result *r, struct err *e)
+static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct round *rd,
+		 struct supervise_result *r, struct err *e)
 {
-	struct watch w = { .t = t, .cancel = cancel, .efd = -1, .cfd = -1, .pid = -1,
-			   .status = -1, .failed_rank = -1 };
+	/* Other nodes' workers are in the step: a failure here cancels it. */
+	struct watch w = { .t = rd->t, .efd = -1, .cfd = -1, .pid = -1, .status = -1,
+			   .failed_rank = -1,
+			   .cancel = rd->t->step_id != NULL && rd->t->world_size > rd->t->nproc };
 	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
 					 .on_fd = on_events, .arg = &w };
 	int rv = -1;
@@ -344,7 +358,7 @@ static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const stru
 			  e) < 0)
 		goto out;
 	phase_mark("setup");
-	w.pid = ctr_plan_spawn(&c->spec, p, envp, e);
+	w.pid = ctr_plan_spawn(&c->spec, p, rd->envp, e);
 	if (w.pid < 0)
 		goto restore;
 	sigloop_add_child(&w.loop, w.pid);
@@ -372,6 +386,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 		  const struct strv *argv, long restart, struct supervise_result *r,
 		  struct err *e)
 {
+	const struct round rd = { o, t, envp, argv, restart };
 	struct ctr_setup c;
 	struct agent_spec as = { 0 };
 	struct ctr_plan p = { 0 };
@@ -381,7 +396,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	r->failed_rank = -1;
 	if (ctr_setup_init(&c, o, t, envp, true, e) < 0)
 		return -1;
-	if (build_spec(&as, &c, o, t, envp, argv, restart, e) < 0)
+	if (build_spec(&as, &c, &rd, e) < 0)
 		goto out;
 	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, AGENT_SPEC) < 0) {
 		err_sys(e, EXIT_CTRUN, "container argv");
@@ -399,7 +414,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: %s container %s on %s (%s), image %s\n",
 			ctr_runtime_name(c.spec.rt), c.id, t->host, c.spec.bin, c.image);
-	rv = watch(&c, &p, t, envp, t->step_id != NULL && t->world_size > t->nproc, r, e);
+	rv = watch(&c, &p, &rd, r, e);
 out:
 	ctr_plan_free(&p);
 	agentspec_free(&as);
