@@ -284,8 +284,8 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->image = c->image;
 	if (image_detect(c->image, &s->kind, e) < 0)
 		return -1;
-	if (ctr_pick_runtime(o->runtime, s->kind, c->image, NULL, &s->rt, c->bin, sizeof(c->bin),
-			     e) < 0)
+	if (ctr_pick_runtime(&(struct ctr_pick){ o->runtime, s->kind, c->image, NULL }, &s->rt, c->bin,
+			     sizeof(c->bin), e) < 0)
 		return -1;
 	s->bin = c->bin;
 	if (s->rt->app_version)

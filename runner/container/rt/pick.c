@@ -84,10 +84,12 @@ static void names(char *buf, size_t size)
 	join(v, n, ", ", " or ", buf, size);
 }
 
-int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size),
-		     const struct ctr_driver **rt, char *bin, size_t size, struct err *e)
+int ctr_pick_runtime(const struct ctr_pick *q, const struct ctr_driver **rt, char *bin,
+		     size_t size, struct err *e)
 {
+	const char *want = q->want, *image = q->image;
+	enum image_kind kind = q->kind;
+	bool (*have)(const char *, char *, size_t) = q->have;
 	const struct ctr_driver *d, *order[32];
 	struct strv looked = { 0 };
 	char list[512];

@@ -197,13 +197,19 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 
-/* Picks the runtime for `want` ("auto" or a name of the driver table) and
- * the image kind, from what is installed (`have` tells whether a binary is
- * on PATH; NULL = look).  Fills *rt and the binary's path.  None fits:
- * EXIT_CTRUN naming what was looked for. */
-int ctr_pick_runtime(const char *want, enum image_kind kind, const char *image,
-		     bool (*have)(const char *bin, char *path, size_t size),
-		     const struct ctr_driver **rt, char *bin, size_t size, struct err *e);
+/* What the runtime is picked for: `want` ("auto" or a name of the driver
+ * table), the image and its kind, and how a binary is found (`have` tells
+ * whether it is on PATH and where; NULL = look). */
+struct ctr_pick {
+	const char *want;
+	enum image_kind kind;
+	const char *image;
+	bool (*have)(const char *bin, char *path, size_t size);
+};
+/* Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
+ * looked for; an unknown name: EXIT_USAGE. */
+int ctr_pick_runtime(const struct ctr_pick *q, const struct ctr_driver **rt, char *bin,
+		     size_t size, struct err *e);
 /* PATH lookup of an executable. */
 bool ctr_which(const char *bin, char *path, size_t size);
 

@@ -26,6 +26,11 @@
 
 #include "drivers.h"
 
+
+/* ctr_pick_runtime into the test's own rt, bin and e. */
+#define PICK(want, kind, image, have) \
+	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+
 static const struct app_version apptainer134 = { APP_APPTAINER, 1, 3, 4 };
 static const struct app_version sce41 = { APP_SINGULARITYCE, 4, 1, 0 };
 static const struct app_version sce38 = { APP_SINGULARITYCE, 3, 8, 0 };
@@ -526,16 +531,13 @@ static void test_auto_picks_an_installed_runtime_that_fits(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(ctr_pick_runtime("auto", IMAGE_SQUASHFS, "/i.sqsh", fake_have, &rt, bin,
-					  sizeof(bin), &e), 0);
+	assert_int_equal(PICK("auto", IMAGE_SQUASHFS, "/i.sqsh", fake_have), 0);
 	assert_string_equal(ctr_runtime_name(rt), "apptainer"); /* enroot is not installed */
 	assert_string_equal(bin, "/usr/bin/apptainer");
-	assert_int_equal(ctr_pick_runtime("auto", IMAGE_DOCKER_ARCHIVE, "/i.tar", fake_have, &rt,
-					  bin, sizeof(bin), &e), 0);
+	assert_int_equal(PICK("auto", IMAGE_DOCKER_ARCHIVE, "/i.tar", fake_have), 0);
 	assert_string_equal(ctr_runtime_name(rt), "oci");
 	assert_string_equal(bin, "/usr/bin/runc");
-	assert_int_equal(ctr_pick_runtime("auto", IMAGE_DIR, "/i", fake_have, &rt, bin,
-					  sizeof(bin), &e), 0);
+	assert_int_equal(PICK("auto", IMAGE_DIR, "/i", fake_have), 0);
 	assert_string_equal(ctr_runtime_name(rt), "oci");
 }
 
@@ -546,8 +548,7 @@ static void test_none_installed_names_what_was_looked_for(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(ctr_pick_runtime("auto", IMAGE_SIF, "/i.sif", have_nothing, &rt, bin,
-					  sizeof(bin), &e), -1);
+	assert_int_equal(PICK("auto", IMAGE_SIF, "/i.sif", have_nothing), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
 	assert_string_equal(e.msg, "no container runtime for /i.sif (sif): looked for apptainer, "
 			    "singularity, runc and crun in PATH; install one of them or add its "
@@ -561,19 +562,15 @@ static void test_explicit_runtime_must_fit_and_be_installed(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(ctr_pick_runtime("enroot", IMAGE_SIF, "/i.sif", fake_have, &rt, bin,
-					  sizeof(bin), &e), -1);
+	assert_int_equal(PICK("enroot", IMAGE_SIF, "/i.sif", fake_have), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
 	assert_non_null(strstr(e.msg, "cannot run /i.sif (sif): use --runtime apptainer or "
 				      "singularity or oci"));
-	assert_int_equal(ctr_pick_runtime("enroot", IMAGE_SQUASHFS, "/i.sqsh", fake_have, &rt, bin,
-					  sizeof(bin), &e), -1);
+	assert_int_equal(PICK("enroot", IMAGE_SQUASHFS, "/i.sqsh", fake_have), -1);
 	assert_non_null(strstr(e.msg, "enroot not found"));
-	assert_int_equal(ctr_pick_runtime("apptainer", IMAGE_OCI_ARCHIVE, "/i.tar", fake_have, &rt,
-					  bin, sizeof(bin), &e), -1);
+	assert_int_equal(PICK("apptainer", IMAGE_OCI_ARCHIVE, "/i.tar", fake_have), -1);
 	assert_non_null(strstr(e.msg, "use --runtime oci"));
-	assert_int_equal(ctr_pick_runtime("oci", IMAGE_SIF, "/i.sif", fake_have, &rt, bin,
-					  sizeof(bin), &e), 0);
+	assert_int_equal(PICK("oci", IMAGE_SIF, "/i.sif", fake_have), 0);
 	assert_string_equal(ctr_runtime_name(rt), "oci");
 }
 

@@ -14,6 +14,11 @@
 #include "drivers.h"
 
 /* auto's choices for a kind, as "a b c". */
+
+/* ctr_pick_runtime into the test's own rt, bin and e. */
+#define PICK(want, kind, image, have) \
+	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+
 static const char *auto_names(enum image_kind kind, char *buf, size_t size)
 {
 	const struct ctr_driver *d[16];
@@ -91,17 +96,14 @@ static void test_crun_is_chosen_only_by_name(void **state)
 
 	(void)state;
 	for (enum image_kind k = IMAGE_SQUASHFS; k <= IMAGE_DIR; k++) {
-		assert_int_equal(ctr_pick_runtime("crun", k, "/i", have_runc_and_crun, &rt, bin,
-						  sizeof(bin), &e), 0);
+		assert_int_equal(PICK("crun", k, "/i", have_runc_and_crun), 0);
 		assert_string_equal(rt->name, "crun");
 		assert_string_equal(bin, "/usr/bin/crun");
-		assert_int_equal(ctr_pick_runtime("auto", k, "/i", have_runc_and_crun, &rt, bin,
-						  sizeof(bin), &e), 0);
+		assert_int_equal(PICK("auto", k, "/i", have_runc_and_crun), 0);
 		assert_string_equal(rt->name, "oci");
 		assert_string_equal(bin, "/usr/bin/runc");
 	}
-	assert_int_equal(ctr_pick_runtime("crun", IMAGE_DIR, "/i", have_runc, &rt, bin, sizeof(bin),
-					  &e), -1);
+	assert_int_equal(PICK("crun", IMAGE_DIR, "/i", have_runc), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
 	assert_string_equal(e.msg, "--runtime crun: crun not found in PATH; install it, add its "
 			    "directory to PATH or use --runtime auto");
@@ -115,8 +117,7 @@ static void test_unknown_runtime_lists_the_table(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(ctr_pick_runtime("docker", IMAGE_DIR, "/i", have_runc, &rt, bin,
-					  sizeof(bin), &e), -1);
+	assert_int_equal(PICK("docker", IMAGE_DIR, "/i", have_runc), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_string_equal(e.msg, "--runtime docker: unknown runtime (use auto, enroot, "
 			    "apptainer, singularity, oci, crun or charliecloud)");
