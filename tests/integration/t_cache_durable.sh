@@ -12,8 +12,17 @@ export CTRUN_CACHE_DIR=$TMPD/cache
 strace -f -o trace.txt -e trace=syncfs,rename,renameat,renameat2,fsync "$CTRUN" cache create "$BB" > root.txt
 grep -E 'syncfs|rename|fsync' trace.txt | grep -v ENOENT > calls.txt || true
 cat calls.txt
-publish=$(grep -n 'rename.*ctrun-tmp.*entries/[0-9a-f]\{32\}"' calls.txt | head -1 | cut -d: -f1)
+publish=$(grep -n 'rename.*ctrun-tmp.*entries/[0-9a-f]\{32\}"' calls.txt | head -1 | cut -d: -f1) || true
 [ -n "$publish" ] || fail "no rename publishing the entry"
-head -n "$publish" calls.txt | grep -q 'syncfs(' || fail "the entry was published before syncfs"
-tail -n +"$publish" calls.txt | grep -q 'fsync(' || fail "the publishing rename was not synced"
-[ -x "$(cat root.txt)/bin/busybox" ] || fail "the published entry has no busybox"
+synced_before() {
+	head -n "$publish" calls.txt | grep -q 'syncfs(' || fail "the entry was published before syncfs"
+}
+synced_after() {
+	tail -n +"$publish" calls.txt | grep -q 'fsync(' || fail "the publishing rename was not synced"
+}
+complete() {
+	[ -x "$(cat root.txt)/bin/busybox" ] || fail "the published entry has no busybox"
+}
+behaviour "the entry's files are synced (syncfs) before the rename that publishes it" synced_before
+behaviour "the publishing rename is synced (fsync) after" synced_after
+behaviour "the published entry is complete" complete
