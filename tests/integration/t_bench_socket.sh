@@ -7,10 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 cd "$TMPD"
 
-note "all collectives, JSON"
-srun -N2 --ntasks-per-node=2 "$CTRUN" bench --backend socket -b 8 -e 256K -f 8 -n 3 -w 1 --json all \
-	> bench.json
-"$PY" - bench.json <<'P'
+all_json() {
+	srun -N2 --ntasks-per-node=2 "$CTRUN" bench --backend socket -b 8 -e 256K -f 8 -n 3 -w 1 --json all \
+		> bench.json
+	"$PY" - bench.json <<'P'
 import json, sys
 d = json.load(open(sys.argv[1]))
 n = d["nranks"]
@@ -44,11 +44,13 @@ for t in d["tests"]:
 assert seen == set(factor), seen
 print("ok: 5 collectives x 6 sizes, #wrong 0, busbw = algbw x factor")
 P
+}
+behaviour "all collectives, JSON" all_json
 
-note "table layout, all_reduce"
-srun -N2 --ntasks-per-node=2 "$CTRUN" bench --backend socket -b 1K -e 1M -f 4 -n 3 -w 1 > table.txt
-cat table.txt
-"$PY" - table.txt <<'P'
+table_layout() {
+	srun -N2 --ntasks-per-node=2 "$CTRUN" bench --backend socket -b 1K -e 1M -f 4 -n 3 -w 1 > table.txt
+	cat table.txt
+	"$PY" - table.txt <<'P'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
 assert any(l.startswith("# nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 step: 4(factor)") for l in lines)
@@ -71,17 +73,23 @@ assert any(l.startswith("# Avg bus bandwidth    : ") for l in lines)
 assert "# Collective test concluded: all_reduce_perf" in lines
 print("ok: nccl-tests table")
 P
+}
+behaviour "table layout, all_reduce" table_layout
 
-note "--backend nccl without a GPU fails soft"
-srun -N1 "$CTRUN" --nproc-per-node 2 bench --backend nccl -b 1K -e 1K -n 1 -w 0 > soft.txt 2> soft.err
-cat soft.err
-grep -q "ctrun: bench: --backend nccl: no CUDA device: using socket backend" soft.err ||
-	fail "no fail-soft message"
-grep -q "socket backend" soft.txt || fail "table does not say socket backend"
-grep -q "# Out of bounds values : 0 OK" soft.txt || fail "soft fallback did not run"
+nccl_fails_soft() {
+	srun -N1 "$CTRUN" --nproc-per-node 2 bench --backend nccl -b 1K -e 1K -n 1 -w 0 > soft.txt 2> soft.err
+	cat soft.err
+	grep -q "ctrun: bench: --backend nccl: no CUDA device: using socket backend" soft.err ||
+		fail "no fail-soft message"
+	grep -q "socket backend" soft.txt || fail "table does not say socket backend"
+	grep -q "# Out of bounds values : 0 OK" soft.txt || fail "soft fallback did not run"
+}
+behaviour "--backend nccl without a GPU fails soft" nccl_fails_soft
 
-note "usage errors are one line, exit 2"
-run_rc "$CTRUN" bench -g 8 2> usage.err
-assert_eq 2 "$rc" "unknown bench flag"
-grep -q "unknown option '-g'" usage.err || fail "usage message: $(cat usage.err)"
-assert_no_leftovers "__worker bench"
+usage_errors() {
+	run_rc "$CTRUN" bench -g 8 2> usage.err
+	assert_eq 2 "$rc" "unknown bench flag"
+	grep -q "unknown option '-g'" usage.err || fail "usage message: $(cat usage.err)"
+}
+behaviour "usage errors are one line, exit 2" usage_errors
+behaviour "no bench worker is left" assert_no_leftovers "__worker bench"
