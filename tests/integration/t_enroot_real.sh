@@ -28,7 +28,9 @@ no_fuse() {
 	fail "$1: FUSE processes left: $(fuse_of_test | xargs -r ps -o pid,args -p)"
 }
 
-for mode in mount unpack; do
+# One srun -N2 run per mode (unpack also leaves an entry in the node cache).
+run_mode() { # mount|unpack
+	local mode=$1 want
 	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" -v --no-prefix --runtime enroot \
 		--image-mode "$mode" --image mine.sqsh -- sh "$TMPD/report.sh" > "$mode.out" 2> "$mode.err"
 	cat "$mode.out" "$mode.err"
@@ -45,27 +47,39 @@ for mode in mount unpack; do
 	assert_eq "rank 0 of 2 node 0 root $want;rank 1 of 2 node 1 root $want;" \
 		"$(sort "$mode.out" | tr '\n' ';')" "both nodes' workers ($mode)"
 	no_fuse "after a run ($mode)"
-done
-ls cache/enroot-data/ctrun-* > /dev/null 2>&1 || fail "--image-mode unpack created no enroot entry"
+	if [ "$mode" = unpack ]; then
+		ls cache/enroot-data/ctrun-* > /dev/null 2>&1 || fail "--image-mode unpack created no enroot entry"
+	fi
+}
+behaviour "--image-mode mount: enroot starts the squashfs on both nodes, no FUSE left" run_mode mount
+behaviour "--image-mode unpack: enroot create into the node cache, then start, on both nodes" run_mode unpack
 
 sums() {
 	"$CTRUN" -q --no-prefix --runtime enroot --image-mode "$1" --image mine.sqsh -- \
 		sh -c 'find /bin /sbin /usr -xdev 2>/dev/null | sort; find /bin /usr -xdev -type f | sort | xargs md5sum'
 }
-m=$(sums mount) u=$(sums unpack)
-[ "$(echo "$m" | wc -l)" -gt 100 ] || fail "too few paths in the mounted image: $m"
-assert_eq "$u" "$m" "files, started from the squashfs vs unpacked"
-no_fuse "after the comparison"
+same_files() {
+	local m u
+	m=$(sums mount) u=$(sums unpack)
+	[ "$(echo "$m" | wc -l)" -gt 100 ] || fail "too few paths in the mounted image: $m"
+	assert_eq "$u" "$m" "files, started from the squashfs vs unpacked"
+	no_fuse "after the comparison"
+}
+behaviour "the same files, started from the squashfs or unpacked" same_files
 
 # kill -9 of ctrun while enroot runs from the squashfs: nothing stays.
-"$CTRUN" --runtime enroot --image-mode mount --image mine.sqsh -- \
-	sh -c "echo up; exec sleep 3005$$" > k.out 2>&1 &
-pid=$!
-wait_lines k.out 1 30 || fail "the container did not start: $(cat k.out)"
-fuse_of_test > /dev/null || fail "no squashfuse while the container runs from the squashfs"
-kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
-for ((i = 0; i < 100; i++)); do pgrep -f "sleep 3005$$" > /dev/null || break; sleep 0.05; done
-! pgrep -f "sleep 3005$$" > /dev/null || fail "the container outlived ctrun"
-no_fuse "after kill -9 of ctrun"
-echo "ok: real enroot from the squashfs and from an entry"
+# ctrun is started and waited for in the behaviour's own shell.
+kill9() {
+	local pid i
+	"$CTRUN" --runtime enroot --image-mode mount --image mine.sqsh -- \
+		sh -c "echo up; exec sleep 3005$$" > k.out 2>&1 &
+	pid=$!
+	wait_lines k.out 1 30 || fail "the container did not start: $(cat k.out)"
+	fuse_of_test > /dev/null || fail "no squashfuse while the container runs from the squashfs"
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do pgrep -f "sleep 3005$$" > /dev/null || break; sleep 0.05; done
+	! pgrep -f "sleep 3005$$" > /dev/null || fail "the container outlived ctrun"
+	no_fuse "after kill -9 of ctrun"
+}
+behaviour "kill -9 of ctrun while enroot runs from the squashfs: nothing stays" kill9

@@ -39,8 +39,16 @@ read -r -a kinds <<<"${CTRUN_FAULT_KINDS:-$all_kinds}"
 injected=0
 declare -A per_kind=()
 
-delay() { # a random moment: 0.1 .. 1.0 s after the job is up
-	sleep "0.$((RANDOM % 10))1"
+# delay: a random moment, 0.1 .. 1.0 s after the job is up.  The moment is
+# drawn at the top level before each round (pause): bash reseeds RANDOM in
+# a subshell, and a behaviour is one, so a draw there would not follow
+# CTRUN_FAULT_SEED.  The kinds that call delay call it once a round, so the
+# draws follow the seed as they did before.
+delay_kinds=" worker ctrun agent scancel create node "
+pause=""
+delay() {
+	[ -n "$pause" ] || fail "$kind: delay called, but no moment was drawn for it"
+	sleep "$pause"
 }
 on2() { "$CLUSTER" exec "${NODES[1]}" "$@"; }
 job_gone() { job_gone_within "$1" 30; }
@@ -98,13 +106,17 @@ start_job() { # a node-mode job of 2x2 workers; sets job, waits until all are up
 	rm -f up term
 	job=$(sbatch --parsable --no-requeue -N2 -o "$TMPD/job-$1.out" --wrap \
 		"OUT=$TMPD srun --ntasks-per-node=1 $CTRUN --nproc-per-node 2 -- $TMPD/worker.sh")
+	# Called in a round's behaviour only: this EXIT trap is its subshell's
+	# (cancels the job should the round fail before the job ends).
+	trap 'scancel "$job" 2>/dev/null || true' EXIT
 	wait_lines up 4 30 || { cat "job-$1.out"; fail "$1: workers did not start"; }
 }
 status_of() { sacct -n -X -j "$1" -o ExitCode 2>/dev/null | head -1 | tr -d ' '; }
 
-for ((round = 0; round < rounds; round++)); do
-	kind=${kinds[round % ${#kinds[@]}]}
-	note "round $round: $kind"
+# One round: its fault injected and judged (a behaviour); what a round
+# starts in the background is ended in its subshell's EXIT trap should it
+# fail before it ends by itself, so the next rounds do not meet it.
+round_fault() {
 	case $kind in
 	worker)
 		start_job "$round"
@@ -127,12 +139,14 @@ for ((round = 0; round < rounds; round++)); do
 	agent)
 		"$CTRUN" --image "$BB" -- sh -c "echo ready; exec sleep 300$$" > agent.out 2>&1 &
 		pid=$!
+		trap 'kill "$pid" 2>/dev/null || true' EXIT
 		wait_lines agent.out 1 30 || fail "$kind: the container did not start"
 		agent=$(find_agent "$pid")
 		[ -n "$agent" ] || fail "$kind: no agent under ctrun $pid: $(descendants "$pid")"
 		delay
 		kill -KILL "$agent"
 		run_rc wait "$pid"
+		trap - EXIT
 		cat agent.out
 		[ "$rc" -ne 0 ] || fail "$kind: ctrun exited 0 after its agent was killed"
 		grep -q "ctrun: the container on host .* ended (killed by signal 9 (KILL)) before its agent reported" \
@@ -191,6 +205,7 @@ for ((round = 0; round < rounds; round++)); do
 			while [ ! -e $TMPD/go ]; do sleep 0.05; done; cat /etc/fault-marker 2>/dev/null || echo old" \
 			> replace.out 2>&1 &
 		pid=$!
+		trap 'kill "$pid" 2>/dev/null || true' EXIT
 		wait_lines replace.out 1 30 || fail "$kind: the container did not start"
 		# A new image at the same path (a new inode), with a marker file.
 		unsquashfs -q -d new mine.sqsh > /dev/null
@@ -199,6 +214,7 @@ for ((round = 0; round < rounds; round++)); do
 		mv mine.new mine.sqsh
 		touch go
 		run_rc wait "$pid"
+		trap - EXIT
 		cat replace.out
 		assert_eq 0 "$rc" "$kind: the running job"
 		assert_eq "old" "$(tail -1 replace.out)" "$kind: the running job's own image"
@@ -221,11 +237,13 @@ for _ in range(300):
     except OSError: time.sleep(0.02)
 time.sleep(8)" &
 		idle=$!
+		trap 'kill "$pid" "$idle" 2>/dev/null || true' EXIT
 		run_rc timeout 120 tail --pid="$pid" -f /dev/null
 		[ "$rc" = 0 ] || { squeue; fail "$kind: ctrun check still running after 120 s"; }
 		run_rc wait "$pid"
 		kill "$idle" 2>/dev/null || true
 		wait "$idle" 2>/dev/null || true
+		trap - EXIT
 		cat check.out
 		assert_eq 0 "$rc" "$kind: ctrun check with a stranger on the port"
 		grep -qx "check: ok" check.out || fail "$kind: no verdict"
@@ -254,18 +272,35 @@ time.sleep(8)" &
 		assert_eq idle "$(sinfo -h -n "${NODES[1]}" -o %t)" "$kind: node 2 back"
 		;;
 	esac
-	injected=$((injected + 1))
-	per_kind[$kind]=$((${per_kind[$kind]:-0} + 1))
+}
+# Nothing of the round left on any node, whether it passed or not.
+round_clean() {
 	clean "$TMPD/worker.sh"
 	clean "/.ctrun/agent"
+}
+
+for ((round = 0; round < rounds; round++)); do
+	kind=${kinds[round % ${#kinds[@]}]}
+	pause=""
+	case $delay_kinds in *" $kind "*) pause="0.$((RANDOM % 10))1" ;; esac
+	behaviour "round $round: $kind" round_fault
+	injected=$((injected + 1))
+	per_kind[$kind]=$((${per_kind[$kind]:-0} + 1))
+	behaviour "round $round: $kind: nothing left on any node" round_clean
 done
 # The next run after all of them succeeds.
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 -- true
-assert_eq 0 "$rc" "a run after the campaign"
+after_campaign() {
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --nproc-per-node 2 -- true
+	assert_eq 0 "$rc" "a run after the campaign"
+}
+behaviour "a run after the campaign succeeds" after_campaign
 counts=""
 for k in "${kinds[@]}"; do # in campaign order, each kind once
 	[ -n "${per_kind[$k]:-}" ] || continue
 	counts+="${counts:+, }$k ${per_kind[$k]}"
 	unset "per_kind[$k]"
 done
-echo "faults: $injected injected ($counts), 0 left behind"
+# "0 left behind" only when every round and its leftover check passed.
+left="0 left behind"
+[ "$BEHAVIOURS_FAILED" -eq 0 ] || left="$BEHAVIOURS_FAILED behaviour(s) failed: $BEHAVIOURS_FAILED_NAMES"
+echo "faults: $injected injected ($counts), $left"

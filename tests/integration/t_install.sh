@@ -21,46 +21,52 @@ run_installed() { # ctrun-path what
 	assert_eq "rank 0;rank 1;rank 2;rank 3;" "$(sort run.out | tr '\n' ';')" "$2: the ranks"
 }
 
-note "make install DESTDIR, then uninstall"
-d=$TMPD/root p=/usr/local
-make -s -C "$CTRUN_REPO" --no-print-directory install DESTDIR="$d" PREFIX=$p > install.log 2>&1 ||
-	fail "make install: $(tail -5 install.log)"
-for f in bin/ctrun bin/ctrun-hook libexec/ctrun/ctrun-agent libexec/ctrun/ctrun-worker \
-	share/man/man1/ctrun.1 share/man/man5/ctrun.ini.5 share/man/man8/ctrun-hook.8 \
-	share/bash-completion/completions/ctrun share/containers/oci/hooks.d/ctrun-hook.json \
-	share/doc/ctrun/ctrun.ini; do
-	[ -f "$d$p/$f" ] || fail "make install did not install $p/$f"
-done
-[ ! -e "$d$p/bin/ctrun-agent" ] || fail "the agent is in bin, not libexec"
-grep -q "\"$p/bin/ctrun-hook\"" "$d$p/share/containers/oci/hooks.d/ctrun-hook.json" ||
-	fail "hooks.d names another ctrun-hook: $(cat "$d$p/share/containers/oci/hooks.d/ctrun-hook.json")"
-man -l "$d$p/share/man/man1/ctrun.1" 2> /dev/null | grep -q 'ctrun - container-aware job runner' ||
-	fail "man cannot read the installed ctrun(1)"
-man -l "$d$p/share/man/man5/ctrun.ini.5" 2> /dev/null | grep -q 'kill_timeout = 3' ||
-	fail "ctrun.ini(5) lacks kill_timeout"
-run_installed "$d$p/bin/ctrun" "make install"
-make -s -C "$CTRUN_REPO" --no-print-directory uninstall DESTDIR="$d" PREFIX=$p > /dev/null 2>&1 ||
-	fail "make uninstall failed"
-left=$(find "$d" -type f)
-[ -z "$left" ] || fail "make uninstall left: $left"
+make_install() {
+	local d=$TMPD/root p=/usr/local f left
+	make -s -C "$CTRUN_REPO" --no-print-directory install DESTDIR="$d" PREFIX=$p > install.log 2>&1 ||
+		fail "make install: $(tail -5 install.log)"
+	for f in bin/ctrun bin/ctrun-hook libexec/ctrun/ctrun-agent libexec/ctrun/ctrun-worker \
+		share/man/man1/ctrun.1 share/man/man5/ctrun.ini.5 share/man/man8/ctrun-hook.8 \
+		share/bash-completion/completions/ctrun share/containers/oci/hooks.d/ctrun-hook.json \
+		share/doc/ctrun/ctrun.ini; do
+		[ -f "$d$p/$f" ] || fail "make install did not install $p/$f"
+	done
+	[ ! -e "$d$p/bin/ctrun-agent" ] || fail "the agent is in bin, not libexec"
+	grep -q "\"$p/bin/ctrun-hook\"" "$d$p/share/containers/oci/hooks.d/ctrun-hook.json" ||
+		fail "hooks.d names another ctrun-hook: $(cat "$d$p/share/containers/oci/hooks.d/ctrun-hook.json")"
+	man -l "$d$p/share/man/man1/ctrun.1" 2> /dev/null | grep -q 'ctrun - container-aware job runner' ||
+		fail "man cannot read the installed ctrun(1)"
+	man -l "$d$p/share/man/man5/ctrun.ini.5" 2> /dev/null | grep -q 'kill_timeout = 3' ||
+		fail "ctrun.ini(5) lacks kill_timeout"
+	run_installed "$d$p/bin/ctrun" "make install"
+	make -s -C "$CTRUN_REPO" --no-print-directory uninstall DESTDIR="$d" PREFIX=$p > /dev/null 2>&1 ||
+		fail "make uninstall failed"
+	left=$(find "$d" -type f)
+	[ -z "$left" ] || fail "make uninstall left: $left"
+}
+behaviour "make install DESTDIR, then uninstall" make_install
 
-note "make deb, installed with apt, run, removed"
-make -s -C "$CTRUN_REPO" --no-print-directory deb > deb.log 2>&1 || fail "make deb: $(tail -5 deb.log)"
-deb=$(ls "$CTRUN_REPO"/build/deb/ctrun_*_*.deb)
+# The package is purged at the file's exit, whatever the behaviour did (the
+# trap is the file's, not the behaviour's subshell's).
 purge() { apt-get purge -y -qq ctrun > /dev/null 2>&1 || true; }
 trap 'purge; cleanup_tmp' EXIT
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" > apt.log 2>&1 ||
-	fail "apt-get install $deb: $(tail -5 apt.log)"
-assert_eq "ctrun $(dpkg-query -W -f '${Version}' ctrun)" "$(/usr/bin/ctrun --version | head -1)" \
-	"the installed version"
-assert_eq /usr/share/man/man1/ctrun.1.gz "$(man -w ctrun)" "man -w ctrun"
-man ctrun-hook 2> /dev/null | grep -q 'createContainer' || fail "man ctrun-hook"
-[ -x /usr/libexec/ctrun/ctrun-agent ] || fail "no /usr/libexec/ctrun/ctrun-agent"
-[ -f /usr/share/bash-completion/completions/ctrun ] || fail "no completion installed"
-run_installed /usr/bin/ctrun "the package"
-DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ctrun > apt.log 2>&1 || fail "apt-get purge: $(tail -5 apt.log)"
-for f in /usr/bin/ctrun /usr/bin/ctrun-hook /usr/libexec/ctrun /usr/share/man/man1/ctrun.1.gz \
-	/usr/share/bash-completion/completions/ctrun /usr/share/containers/oci/hooks.d/ctrun-hook.json; do
-	[ ! -e "$f" ] || fail "$f is still there after apt-get purge"
-done
-echo ok
+deb_package() {
+	local deb f
+	make -s -C "$CTRUN_REPO" --no-print-directory deb > deb.log 2>&1 || fail "make deb: $(tail -5 deb.log)"
+	deb=$(ls "$CTRUN_REPO"/build/deb/ctrun_*_*.deb)
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" > apt.log 2>&1 ||
+		fail "apt-get install $deb: $(tail -5 apt.log)"
+	assert_eq "ctrun $(dpkg-query -W -f '${Version}' ctrun)" "$(/usr/bin/ctrun --version | head -1)" \
+		"the installed version"
+	assert_eq /usr/share/man/man1/ctrun.1.gz "$(man -w ctrun)" "man -w ctrun"
+	man ctrun-hook 2> /dev/null | grep -q 'createContainer' || fail "man ctrun-hook"
+	[ -x /usr/libexec/ctrun/ctrun-agent ] || fail "no /usr/libexec/ctrun/ctrun-agent"
+	[ -f /usr/share/bash-completion/completions/ctrun ] || fail "no completion installed"
+	run_installed /usr/bin/ctrun "the package"
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ctrun > apt.log 2>&1 || fail "apt-get purge: $(tail -5 apt.log)"
+	for f in /usr/bin/ctrun /usr/bin/ctrun-hook /usr/libexec/ctrun /usr/share/man/man1/ctrun.1.gz \
+		/usr/share/bash-completion/completions/ctrun /usr/share/containers/oci/hooks.d/ctrun-hook.json; do
+		[ ! -e "$f" ] || fail "$f is still there after apt-get purge"
+	done
+}
+behaviour "make deb, installed with apt, run, removed" deb_package
