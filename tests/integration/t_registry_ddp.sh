@@ -19,34 +19,42 @@ cp "$CTRUN_REPO/examples/train_ddp.py" .
 manifests() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/manifests/latest 200$' || true; }
 blobs() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/blobs/' || true; }
 
-note "batch mode: the batch script's ctrun pulls, the nodes use its digest"
-mkdir out-batch
-cat > job.sh <<JOB
+# The requests counted below add up over the behaviours, in this order.
+batch() {
+	mkdir out-batch
+	cat > job.sh <<JOB
 #!/bin/bash
 #SBATCH --nodes=2
 "$CTRUN" --image "$ref" --nproc-per-node 2 train_ddp.py --epochs 2 --out "$TMPD/out-batch"
 JOB
-run_rc sbatch --wait --quiet -o "$TMPD/job.out" job.sh
-cat job.out
-assert_eq 0 "$rc" "sbatch --wait from the reference"
-check_ddp "$TMPD/out-batch" 2 2
-assert_eq 1 "$(manifests)" "manifest requests of the batch job"
-assert_eq 4 "$(blobs)" "blob requests of the batch job (config and 3 layers)"
+	run_rc sbatch --wait --quiet -o "$TMPD/job.out" job.sh
+	cat job.out
+	assert_eq 0 "$rc" "sbatch --wait from the reference"
+	check_ddp "$TMPD/out-batch" 2 2
+	assert_eq 1 "$(manifests)" "manifest requests of the batch job"
+	assert_eq 4 "$(blobs)" "blob requests of the batch job (config and 3 layers)"
+}
 
-note "node mode: each node resolves the tag, the image is in the store"
-mkdir out-node
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" --nproc-per-node 2 \
-	train_ddp.py --epochs 1 --out "$TMPD/out-node"
-assert_eq 0 "$rc" "srun node mode from the reference"
-check_ddp "$TMPD/out-node" 2 2
-assert_eq 3 "$(manifests)" "manifest requests after node mode (one per node)"
-assert_eq 4 "$(blobs)" "blob requests after node mode (none new)"
+node_mode() {
+	mkdir out-node
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" --nproc-per-node 2 \
+		train_ddp.py --epochs 1 --out "$TMPD/out-node"
+	assert_eq 0 "$rc" "srun node mode from the reference"
+	check_ddp "$TMPD/out-node" 2 2
+	assert_eq 3 "$(manifests)" "manifest requests after node mode (one per node)"
+	assert_eq 4 "$(blobs)" "blob requests after node mode (none new)"
+}
 
-note "task mode: 2 tasks per node"
-mkdir out-task
-run_rc srun -N2 --ntasks-per-node=2 "$CTRUN" --image "$ref" \
-	train_ddp.py --epochs 1 --out "$TMPD/out-task"
-assert_eq 0 "$rc" "srun task mode from the reference"
-check_ddp "$TMPD/out-task" 2 2
-assert_eq 4 "$(blobs)" "blob requests after task mode (none new)"
-assert_no_containers
+task_mode() {
+	mkdir out-task
+	run_rc srun -N2 --ntasks-per-node=2 "$CTRUN" --image "$ref" \
+		train_ddp.py --epochs 1 --out "$TMPD/out-task"
+	assert_eq 0 "$rc" "srun task mode from the reference"
+	check_ddp "$TMPD/out-task" 2 2
+	assert_eq 4 "$(blobs)" "blob requests after task mode (none new)"
+}
+
+behaviour "batch mode: the batch script's ctrun pulls, the nodes use its digest" batch
+behaviour "node mode: each node resolves the tag, the image is in the store" node_mode
+behaviour "task mode: 2 tasks per node" task_mode
+behaviour "no container is left" assert_no_containers

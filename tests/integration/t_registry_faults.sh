@@ -86,80 +86,105 @@ pulled() {
 		fail "$1: the stored layer differs from the registry's"
 }
 
-note "(a) 429 with Retry-After: 1 on the first manifest request: retried, pulled"
-px_start a --fail-manifests 429 --fail-count 1 --retry-after 1
-pull -v
-px_log "^front GET $repo/manifests/"
-pulled "a pull after a 429"
-assert_eq "429 fail" "$(px_log "^front GET $repo/manifests/" | head -1 | cut -d' ' -f4,7)" \
-	"the first manifest request's answer"
-assert_eq "200 forward" "$(px_log "^front GET $repo/manifests/" | tail -1 | cut -d' ' -f4,7)" \
-	"the last manifest request's answer"
-assert_eq 1 "$(px_log "^front .* 429 " | wc -l)" "429s answered"
-grep -q "answered 429, retrying in 1 s" err || fail "-v does not say it retried"
+case_a() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	px_start a --fail-manifests 429 --fail-count 1 --retry-after 1
+	pull -v
+	px_log "^front GET $repo/manifests/"
+	pulled "a pull after a 429"
+	assert_eq "429 fail" "$(px_log "^front GET $repo/manifests/" | head -1 | cut -d' ' -f4,7)" \
+		"the first manifest request's answer"
+	assert_eq "200 forward" "$(px_log "^front GET $repo/manifests/" | tail -1 | cut -d' ' -f4,7)" \
+		"the last manifest request's answer"
+	assert_eq 1 "$(px_log "^front .* 429 " | wc -l)" "429s answered"
+	grep -q "answered 429, retrying in 1 s" err || fail "-v does not say it retried"
+}
 
-note "(b) 503 on every manifest request: given up after 6 tries, in one line, nothing published"
-px_start b --fail-manifests 503 --retry-after 1
-pull
-assert_eq 125 "$rc" "a pull against 503s"
-assert_eq 1 "$(wc -l < err)" "lines of the error"
-grep -q "$PX_HOST answered 503 6 times" err || fail "the error does not say 503 6 times"
-assert_eq 6 "$(px_log "^front GET $repo/manifests/latest 503 " | wc -l)" "manifest requests"
-assert_eq 0 "$(px_log "^front GET $repo/blobs/" | wc -l)" "blob requests"
-[ -z "$(ls "$PX_STORE/images" 2>/dev/null)" ] || fail "an image was published"
-[ ! -e "$PX_STORE/refs" ] || [ -z "$(find "$PX_STORE/refs" -type f)" ] || fail "a tag was recorded"
+case_b() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	px_start b --fail-manifests 503 --retry-after 1
+	pull
+	assert_eq 125 "$rc" "a pull against 503s"
+	assert_eq 1 "$(wc -l < err)" "lines of the error"
+	grep -q "$PX_HOST answered 503 6 times" err || fail "the error does not say 503 6 times"
+	assert_eq 6 "$(px_log "^front GET $repo/manifests/latest 503 " | wc -l)" "manifest requests"
+	assert_eq 0 "$(px_log "^front GET $repo/blobs/" | wc -l)" "blob requests"
+	[ -z "$(ls "$PX_STORE/images" 2>/dev/null)" ] || fail "an image was published"
+	[ ! -e "$PX_STORE/refs" ] || [ -z "$(find "$PX_STORE/refs" -type f)" ] || fail "a tag was recorded"
+}
 
-note "(c) blobs behind a 307 to another origin: followed, no Authorization sent there"
-px_start c --redirect-blobs
-pull -v
-px_log
-pulled "a pull through redirects"
-assert_eq 3 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 307 Bearer - redirect$" | wc -l)" \
-	"blob GETs with a token redirected by the registry's origin"
-assert_eq 3 "$(px_log "^store GET /blobstore/sha256:[0-9a-f]{64} 200 - - forward$" | wc -l)" \
-	"blob GETs without credentials served by the other origin"
-assert_eq 0 "$(px_log "^store .* (Basic|Bearer) " | wc -l)" "requests with an Authorization on the other origin"
-assert_eq 0 "$(px_log "^front GET $repo/blobs/.* 200 " | wc -l)" "blobs served by the registry's origin"
+case_c() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	px_start c --redirect-blobs
+	pull -v
+	px_log
+	pulled "a pull through redirects"
+	assert_eq 3 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 307 Bearer - redirect$" | wc -l)" \
+		"blob GETs with a token redirected by the registry's origin"
+	assert_eq 3 "$(px_log "^store GET /blobstore/sha256:[0-9a-f]{64} 200 - - forward$" | wc -l)" \
+		"blob GETs without credentials served by the other origin"
+	assert_eq 0 "$(px_log "^store .* (Basic|Bearer) " | wc -l)" "requests with an Authorization on the other origin"
+	assert_eq 0 "$(px_log "^front GET $repo/blobs/.* 200 " | wc -l)" "blobs served by the registry's origin"
+}
 
-note "(d) a layer's connection cut after 64 KiB: resumed with a Range, pulled"
-px_start d --cut "$layer:65536"
-pull -v
-px_log "^front GET $repo/blobs/$layer "
-pulled "a pull with a cut connection"
-assert_eq "200 Bearer - cut:65536" "$(px_log "^front GET $repo/blobs/$layer " | head -1 | cut -d' ' -f4-)" \
-	"the layer's first GET"
-assert_eq "206 Bearer bytes=65536- forward" \
-	"$(px_log "^front GET $repo/blobs/$layer " | sed -n 2p | cut -d' ' -f4-)" "the layer's second GET"
-assert_eq 2 "$(px_log "^front GET $repo/blobs/$layer " | wc -l)" "GETs of the layer"
-grep -q "blob ${layer:0:19}: connection lost at byte 65536, resuming" err ||
-	fail "-v does not say the download resumed"
-reg_wait_requests "^GET $repo/blobs/$layer 206$" 1 || fail "the registry answered no ranged GET"
-[ -z "$(ls "$PX_STORE/tmp")" ] || fail "store tmp/ not empty: $(ls "$PX_STORE/tmp")"
+case_d() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	px_start d --cut "$layer:65536"
+	pull -v
+	px_log "^front GET $repo/blobs/$layer "
+	pulled "a pull with a cut connection"
+	assert_eq "200 Bearer - cut:65536" "$(px_log "^front GET $repo/blobs/$layer " | head -1 | cut -d' ' -f4-)" \
+		"the layer's first GET"
+	assert_eq "206 Bearer bytes=65536- forward" \
+		"$(px_log "^front GET $repo/blobs/$layer " | sed -n 2p | cut -d' ' -f4-)" "the layer's second GET"
+	assert_eq 2 "$(px_log "^front GET $repo/blobs/$layer " | wc -l)" "GETs of the layer"
+	grep -q "blob ${layer:0:19}: connection lost at byte 65536, resuming" err ||
+		fail "-v does not say the download resumed"
+	reg_wait_requests "^GET $repo/blobs/$layer 206$" 1 || fail "the registry answered no ranged GET"
+	[ -z "$(ls "$PX_STORE/tmp")" ] || fail "store tmp/ not empty: $(ls "$PX_STORE/tmp")"
+}
 
-note "(e) a 401 with the registry's challenge to a token mid-pull: a new token, pulled"
-before=$(reg_token_requests | wc -l)
-px_start e --expire-blob 2
-pull -v
-px_log "^front GET $repo/blobs/"
-pulled "a pull with a token refused mid-pull"
-assert_eq 1 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 401 Bearer - expired$" | wc -l)" \
-	"blob GETs refused"
-assert_eq 3 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 200 Bearer - forward$" | wc -l)" \
-	"blob GETs served"
-issued=$(reg_token_requests | tail -n +"$((before + 1))")
-echo "$issued"
-assert_eq "200 $REG_USER repository:ctrun-test/busybox:pull
+case_e() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	before=$(reg_token_requests | wc -l)
+	px_start e --expire-blob 2
+	pull -v
+	px_log "^front GET $repo/blobs/"
+	pulled "a pull with a token refused mid-pull"
+	assert_eq 1 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 401 Bearer - expired$" | wc -l)" \
+		"blob GETs refused"
+	assert_eq 3 "$(px_log "^front GET $repo/blobs/sha256:[0-9a-f]{64} 200 Bearer - forward$" | wc -l)" \
+		"blob GETs served"
+	issued=$(reg_token_requests | tail -n +"$((before + 1))")
+	echo "$issued"
+	assert_eq "200 $REG_USER repository:ctrun-test/busybox:pull
 200 $REG_USER repository:ctrun-test/busybox:pull" "$issued" "the issuer's answers during the pull"
+}
 
-note "(f) a layer longer than its manifest says: refused, nothing of it kept"
-px_start f --garbage "$layer:4096"
-pull
-assert_eq 125 "$rc" "a pull of an overlong layer"
-grep -q "blob ${layer:0:19}: the registry sent more than the $layer_size bytes its manifest says" err ||
-	fail "the overlong blob is not named"
-assert_eq 1 "$(px_log "^front GET $repo/blobs/$layer 200 Bearer - garbage:4096$" | wc -l)" \
-	"GETs of the layer (not resumed)"
-[ ! -e "$PX_STORE/blobs/sha256/${layer#sha256:}" ] || fail "the overlong layer was kept"
-[ -z "$(ls "$PX_STORE/tmp")" ] || fail "store tmp/ not empty: $(ls "$PX_STORE/tmp")"
-[ -z "$(ls "$PX_STORE/images")" ] || fail "an image was published"
-px_stop
+case_f() {
+	# Its proxy is this subshell's child: stopped when the behaviour ends, however it ends.
+	trap px_stop EXIT
+	px_start f --garbage "$layer:4096"
+	pull
+	assert_eq 125 "$rc" "a pull of an overlong layer"
+	grep -q "blob ${layer:0:19}: the registry sent more than the $layer_size bytes its manifest says" err ||
+		fail "the overlong blob is not named"
+	assert_eq 1 "$(px_log "^front GET $repo/blobs/$layer 200 Bearer - garbage:4096$" | wc -l)" \
+		"GETs of the layer (not resumed)"
+	[ ! -e "$PX_STORE/blobs/sha256/${layer#sha256:}" ] || fail "the overlong layer was kept"
+	[ -z "$(ls "$PX_STORE/tmp")" ] || fail "store tmp/ not empty: $(ls "$PX_STORE/tmp")"
+	[ -z "$(ls "$PX_STORE/images")" ] || fail "an image was published"
+	px_stop
+}
+
+behaviour "(a) 429 with Retry-After: 1 on the first manifest request: retried, pulled" case_a
+behaviour "(b) 503 on every manifest request: given up after 6 tries, in one line, nothing published" case_b
+behaviour "(c) blobs behind a 307 to another origin: followed, no Authorization sent there" case_c
+behaviour "(d) a layer's connection cut after 64 KiB: resumed with a Range, pulled" case_d
+behaviour "(e) a 401 with the registry's challenge to a token mid-pull: a new token, pulled" case_e
+behaviour "(f) a layer longer than its manifest says: refused, nothing of it kept" case_f

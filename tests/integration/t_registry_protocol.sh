@@ -23,19 +23,24 @@ blob_file() { # DIGEST: its data file in a registry storage
 	echo "$1/docker/registry/v2/blobs/sha256/${2:7:2}/${2#sha256:}/data"
 }
 
-note "token auth: one token for the manifest and every blob"
+# Each registry is started and stopped at the top level (its cleanup is the EXIT
+# trap's); what several behaviours need is set up there too.
 reg_start --storage "$STORAGE" --auth token
 auth
 export CTRUN_REGISTRY_CA_FILE=$REG_CA
-run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
-cat err
-assert_eq 0 "$rc" "pull with token auth"
-reg_token_requests
-assert_eq 1 "$(reg_token_requests | grep -c '^200 ')" "tokens issued for one pull"
-assert_eq 3 "$(reg_requests | grep -cE '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$')" \
-	"blob GETs (config and two layers)"
 
-note "an index: this node's platform"
+token_auth() {
+	run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
+	cat err
+	assert_eq 0 "$rc" "pull with token auth"
+	reg_token_requests
+	assert_eq 1 "$(reg_token_requests | grep -c '^200 ')" "tokens issued for one pull"
+	assert_eq 3 "$(reg_requests | grep -cE '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$')" \
+		"blob GETs (config and two layers)"
+}
+behaviour "token auth: one token for the manifest and every blob" token_auth
+
+# The index's digest and this node's platform in it (the next two behaviours').
 idx=$(reg_digest ctrun-test/busybox:multiarch)
 reg_skopeo inspect --raw "$(_reg_tls_opts)" "$(_reg_creds_opts)" \
 	"docker://$REG_HOST/ctrun-test/busybox:multiarch" > index.json
@@ -48,55 +53,69 @@ for m in json.load(open("index.json"))["manifests"]:
 PYEOF
 )
 [ -n "$plat" ] || fail "the test index has no $arch image"
-run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:multiarch" > out 2> err
-cat err
-assert_eq 0 "$rc" "pull of the index"
-assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image pulled from the index"
-assert_eq "$plat" "$(cat "store/refs/$REG_HOST/ctrun-test/busybox/multiarch")" "the tag's record"
 
-note "pinned by the index digest: pulled once, then no request at all"
-run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
-assert_eq 0 "$rc" "pull by index digest"
-assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image of the index digest"
-before=$(reg_requests | wc -l)
-run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
-assert_eq 0 "$rc" "pull by index digest again"
-assert_eq "$before" "$(reg_requests | wc -l)" "requests made for a digest the store holds"
+index() {
+	run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:multiarch" > out 2> err
+	cat err
+	assert_eq 0 "$rc" "pull of the index"
+	assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image pulled from the index"
+	assert_eq "$plat" "$(cat "store/refs/$REG_HOST/ctrun-test/busybox/multiarch")" "the tag's record"
+}
+behaviour "an index: this node's platform" index
+
+pinned() {
+	run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
+	assert_eq 0 "$rc" "pull by index digest"
+	assert_eq "$TMPD/store/images/sha256-${plat#sha256:}.sqsh" "$(cat out)" "the image of the index digest"
+	before=$(reg_requests | wc -l)
+	run_rc "$CTRUN" -q pull "docker://$REG_HOST/ctrun-test/busybox@$idx" > out
+	assert_eq 0 "$rc" "pull by index digest again"
+	assert_eq "$before" "$(reg_requests | wc -l)" "requests made for a digest the store holds"
+}
+behaviour "pinned by the index digest: pulled once, then no request at all" pinned
 reg_stop
 
-note "a download interrupted by an earlier pull: resumed with a Range"
 reg_start --storage "$STORAGE"
 auth
 export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store-resume
+# The first layer (this behaviour's and the next one's).
 reg_skopeo inspect --raw "$(_reg_tls_opts)" "$(_reg_creds_opts)" \
 	"docker://$REG_HOST/ctrun-test/busybox:latest" > manifest.json
 layer=$("$PY" -c 'import json; print(json.load(open("manifest.json"))["layers"][0]["digest"])')
-size=$(stat -c %s "$(blob_file "$STORAGE" "$layer")")
-half=$((size / 2))
-mkdir -p store-resume/tmp
-head -c "$half" "$(blob_file "$STORAGE" "$layer")" > "store-resume/tmp/${layer#sha256:}.part"
-run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
-cat err
-assert_eq 0 "$rc" "the resumed pull"
-grep -q "resuming at byte $half" err || fail "the partial download was not resumed"
-reg_requests | grep -qE "^GET /v2/ctrun-test/busybox/blobs/$layer 206$" ||
-	fail "no ranged GET (206) of the layer"
-cmp -s "$(blob_file "$STORAGE" "$layer")" "store-resume/blobs/sha256/${layer#sha256:}" ||
-	fail "the resumed blob differs from the registry's"
-[ -z "$(ls store-resume/tmp)" ] || fail "store tmp/ not empty: $(ls store-resume/tmp)"
+
+resume() {
+	size=$(stat -c %s "$(blob_file "$STORAGE" "$layer")")
+	half=$((size / 2))
+	mkdir -p store-resume/tmp
+	head -c "$half" "$(blob_file "$STORAGE" "$layer")" > "store-resume/tmp/${layer#sha256:}.part"
+	run_rc "$CTRUN" -v pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
+	cat err
+	assert_eq 0 "$rc" "the resumed pull"
+	grep -q "resuming at byte $half" err || fail "the partial download was not resumed"
+	reg_requests | grep -qE "^GET /v2/ctrun-test/busybox/blobs/$layer 206$" ||
+		fail "no ranged GET (206) of the layer"
+	cmp -s "$(blob_file "$STORAGE" "$layer")" "store-resume/blobs/sha256/${layer#sha256:}" ||
+		fail "the resumed blob differs from the registry's"
+	[ -z "$(ls store-resume/tmp)" ] || fail "store tmp/ not empty: $(ls store-resume/tmp)"
+}
+behaviour "a download interrupted by an earlier pull: resumed with a Range" resume
 reg_stop
 
-note "a registry that serves other bytes than its manifest names"
+# A registry whose storage has one byte of the layer changed.
 cp -a "$STORAGE" bad-storage
 f=$(blob_file bad-storage "$layer")
 printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
 reg_start --storage "$TMPD/bad-storage"
 auth
 export CTRUN_REGISTRY_CA_FILE=$REG_CA CTRUN_REGISTRY_STORE=$TMPD/store-bad
-run_rc "$CTRUN" pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
-cat err
-assert_eq 125 "$rc" "a pull of a corrupted blob"
-grep -q "digest mismatch" err || fail "the mismatch is not named"
-[ ! -e "store-bad/blobs/sha256/${layer#sha256:}" ] || fail "the corrupted blob was kept"
-[ -z "$(ls store-bad/images)" ] || fail "an image was published"
-[ -z "$(ls store-bad/tmp)" ] || fail "store tmp/ not empty: $(ls store-bad/tmp)"
+
+bad_bytes() {
+	run_rc "$CTRUN" pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
+	cat err
+	assert_eq 125 "$rc" "a pull of a corrupted blob"
+	grep -q "digest mismatch" err || fail "the mismatch is not named"
+	[ ! -e "store-bad/blobs/sha256/${layer#sha256:}" ] || fail "the corrupted blob was kept"
+	[ -z "$(ls store-bad/images)" ] || fail "an image was published"
+	[ -z "$(ls store-bad/tmp)" ] || fail "store tmp/ not empty: $(ls store-bad/tmp)"
+}
+behaviour "a registry that serves other bytes than its manifest names" bad_bytes

@@ -30,65 +30,84 @@ export PATH=/opt/singularity/bin:$PATH CTRUN_NV=false SINGULARITY_TMPDIR=$TMPD/s
 mkdir -p stmp
 sing() { "$CTRUN" -q --no-prefix --runtime singularity "$@"; }
 
-note "the image's environment, the host's LANG, no user SINGULARITY_* settings"
+# A host file: the environment behaviour binds it (SINGULARITY_BIND), --gpu-isolation tests it.
 mkdir -p secret && echo hidden > secret/file
-for img in "$BB" "$BBSIF"; do
-	out=$(LANG=C.UTF-8 SINGULARITY_BIND="$TMPD/secret:/mnt" SINGULARITYENV_LEAK=yes \
-		sing --image "$img" -- sh -c 'echo "$CTRUN_IMAGE_ENV|$LANG|${LEAK-unset}|$(pwd)"; ls /mnt')
-	assert_eq "busybox|C.UTF-8|unset|$TMPD" "$(echo "$out" | head -1)" "environment in $img"
-	echo "$out" | grep -qx file && fail "SINGULARITY_BIND reached the container ($img)"
-	echo "$out" | grep -qx evil || fail "the image's own /mnt is not there ($img): $out"
-done
 
-note "binds: plain paths (blanks inside) bind; --mount's paths are refused by name"
-mkdir -p "sp ace" "a,b" && echo x > "sp ace/f"
-assert_eq x "$(sing --image "$BB" --mount "$TMPD/sp ace:/data:ro" -- cat /data/f)" "a bind with a blank"
-run_rc sing --image "$BB" --mount "$TMPD/a,b:/data" -- true 2> err.txt
-assert_eq 2 "$rc" "a path with ',' under Singularity 3.4.2"
-grep -q "(Singularity 3.4.2) cannot bind a path with ','.*--mount needs apptainer >= 1.0" err.txt ||
-	fail "message: $(cat err.txt)"
-assert_eq 1 "$(grep -c . err.txt)" "lines of error"
+environment() {
+	for img in "$BB" "$BBSIF"; do
+		out=$(LANG=C.UTF-8 SINGULARITY_BIND="$TMPD/secret:/mnt" SINGULARITYENV_LEAK=yes \
+			sing --image "$img" -- sh -c 'echo "$CTRUN_IMAGE_ENV|$LANG|${LEAK-unset}|$(pwd)"; ls /mnt')
+		assert_eq "busybox|C.UTF-8|unset|$TMPD" "$(echo "$out" | head -1)" "environment in $img"
+		echo "$out" | grep -qx file && fail "SINGULARITY_BIND reached the container ($img)"
+		echo "$out" | grep -qx evil || fail "the image's own /mnt is not there ($img): $out"
+	done
+}
+behaviour "the image's environment, the host's LANG, no user SINGULARITY_* settings" environment
 
-note "--workdir: absent from the read-only image"
-run_rc sing --image "$BB" --workdir /no/such/dir -- pwd 2> err.txt
-assert_eq 125 "$rc" "--workdir absent from the image"
-grep -q "the working directory /no/such/dir is not in the image and cannot be created there" \
-	err.txt || fail "message: $(cat err.txt)"
-assert_eq /etc "$(sing --image "$BB" --workdir /etc -- pwd)" "--workdir /etc"
+binds() {
+	mkdir -p "sp ace" "a,b" && echo x > "sp ace/f"
+	assert_eq x "$(sing --image "$BB" --mount "$TMPD/sp ace:/data:ro" -- cat /data/f)" "a bind with a blank"
+	run_rc sing --image "$BB" --mount "$TMPD/a,b:/data" -- true 2> err.txt
+	assert_eq 2 "$rc" "a path with ',' under Singularity 3.4.2"
+	grep -q "(Singularity 3.4.2) cannot bind a path with ','.*--mount needs apptainer >= 1.0" err.txt ||
+		fail "message: $(cat err.txt)"
+	assert_eq 1 "$(grep -c . err.txt)" "lines of error"
+}
+behaviour "binds: plain paths (blanks inside) bind; --mount's paths are refused by name" binds
 
-note "--entrypoint: the runscript runs the command; no runscript, one line"
-cp -a "$(dirname "$BB")/busybox-rootfs" dirimg
-mkdir -p dirimg/.singularity.d
-printf '#!/bin/sh\necho "runscript got: $*"\n[ $# -eq 0 ] || exec "$@"\n' > dirimg/.singularity.d/runscript
-chmod 755 dirimg/.singularity.d/runscript
-assert_eq "runscript got: echo a b;a b" "$(sing --entrypoint --image dirimg -- echo a b | tr '\n' ';' | sed 's/;$//')" \
-	"the command through the runscript"
-assert_eq "a b" "$(sing --image dirimg -- echo a b)" "without --entrypoint"
-# No command: the image's default, `singularity run` (its runscript), as apptainer run does.
-assert_eq "runscript got: " "$(sing --image dirimg < /dev/null)" "no command: the runscript"
-run_rc sing --entrypoint --image "$BBSIF" -- true 2> err.txt
-assert_eq 125 "$rc" "--entrypoint without a runscript"
-grep -q -- "--entrypoint: the image has no entrypoint on .*/.singularity.d/runscript" err.txt ||
-	fail "message: $(cat err.txt)"
+workdir() {
+	run_rc sing --image "$BB" --workdir /no/such/dir -- pwd 2> err.txt
+	assert_eq 125 "$rc" "--workdir absent from the image"
+	grep -q "the working directory /no/such/dir is not in the image and cannot be created there" \
+		err.txt || fail "message: $(cat err.txt)"
+	assert_eq /etc "$(sing --image "$BB" --workdir /etc -- pwd)" "--workdir /etc"
+}
+behaviour "--workdir: absent from the read-only image" workdir
 
-note "--gpu-isolation: the step's GPUs only, one per worker"
-hold_gpus 2
-run_rc env CTRUN_NV=auto srun -N1 -w "${NODES[0]}" --gpus-per-node=2 "$CTRUN" -q --runtime singularity \
-	--gpu-isolation --nproc-per-node 2 --image "$BB" -- \
-	sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $(ls /dev | grep "^nvidia[0-9]" | tr "\n" " ")$(test -f "$1" && echo tmp)"' \
-	sh "$TMPD/secret/file" > iso.out 2> iso.err
-cat iso.out iso.err
-assert_eq 0 "$rc" "srun ctrun --gpu-isolation under singularity"
-assert_eq "[rank0]: 0 0 nvidia2 nvidia3 tmp;[rank1]: 1 1 nvidia2 nvidia3 tmp;" \
-	"$(sort iso.out | tr '\n' ';')" "GPU nodes and CUDA_VISIBLE_DEVICES per worker"
-scancel --quiet -u root -n wrap || true
+entrypoint() {
+	cp -a "$(dirname "$BB")/busybox-rootfs" dirimg
+	mkdir -p dirimg/.singularity.d
+	printf '#!/bin/sh\necho "runscript got: $*"\n[ $# -eq 0 ] || exec "$@"\n' > dirimg/.singularity.d/runscript
+	chmod 755 dirimg/.singularity.d/runscript
+	assert_eq "runscript got: echo a b;a b" "$(sing --entrypoint --image dirimg -- echo a b | tr '\n' ';' | sed 's/;$//')" \
+		"the command through the runscript"
+	assert_eq "a b" "$(sing --image dirimg -- echo a b)" "without --entrypoint"
+	# No command: the image's default, `singularity run` (its runscript), as apptainer run does.
+	assert_eq "runscript got: " "$(sing --image dirimg < /dev/null)" "no command: the runscript"
+	run_rc sing --entrypoint --image "$BBSIF" -- true 2> err.txt
+	assert_eq 125 "$rc" "--entrypoint without a runscript"
+	grep -q -- "--entrypoint: the image has no entrypoint on .*/.singularity.d/runscript" err.txt ||
+		fail "message: $(cat err.txt)"
+}
+behaviour "--entrypoint: the runscript runs the command; no runscript, one line" entrypoint
 
-note "DDP 2x2 from the torch squashfs"
-cp "$CTRUN_REPO/examples/train_ddp.py" .
-mkdir -p ddp
-run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" -q --runtime singularity --image "$TORCH" \
-	--nproc-per-node 2 train_ddp.py --epochs 1 --out "$TMPD/ddp"
-assert_eq 0 "$rc" "DDP under singularity"
-check_ddp ddp 2 2
-assert_no_leftovers "singularity|starter" 20
-echo ok
+gpu_isolation() {
+	# The job holding 2 GPUs is cancelled however the behaviour ends.
+	trap 'scancel --quiet -u root -n wrap || true' EXIT
+	hold_gpus 2
+	run_rc env CTRUN_NV=auto srun -N1 -w "${NODES[0]}" --gpus-per-node=2 "$CTRUN" -q --runtime singularity \
+		--gpu-isolation --nproc-per-node 2 --image "$BB" -- \
+		sh -c 'echo "$RANK $CUDA_VISIBLE_DEVICES $(ls /dev | grep "^nvidia[0-9]" | tr "\n" " ")$(test -f "$1" && echo tmp)"' \
+		sh "$TMPD/secret/file" > iso.out 2> iso.err
+	cat iso.out iso.err
+	assert_eq 0 "$rc" "srun ctrun --gpu-isolation under singularity"
+	assert_eq "[rank0]: 0 0 nvidia2 nvidia3 tmp;[rank1]: 1 1 nvidia2 nvidia3 tmp;" \
+		"$(sort iso.out | tr '\n' ';')" "GPU nodes and CUDA_VISIBLE_DEVICES per worker"
+	scancel --quiet -u root -n wrap || true
+}
+behaviour "--gpu-isolation: the step's GPUs only, one per worker" gpu_isolation
+
+ddp() {
+	cp "$CTRUN_REPO/examples/train_ddp.py" .
+	mkdir -p ddp
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" -q --runtime singularity --image "$TORCH" \
+		--nproc-per-node 2 train_ddp.py --epochs 1 --out "$TMPD/ddp"
+	assert_eq 0 "$rc" "DDP under singularity"
+	check_ddp ddp 2 2
+}
+behaviour "DDP 2x2 from the torch squashfs" ddp
+
+no_leftovers() {
+	assert_no_leftovers "singularity|starter" 20
+}
+behaviour "no singularity process is left" no_leftovers

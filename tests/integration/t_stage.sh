@@ -25,47 +25,59 @@ exec "$CTRUN" -v --stage "\$1" --image "$TMPD/bb.sqsh" --nproc-per-node 1 -- \
 	sh -c 'ls $scratch | grep "^ctrun-stage\\." > $TMPD/seen.\$RANK || echo none > $TMPD/seen.\$RANK'
 J
 chmod +x job.sh
-run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh sbcast
-cat job.out
-assert_eq 0 "$rc" "the staged job"
-job=$(cat jobid)
-copy=$(sed -n "s|^ctrun: staging $TMPD/bb.sqsh to $scratch/\(ctrun-stage\.0\.$job\.[0-9a-f]\{16\}\)/bb.sqsh on 2 nodes (sbcast)$|\1|p" job.out)
-[ -n "$copy" ] || fail "no staging line into a directory of the job"
-for n in "${NODES[@]}"; do
-	grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/$copy/bb.sqsh" job.out ||
-		fail "$n did not use its staged copy"
-	grep -q "$scratch/$copy/bb.sqsh mounted" job.out ||
-		fail "the container did not start from the copy"
-	assert_eq "" "$(staged "$n")" "staged copies left on $n after the job"
-done
-assert_eq "$copy $copy" "$(cat seen.0 seen.1 | tr '\n' ' ' | sed 's/ $//')" \
-	"what the workers saw in the stage directory"
 
-# auto: an image on a local file system is not staged.
-run_rc sbatch --wait --quiet -N2 -o "$TMPD/auto.out" job.sh auto
-assert_eq 0 "$rc" "the auto job"
-! grep -q "staging" auto.out || fail "auto staged a local image: $(cat auto.out)"
+stage_sbcast() {
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh sbcast
+	cat job.out
+	assert_eq 0 "$rc" "the staged job"
+	job=$(cat jobid)
+	copy=$(sed -n "s|^ctrun: staging $TMPD/bb.sqsh to $scratch/\(ctrun-stage\.0\.$job\.[0-9a-f]\{16\}\)/bb.sqsh on 2 nodes (sbcast)$|\1|p" job.out)
+	[ -n "$copy" ] || fail "no staging line into a directory of the job"
+	for n in "${NODES[@]}"; do
+		grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/$copy/bb.sqsh" job.out ||
+			fail "$n did not use its staged copy"
+		grep -q "$scratch/$copy/bb.sqsh mounted" job.out ||
+			fail "the container did not start from the copy"
+		assert_eq "" "$(staged "$n")" "staged copies left on $n after the job"
+	done
+	assert_eq "$copy $copy" "$(cat seen.0 seen.1 | tr '\n' ' ' | sed 's/ $//')" \
+		"what the workers saw in the stage directory"
+}
+behaviour "sbcast: each node's copy in a private directory of the job, the workers start from it, gone after the job" stage_sbcast
 
-# A stage directory missing on the nodes: one line, 125, no step started.
-sed -i "s|CTRUN_CACHE_STAGE_DIR=$scratch|CTRUN_CACHE_STAGE_DIR=/nonexistent-ctrun-stage|" job.sh
-run_rc sbatch --wait --quiet -N2 -o "$TMPD/bad.out" job.sh sbcast
-cat bad.out
-assert_eq 125 "$rc" "staging into a missing directory"
-grep -q "ctrun: --stage sbcast: making the job's private directory for $TMPD/bb.sqsh in /nonexistent-ctrun-stage failed" bad.out ||
-	fail "no error line"
-[ ! -e seen.2 ] || fail "a step ran"
+auto() {
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/auto.out" job.sh auto
+	assert_eq 0 "$rc" "the auto job"
+	! grep -q "staging" auto.out || fail "auto staged a local image: $(cat auto.out)"
+}
+behaviour "auto: an image on a local file system is not staged" auto
 
-# Inside srun: nothing to stage before the step; it says what to do.
-run_rc srun -N1 "$CTRUN" --stage sbcast --image bb.sqsh -- true 2> srun.err
-assert_eq 0 "$rc" "--stage sbcast inside srun"
-grep -q "stage sbcast: not inside srun; run ctrun in the sbatch script" srun.err ||
-	fail "no hint: $(cat srun.err)"
+# (This behaviour changes job.sh: the last one that runs it.)
+missing_dir() {
+	sed -i "s|CTRUN_CACHE_STAGE_DIR=$scratch|CTRUN_CACHE_STAGE_DIR=/nonexistent-ctrun-stage|" job.sh
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/bad.out" job.sh sbcast
+	cat bad.out
+	assert_eq 125 "$rc" "staging into a missing directory"
+	grep -q "ctrun: --stage sbcast: making the job's private directory for $TMPD/bb.sqsh in /nonexistent-ctrun-stage failed" bad.out ||
+		fail "no error line"
+	[ ! -e seen.2 ] || fail "a step ran"
+}
+behaviour "a stage directory missing on the nodes: one line, 125, no step started" missing_dir
 
-# A copy that is not whole (in a private directory): refused, the original read.
-mkdir -m 700 private
-head -c 1000 bb.sqsh > private/short
-run_rc env CTRUN_STAGED_FROM="$TMPD/bb.sqsh" CTRUN_STAGED_TO="$TMPD/private/short" \
-	srun -N1 "$CTRUN" --image bb.sqsh -- true 2> short.err
-assert_eq 0 "$rc" "a run with a short staged copy"
-grep -q "the staged copy is missing, not yours, not whole" short.err || fail "$(cat short.err)"
-echo ok
+inside_srun() {
+	run_rc srun -N1 "$CTRUN" --stage sbcast --image bb.sqsh -- true 2> srun.err
+	assert_eq 0 "$rc" "--stage sbcast inside srun"
+	grep -q "stage sbcast: not inside srun; run ctrun in the sbatch script" srun.err ||
+		fail "no hint: $(cat srun.err)"
+}
+behaviour "inside srun: nothing to stage before the step; it says what to do" inside_srun
+
+short_copy() {
+	mkdir -m 700 private
+	head -c 1000 bb.sqsh > private/short
+	run_rc env CTRUN_STAGED_FROM="$TMPD/bb.sqsh" CTRUN_STAGED_TO="$TMPD/private/short" \
+		srun -N1 "$CTRUN" --image bb.sqsh -- true 2> short.err
+	assert_eq 0 "$rc" "a run with a short staged copy"
+	grep -q "the staged copy is missing, not yours, not whole" short.err || fail "$(cat short.err)"
+}
+behaviour "a copy that is not whole (in a private directory): refused, the original read" short_copy

@@ -55,24 +55,32 @@ echo \$? > "$TMPD/rc.\$SLURM_JOB_ID"
 J
 chmod +x job.sh
 
+# The job ids stay at the top level: the EXIT trap's cleanup cancels the jobs and
+# removes what they left.
 # 1. A job cancelled while it runs leaves its copies on both nodes.
 jc=$(sbatch --parsable -N2 -o "$TMPD/cancel.out" job.sh \
 	"echo up > $TMPD/up.\$RANK; exec sleep 600")
-wait_file up.0 60 && wait_file up.1 60 || fail "the cancelled job's workers did not start: $(cat cancel.out)"
-scancel "$jc"
-wait_job_gone "$jc" 60 || fail "job $jc still listed after scancel"
-for n in "$n1" "$n2"; do
-	left=$(ours "$n")
-	[[ $left =~ ^ctrun-stage\.0\.$jc\. ]] || fail "no copy of the cancelled job $jc left on $n: '$left'"
-done
 
-# 2. ctrun cache gc on n1 removes it there (the job is over for Slurm).
-run_rc "$CLUSTER" exec "$n1" env CTRUN_CACHE_STAGE_DIR="$scratch" CTRUN_CACHE_DIR="$TMPD/gccache" \
-	"$CTRUN" cache gc --budget 1T > gc.out 2>&1
-cat gc.out
-assert_eq 0 "$rc" "cache gc"
-grep -q "^removed 1 staged copy of ended jobs (.*) in $scratch\$" gc.out || fail "gc did not say so"
-assert_eq "" "$(ours "$n1")" "the cancelled job's copy on $n1 after gc"
+cancelled() {
+	wait_file up.0 60 && wait_file up.1 60 || fail "the cancelled job's workers did not start: $(cat cancel.out)"
+	scancel "$jc"
+	wait_job_gone "$jc" 60 || fail "job $jc still listed after scancel"
+	for n in "$n1" "$n2"; do
+		left=$(ours "$n")
+		[[ $left =~ ^ctrun-stage\.0\.$jc\. ]] || fail "no copy of the cancelled job $jc left on $n: '$left'"
+	done
+}
+behaviour "1. a job cancelled while it runs leaves its copies on both nodes" cancelled
+
+gc() {
+	run_rc "$CLUSTER" exec "$n1" env CTRUN_CACHE_STAGE_DIR="$scratch" CTRUN_CACHE_DIR="$TMPD/gccache" \
+		"$CTRUN" cache gc --budget 1T > gc.out 2>&1
+	cat gc.out
+	assert_eq 0 "$rc" "cache gc"
+	grep -q "^removed 1 staged copy of ended jobs (.*) in $scratch\$" gc.out || fail "gc did not say so"
+	assert_eq "" "$(ours "$n1")" "the cancelled job's copy on $n1 after gc"
+}
+behaviour "2. ctrun cache gc on a node removes the cancelled job's copy there (the job is over for Slurm)" gc
 
 # 3. The victim's next job, with the attacker's names planted first.
 echo precious > precious
@@ -81,44 +89,50 @@ chmod 644 precious theirs
 jh=$(sbatch --parsable --hold -N2 -o "$TMPD/hostile.out" job.sh \
 	true)
 old=ctrun-stage.0.$jh.bb.sqsh # the name the copy used to get
-as_attacker "$n1" ln -s "$TMPD/precious" "$scratch/$old"
-as_attacker "$n2" cp "$TMPD/theirs" "$scratch/$old"
-for n in "$n1" "$n2"; do
-	as_attacker "$n" mkdir -m 755 "$scratch/ctrun-stage.0.$jh"
-done
-scontrol release "$jh"
-wait_job_gone "$jh" 120 || fail "job $jh did not end"
-cat hostile.out
-assert_eq 0 "$(cat "rc.$jh")" "the victim's job"
-assert_eq precious "$(cat precious)" "the victim's file the symlink on $n1 names"
-assert_eq "$TMPD/precious" "$("$CLUSTER" exec "$n1" readlink "$scratch/$old")" "the attacker's symlink"
-assert_eq "attacker's" "$("$CLUSTER" exec "$n2" cat "$scratch/$old")" "the attacker's file on $n2"
-for n in "$n1" "$n2"; do
-	grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/ctrun-stage\.0\.$jh\.[0-9a-f]\{16\}/bb.sqsh$" \
-		hostile.out || fail "$n did not use a copy in a private directory"
-	# The job's own directory is gone, and so is the copy the cancelled
-	# job left on n2: the staging there removed it.
-	assert_eq "" "$(ours "$n")" "root's stage directories on $n after the job"
-done
-! grep -q "missing, not yours" hostile.out || fail "a copy was refused"
 
-# 4. A name of the job's that someone else holds first: refused (125, one
-# line), nothing written through it.  The random part of the real name
-# cannot be known in advance; the node's step is asked directly here.
-name=ctrun-stage.0.$jh.0123456789abcdef
-as_attacker "$n1" mkdir -m 700 "$scratch/$name"
-run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage prepare "$scratch" "$name" 2> refused.err
-cat refused.err
-assert_eq 125 "$rc" "prepare on a directory of the attacker's"
-assert_eq 1 "$(wc -l < refused.err)" "lines said"
-grep -q "staging refused: $scratch/$name must be a directory of yours (uid 0)" refused.err ||
-	fail "no refusal line"
-run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage remove "$scratch" "$name"
-assert_eq 0 "$rc" "remove of a name that is not ours"
-"$CLUSTER" exec "$n1" test -d "$scratch/$name" || fail "remove took the attacker's directory"
-as_attacker "$n1" rmdir "$scratch/$name"
-as_attacker "$n1" ln -s "$TMPD" "$scratch/$name"
-run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage prepare "$scratch" "$name" 2> refused.err
-assert_eq 125 "$rc" "prepare on the attacker's symlink"
-grep -q "is a symlink that another user" refused.err || fail "$(cat refused.err)"
-echo ok
+hostile() {
+	as_attacker "$n1" ln -s "$TMPD/precious" "$scratch/$old"
+	as_attacker "$n2" cp "$TMPD/theirs" "$scratch/$old"
+	for n in "$n1" "$n2"; do
+		as_attacker "$n" mkdir -m 755 "$scratch/ctrun-stage.0.$jh"
+	done
+	scontrol release "$jh"
+	wait_job_gone "$jh" 120 || fail "job $jh did not end"
+	cat hostile.out
+	assert_eq 0 "$(cat "rc.$jh")" "the victim's job"
+	assert_eq precious "$(cat precious)" "the victim's file the symlink on $n1 names"
+	assert_eq "$TMPD/precious" "$("$CLUSTER" exec "$n1" readlink "$scratch/$old")" "the attacker's symlink"
+	assert_eq "attacker's" "$("$CLUSTER" exec "$n2" cat "$scratch/$old")" "the attacker's file on $n2"
+	for n in "$n1" "$n2"; do
+		grep -q "ctrun: $TMPD/bb.sqsh staged on $n: $scratch/ctrun-stage\.0\.$jh\.[0-9a-f]\{16\}/bb.sqsh$" \
+			hostile.out || fail "$n did not use a copy in a private directory"
+		# The job's own directory is gone, and so is the copy the cancelled
+		# job left on n2: the staging there removed it.
+		assert_eq "" "$(ours "$n")" "root's stage directories on $n after the job"
+	done
+	! grep -q "missing, not yours" hostile.out || fail "a copy was refused"
+}
+behaviour "3. the victim's next job, the attacker's names planted first: staged, run, nothing written through them" hostile
+
+held_name() {
+	# 4. A name of the job's that someone else holds first: refused (125, one
+	# line), nothing written through it.  The random part of the real name
+	# cannot be known in advance; the node's step is asked directly here.
+	name=ctrun-stage.0.$jh.0123456789abcdef
+	as_attacker "$n1" mkdir -m 700 "$scratch/$name"
+	run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage prepare "$scratch" "$name" 2> refused.err
+	cat refused.err
+	assert_eq 125 "$rc" "prepare on a directory of the attacker's"
+	assert_eq 1 "$(wc -l < refused.err)" "lines said"
+	grep -q "staging refused: $scratch/$name must be a directory of yours (uid 0)" refused.err ||
+		fail "no refusal line"
+	run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage remove "$scratch" "$name"
+	assert_eq 0 "$rc" "remove of a name that is not ours"
+	"$CLUSTER" exec "$n1" test -d "$scratch/$name" || fail "remove took the attacker's directory"
+	as_attacker "$n1" rmdir "$scratch/$name"
+	as_attacker "$n1" ln -s "$TMPD" "$scratch/$name"
+	run_rc "$CLUSTER" exec "$n1" "$CTRUN" __stage prepare "$scratch" "$name" 2> refused.err
+	assert_eq 125 "$rc" "prepare on the attacker's symlink"
+	grep -q "is a symlink that another user" refused.err || fail "$(cat refused.err)"
+}
+behaviour "4. a name of the job's that someone else holds first: refused (125, one line), nothing written through it" held_name

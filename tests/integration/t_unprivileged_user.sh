@@ -4,9 +4,14 @@
 . "$(dirname "$0")/lib.sh"
 "$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser >/dev/null
 cd "$TMPD"
-run_rc su ctrunuser -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' srun -N2 --ntasks-per-node=1 \
+
+ddp_as_user() {
+	run_rc su ctrunuser -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' srun -N2 --ntasks-per-node=1 \
 	'$CTRUN' --nproc-per-node 2 --python '$PY' '$CTRUN_REPO/examples/train_ddp.py' --epochs 1 --out '$TMPD'"
-assert_eq 0 "$rc" "srun as ctrunuser"
-check_ddp "$TMPD" 2 2
-owner=$(stat -c %U "$TMPD/rank-0.json")
-assert_eq ctrunuser "$owner" "owner of the files the workers wrote"
+	assert_eq 0 "$rc" "srun as ctrunuser"
+	check_ddp "$TMPD" 2 2
+	owner=$(stat -c %U "$TMPD/rank-0.json")
+	assert_eq ctrunuser "$owner" "owner of the files the workers wrote"
+}
+
+behaviour "DDP 2x2 through srun as the unprivileged ctrunuser" ddp_as_user
