@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "container.h"
 #include "drivers.h"
+#include "envctl.h"
 #include "inroot.h"
 #include "quote.h"
 #include "topology.h"
@@ -170,34 +171,53 @@ static int image_scripts(struct ctr_setup *c)
 	return 0;
 }
 
-/* OCI starts from nothing: the host's variables (as workers get them),
- * under the image's own, and the terminal type. */
-static int shell_env(struct ctr_setup *c)
+/* Sets each K=V of `kv` in `env`, replacing the same name. */
+static int set_all(struct strv *env, const struct strv *kv)
 {
-	struct strv env = { 0 };
+	for (size_t i = 0; i < kv->n; i++) {
+		char *eq = strchr(kv->v[i], '='), *key;
+		int rc;
+
+		if (eq == NULL || eq == kv->v[i])
+			continue;
+		key = strndup(kv->v[i], (size_t)(eq - kv->v[i]));
+		if (key == NULL)
+			return -1;
+		rc = strv_setenv(env, key, eq + 1, 1);
+		free(key);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* OCI starts from nothing: the host's variables (as workers get them; under
+ * --clean-env only those envctl_clean_keep keeps), under the image's own,
+ * then --env KEY's host values, --env KEY=VALUE, and the terminal type. */
+static int shell_env(struct ctr_setup *c, const struct options *o)
+{
+	struct strv env = { 0 }, over = { 0 };
 	const char *term = getenv("TERM");
 
 	for (char **p = environ; *p != NULL; p++)
-		if (agentspec_inheritable(*p) && strv_push(&env, *p) < 0)
+		if (agentspec_inheritable(*p) && (!o->clean_env || envctl_clean_keep(*p)) &&
+		    strv_push(&env, *p) < 0)
 			goto fail;
-	for (size_t i = 0; i < c->spec.env.n; i++) {
-		char *kv = c->spec.env.v[i], *eq = strchr(kv, '=');
-		int rc;
-
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		rc = strv_setenv(&env, kv, eq + 1, 1);
-		*eq = '=';
-		if (rc < 0)
-			goto fail;
-	}
-	if (term != NULL && strv_setenv(&env, "TERM", term, 1) < 0)
+	if (envctl_host_values(o->env.v, environ, &over) < 0)
 		goto fail;
+	for (size_t k = 0; k < o->env.n; k++)
+		if (strchr(o->env.v[k], '=') != NULL && strv_push(&over, o->env.v[k]) < 0)
+			goto fail;
+	if (term != NULL && strv_pushf(&over, "TERM=%s", term) < 0)
+		goto fail;
+	if (set_all(&env, &c->spec.env) < 0 || set_all(&env, &over) < 0)
+		goto fail;
+	strv_free(&over);
 	strv_free(&c->spec.env);
 	c->spec.env = env;
 	return 0;
 fail:
+	strv_free(&over);
 	strv_free(&env);
 	return -1;
 }
@@ -229,7 +249,7 @@ int cmd_shell(struct options *o, struct err *e)
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
-	if (c.spec.rt->image_env && (shell_env(&c) < 0 || image_scripts(&c) < 0)) {
+	if (c.spec.rt->image_env && (shell_env(&c, o) < 0 || image_scripts(&c) < 0)) {
 		err_sys(e, EXIT_CTRUN, "shell environment");
 		goto free;
 	}

@@ -82,6 +82,10 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'K', s->control);
 	for (size_t i = 0; i < s->inherit.n; i++)
 		puts_(&b, 'I', s->inherit.v[i]);
+	for (size_t i = 0; i < s->host_over.n; i++)
+		puts_(&b, 'T', s->host_over.v[i]);
+	for (size_t i = 0; i < s->host_drop.n; i++)
+		puts_(&b, 'D', s->host_drop.v[i]);
 	for (size_t i = 0; i < s->over.n; i++)
 		puts_(&b, 'O', s->over.v[i]);
 	for (size_t i = 0; i < s->libdirs.n; i++)
@@ -221,9 +225,14 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 			break;
 		case 'I':
 		case 'O':
+		case 'T':
+		case 'D':
 			if (memchr(v, '=', n) == NULL || v[0] == '=')
 				goto malformed;
-			bad = strv_pushn(tag == 'I' ? &s->inherit : &s->over, v, n);
+			bad = strv_pushn(tag == 'I'   ? &s->inherit
+					 : tag == 'O' ? &s->over
+					 : tag == 'T' ? &s->host_over
+						      : &s->host_drop, v, n);
 			break;
 		case 'J':
 		case 'Y':
@@ -293,6 +302,8 @@ void agentspec_free(struct agent_spec *s)
 	free(s->control);
 	strv_free(&s->inherit);
 	strv_free(&s->over);
+	strv_free(&s->host_over);
+	strv_free(&s->host_drop);
 	strv_free(&s->libdirs);
 	strv_free(&s->entry);
 	for (size_t i = 0; i < s->n; i++) {
@@ -353,13 +364,43 @@ static bool path_list_has(const char *list, const char *dir)
 	return false;
 }
 
+int agentspec_drop_host(const struct agent_spec *s, struct strv *own, char *const *image_env)
+{
+	size_t k = 0;
+
+	if (s->host_drop.n == 0)
+		return 0;
+	for (size_t i = 0; i < own->n; i++) {
+		const char *kv = own->v[i], *eq = strchr(kv, '=');
+		bool drop = strv_find(&s->host_drop, kv) >= 0;
+
+		/* The image sets it to the host's value: the image's, kept. */
+		if (drop && eq != NULL) {
+			for (char *const *p = image_env; p != NULL && *p != NULL; p++)
+				if (strncmp(*p, kv, (size_t)(eq - kv) + 1) == 0)
+					drop = false;
+		}
+		if (drop)
+			free(own->v[i]);
+		else
+			own->v[k++] = own->v[i];
+	}
+	own->n = k;
+	if (own->v != NULL)
+		own->v[k] = NULL;
+	if (strv_getenv(own, "PATH") == NULL &&
+	    strv_setenv(own, "PATH", AGENT_DEFAULT_PATH, 1) < 0)
+		return -1;
+	return 0;
+}
+
 int agentspec_worker_env(const struct agent_spec *s, size_t i, char *const *container_env,
 			 struct strv *out, struct err *e)
 {
 	if (i >= s->n)
 		return err_set(e, EXIT_CTRUN, "agent spec: no worker %zu", i);
 	if (layer(out, s->inherit.v) < 0 || layer(out, container_env) < 0 ||
-	    layer(out, s->over.v) < 0)
+	    layer(out, s->host_over.v) < 0 || layer(out, s->over.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "worker environment");
 	for (size_t k = 0; k < s->libdirs.n; k++) {
 		const char *dir = s->libdirs.v[k], *cur = strv_getenv(out, "LD_LIBRARY_PATH");

@@ -13,6 +13,11 @@
  *   global: H host, P prefix 0|1, L log dir, G grace ms, Q quiet 0|1,
  *           C working directory, E events FIFO, K control FIFO,
  *           I inherited variable K=V (repeatable),
+ *           T the host's K=V that --env KEY asks for, over the container's own
+ *             and under the runtime's (repeatable),
+ *           D a host variable K=V the runtime passed into the container (enroot,
+ *             ch-run): --clean-env removes it from the container's own
+ *             environment where it is still there unchanged (repeatable),
  *           O the runtime's variable K=V, over the container's own (repeatable),
  *           J a library directory appended to LD_LIBRARY_PATH when it exists
  *             in the container (repeatable),
@@ -51,6 +56,9 @@
 
 #define AGENTSPEC_MAX (64u << 20) /* bytes of spec the agent accepts */
 
+/* PATH when --clean-env left none: docker's default (ENVCTL_DEFAULT_PATH). */
+#define AGENT_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 struct agent_worker {
 	long rank;
 	long local_rank;
@@ -70,6 +78,8 @@ struct agent_spec {
 	char *events;         /* NULL = none */
 	char *control;        /* NULL = none */
 	struct strv inherit;  /* ctrun's environment, under the container's own */
+	struct strv host_over; /* --env KEY: the host's values, over the container's own */
+	struct strv host_drop; /* --clean-env: the host's variables the runtime passed in */
 	struct strv over;     /* the runtime's variables, over the container's own */
 	struct strv libdirs;  /* appended to LD_LIBRARY_PATH (the agent drops those
 			       * that do not exist in the container first) */
@@ -88,10 +98,16 @@ void agentspec_free(struct agent_spec *s);
 struct agent_worker *agentspec_add_worker(struct agent_spec *s, long rank, long local_rank,
 					  char *const *argv);
 
+/* --clean-env for a runtime that passes the host's environment into the
+ * container: removes from `own` every entry equal to one of `host_drop`,
+ * but the names that `image_env` (the image's /etc/environment) sets, then
+ * puts AGENT_DEFAULT_PATH when no PATH is left.  Nothing without D records. */
+int agentspec_drop_host(const struct agent_spec *s, struct strv *own, char *const *image_env);
+
 /* Worker i's environment inside the container, lowest layer first:
  * `inherit` (ctrun's environment), then the container's own (the image's
  * variables and what the runtime set: PATH, LD_LIBRARY_PATH for --nv...),
- * then `over` (what ctrun's runtime adapter sets, e.g. the renumbered
+ * then `host_over` (--env KEY), then `over` (what ctrun's runtime adapter sets, e.g. the renumbered
  * CUDA_VISIBLE_DEVICES of an isolated apptainer container), `libdirs`
  * appended to LD_LIBRARY_PATH, then the worker's variables (the torchrun
  * contract, --env).  As with

@@ -136,6 +136,22 @@ static int apptainer_env(const struct agent_spec *s, struct strv *env)
 	return 0;
 }
 
+/* --clean-env under a runtime that passes the host's environment into the
+ * container (enroot, ch-run): what is still the host's goes, but what the
+ * image's /etc/environment sets (agentspec_drop_host). */
+static int clean_host_env(const struct agent_spec *s, struct strv *own)
+{
+	struct strv image = { 0 };
+	char *text = read_environment();
+	int rc = text != NULL ? envfile_parse(text, &image) : 0;
+
+	free(text);
+	if (rc == 0)
+		rc = agentspec_drop_host(s, own, image.v);
+	strv_free(&image);
+	return rc;
+}
+
 /* The image's /.singularity.d/env scripts, sourced by its /bin/sh as
  * apptainer's exec action does, for a runtime that did not (OCI, enroot):
  * their result replaces the container's own environment layer.  An image
@@ -240,6 +256,10 @@ static int supervisor(struct agent_spec *s)
 
 	if (envs == NULL || w == NULL || paths == NULL || strv_extend(&own, environ) < 0 ||
 	    (s->apptainer_env && apptainer_env(s, &own) < 0)) {
+		fail("agent: out of memory", NULL);
+		return EXIT_CTRUN;
+	}
+	if (s->host_drop.n > 0 && clean_host_env(s, &own) < 0) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;
 	}

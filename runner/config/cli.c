@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envctl.h"
 #include "options.h"
 #include "util.h"
 
@@ -20,7 +21,8 @@ static const char usage[] =
 	"Launch:\n"
 	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
 	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
-	"  --max-restarts N  --kill-timeout SEC  --gpu-isolation  --env KEY=VALUE\n"
+	"  --max-restarts N  --kill-timeout SEC  --gpu-isolation\n"
+	"  --env KEY=VALUE|KEY  --env-file FILE  --clean-env\n"
 	"  --python PATH  --no-python\n"
 	"Output:\n"
 	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
@@ -71,6 +73,8 @@ static const struct option longopts[] = {
 	{ "kill-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "python", required_argument, NULL, OPT_FLAG_BASE },
 	{ "env", required_argument, NULL, OPT_FLAG_BASE },
+	{ "env-file", required_argument, NULL, OPT_FLAG_BASE },
+	{ "clean-env", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "log-dir", required_argument, NULL, OPT_FLAG_BASE },
 	{ "image", required_argument, NULL, OPT_FLAG_BASE },
 	{ "runtime", required_argument, NULL, OPT_FLAG_BASE },
@@ -298,6 +302,23 @@ int options_load(struct options *o, int argc, char *const *argv, char *const *en
 	if (options_load_env(o, envp, e) < 0)
 		return -1;
 	ret = options_parse_argv(o, argc, argv, e);
+	/* The files' entries go under every --env (docker's order), read once
+	 * here so a bad file is a usage error before anything starts. */
+	if (ret == 0 && o->env_files.n > 0) {
+		struct strv env = { 0 };
+
+		for (size_t i = 0; i < o->env_files.n; i++)
+			if (envctl_file_load(o->env_files.v[i], &env, e) < 0) {
+				strv_free(&env);
+				return -1;
+			}
+		if (strv_extend(&env, o->env.v) < 0) {
+			strv_free(&env);
+			return err_sys(e, EXIT_CTRUN, "--env-file");
+		}
+		strv_free(&o->env);
+		o->env = env;
+	}
 	if (ret == 0 && o->container_flag != NULL && o->image == NULL &&
 	    (o->cmd == CMD_RUN || o->cmd == CMD_ENV || o->cmd == CMD_CHECK || o->cmd == CMD_BENCH))
 		return err_set(e, EXIT_USAGE, "--%s needs --image: without a container the command "

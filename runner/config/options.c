@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envctl.h"
 #include "util.h"
 
-enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE };
+enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV };
 
 struct key {
 	const char *section; /* ini section */
@@ -47,7 +48,9 @@ static const struct key keys[] = {
 	{ "run", "gpu_isolation", "gpu-isolation", K_BOOL, OFF(gpu_isolation), 0, 0, NULL },
 	{ "run", "python", "python", K_STR, OFF(python), 0, 0, NULL },
 	{ "run", "no_python", "no-python", K_BOOL, OFF(no_python), 0, 0, NULL },
-	{ "run", "env", "env", K_KV, OFF(env), 0, 0, NULL },
+	{ "run", "env", "env", K_ENV, OFF(env), 0, 0, NULL },
+	{ "run", "env_file", "env-file", K_LIST, OFF(env_files), 0, 0, NULL },
+	{ "run", "clean_env", "clean-env", K_BOOL, OFF(clean_env), 0, 0, NULL },
 	{ "output", "prefix", NULL, K_ENUM, OFF(prefix_mode), 0, 0, autobool },
 	{ "output", "log_dir", "log-dir", K_STR, OFF(log_dir), 0, 0, NULL },
 	{ "output", "verbose", NULL, K_LONG, OFF(verbose), 0, 9, NULL },
@@ -129,6 +132,7 @@ void options_free(struct options *o)
 	strv_free(&o->reg_mirrors);
 	strv_free(&o->mounts);
 	strv_free(&o->env);
+	strv_free(&o->env_files);
 	strv_free(&o->command);
 	strv_free(&o->args);
 }
@@ -206,6 +210,12 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 		if (parse_size(value, (unsigned long long *)(void *)base) < 0)
 			return err_set(e, EXIT_USAGE, "%s: '%s' is not a size (bytes, or with "
 				       "K, M, G, T)", where, value);
+		return 0;
+	case K_ENV: /* KEY=VALUE, or KEY: the host's value (envctl.h) */
+		if (envctl_check(value, where, e) < 0)
+			return -1;
+		if (strv_push((struct strv *)(void *)base, value) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s", where);
 		return 0;
 	case K_KV:
 		if (strchr(value, '=') == NULL || value[0] == '=')

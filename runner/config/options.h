@@ -54,7 +54,10 @@ struct options {
 	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
-	struct strv env;      /* K=V for the workers */
+	struct strv env;      /* K=V (set) or K (the host's value) for the workers;
+			       * after options_load the --env-file entries first */
+	struct strv env_files; /* --env-file FILE, in order (envctl.h) */
+	bool clean_env;       /* --clean-env: only SLURM_*, TERM and the identity of the host's */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */

@@ -23,6 +23,7 @@
 #include "agentproto.h"
 #include "agentspec.h"
 #include "batchstop.h"
+#include "envctl.h"
 #include "launch.h"
 #include "step.h"
 #include "quote.h"
@@ -49,6 +50,7 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 	char *const *envp = rd->envp;
 	cpu_set_t all;
 	char logdir[PATH_MAX];
+	struct strv base = { 0 }; /* what the contract's defaults look at */
 
 	as->host = strdup(t->host);
 	as->prefix = o->prefix;
@@ -74,20 +76,30 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 			return err_sys(e, EXIT_CTRUN, "agent spec");
 	}
 	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (agentspec_inheritable(*p) && strv_push(&as->inherit, *p) < 0)
+		if (agentspec_inheritable(*p) && (!o->clean_env || envctl_clean_keep(*p)) &&
+		    strv_push(&as->inherit, *p) < 0)
 			return err_sys(e, EXIT_CTRUN, "agent spec");
+	/* --env KEY: the host's value over the image's (agentspec.h, T). */
+	if (envctl_host_values(o->env.v, envp, &as->host_over) < 0 ||
+	    workerenv_base(o, envp, &base) < 0)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
 	if (sched_getaffinity(0, sizeof(all), &all) < 0)
 		CPU_ZERO(&all);
 	for (long i = 0; i < t->nproc; i++) {
 		struct agent_worker *w = agentspec_add_worker(as, t->rank_base + i,
 							      t->local_rank_base + i, rd->argv->v);
 
-		if (w == NULL)
+		if (w == NULL) {
+			strv_free(&base);
 			return err_sys(e, EXIT_CTRUN, "agent spec");
-		if (workerenv_vars(t, o, envp, rd->restart, i, &w->env, e) < 0)
+		}
+		if (workerenv_vars(t, o, base.v, rd->restart, i, &w->env, e) < 0) {
+			strv_free(&base);
 			return -1;
+		}
 		w->has_cpus = launch_cpu_share(&all, i, t->nproc, &w->cpus);
 	}
+	strv_free(&base);
 	return 0;
 }
 
@@ -96,9 +108,16 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
  * it when the container renumbers its GPUs 0..n-1. */
 static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 			const struct ctr_plan *p, const struct options *o, const struct topo *t,
-			struct err *e)
+			char *const *envp, struct err *e)
 {
 	size_t ngpus = 0;
+
+	/* --clean-env: what the runtime carried in of the host's goes. */
+	for (char *const *v = envp; o->clean_env && p->agent_host_env && v != NULL && *v != NULL;
+	     v++)
+		if (strchr(*v, '=') != NULL && strv_find(&as->inherit, *v) < 0 &&
+		    strv_push(&as->host_drop, *v) < 0)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
 
 	if (strv_extend(&as->over, p->agent_env.v) < 0 ||
 	    strv_extend(&as->libdirs, p->agent_libdirs.v) < 0 ||
@@ -402,7 +421,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 		err_sys(e, EXIT_CTRUN, "container argv");
 		goto out;
 	}
-	if (ctr_make_plan(&c, &p, e) < 0 || plan_to_spec(&as, &c, &p, o, t, e) < 0)
+	if (ctr_make_plan(&c, &p, e) < 0 || plan_to_spec(&as, &c, &p, o, t, envp, e) < 0)
 		goto out;
 	if (o->dry_run) {
 		print_dry(&as, &c, &p);

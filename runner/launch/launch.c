@@ -120,11 +120,16 @@ static long env_restart_count(char *const *envp)
 static int print_plan(const struct options *o, const struct topo *t, char *const *envp,
 		      const struct strv *argv, long restart, struct err *e)
 {
+	struct strv base = { 0 };
+
+	if (workerenv_base(o, envp, &base) < 0)
+		return err_sys(e, EXIT_CTRUN, "worker environment");
 	for (long i = 0; i < t->nproc; i++) {
 		struct strv vars = { 0 };
 
-		if (workerenv_vars(t, o, envp, restart, i, &vars, e) < 0) {
+		if (workerenv_vars(t, o, base.v, restart, i, &vars, e) < 0) {
 			strv_free(&vars);
+			strv_free(&base);
 			return -1;
 		}
 		printf("# rank %ld (local rank %ld) on %s\nenv", t->rank_base + i,
@@ -138,6 +143,10 @@ static int print_plan(const struct options *o, const struct topo *t, char *const
 		putchar('\n');
 		strv_free(&vars);
 	}
+	if (o->clean_env)
+		printf("# --clean-env: of the host's environment only SLURM_*, TERM, HOME, USER, "
+		       "LOGNAME and --env KEY reach the workers\n");
+	strv_free(&base);
 	return 0;
 }
 
@@ -269,12 +278,16 @@ int launch_print_env(const struct options *o, const struct topo *t, char *const 
 		     struct err *e)
 {
 	long restart = env_restart_count(envp);
+	struct strv base = { 0 };
 
+	if (workerenv_base(o, envp, &base) < 0)
+		return err_sys(e, EXIT_CTRUN, "worker environment");
 	for (long i = 0; i < t->nproc; i++) {
 		struct strv vars = { 0 };
 
-		if (workerenv_vars(t, o, envp, restart, i, &vars, e) < 0) {
+		if (workerenv_vars(t, o, base.v, restart, i, &vars, e) < 0) {
 			strv_free(&vars);
+			strv_free(&base);
 			return -1;
 		}
 		if (i > 0)
@@ -283,5 +296,6 @@ int launch_print_env(const struct options *o, const struct topo *t, char *const 
 			puts(vars.v[k]);
 		strv_free(&vars);
 	}
+	strv_free(&base);
 	return fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
 }

@@ -1,8 +1,10 @@
 /* workerenv.c - torchrun's environment contract, one worker at a time. */
 #include "workerenv.h"
 
+#include "envctl.h"
 #include "jobkey.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int set_long(struct strv *s, const char *key, long v)
@@ -63,19 +65,54 @@ int workerenv_vars(const struct topo *t, const struct options *o, char *const *b
 	}
 	if (ret != 0)
 		return err_sys(e, EXIT_CTRUN, "worker environment");
+	/* --env KEY: the host's value, under every --env KEY=VALUE.  In a
+	 * container it sits under the runtime's layer instead (the agent's
+	 * spec record T, agentspec.h), so only here without one. */
+	for (size_t k = 0; k < o->env.n && o->image == NULL; k++) {
+		const char *v = strchr(o->env.v[k], '=') == NULL ? envp_get(base, o->env.v[k])
+								  : NULL;
+
+		if (v != NULL && strv_setenv(out, o->env.v[k], v, 1) < 0)
+			return err_sys(e, EXIT_CTRUN, "worker environment");
+	}
 	for (size_t k = 0; k < o->env.n; k++) {
 		const char *kv = o->env.v[k];
 		const char *eq = strchr(kv, '=');
-		char key[256];
+		char *key;
+		int rc;
 
-		if (eq == NULL || (size_t)(eq - kv) >= sizeof(key))
-			return err_set(e, EXIT_USAGE, "--env '%s' is not KEY=VALUE", kv);
-		memcpy(key, kv, (size_t)(eq - kv));
-		key[eq - kv] = '\0';
-		if (strv_setenv(out, key, eq + 1, 1) < 0)
+		if (eq == NULL)
+			continue;
+		key = strndup(kv, (size_t)(eq - kv));
+		if (key == NULL)
+			return err_sys(e, EXIT_CTRUN, "worker environment");
+		rc = strv_setenv(out, key, eq + 1, 1);
+		free(key);
+		if (rc < 0)
 			return err_sys(e, EXIT_CTRUN, "worker environment");
 	}
 	strv_sort(out);
+	return 0;
+}
+
+int workerenv_base(const struct options *o, char *const *envp, struct strv *out)
+{
+	for (char *const *p = envp; p != NULL && *p != NULL; p++)
+		if ((!o->clean_env || envctl_clean_keep(*p)) && strv_push(out, *p) < 0)
+			return -1;
+	if (!o->clean_env)
+		return 0;
+	/* Nothing of the host's but what was asked: --env KEY puts one back. */
+	for (size_t k = 0; k < o->env.n; k++) {
+		const char *v = strchr(o->env.v[k], '=') == NULL ? envp_get(envp, o->env.v[k])
+								  : NULL;
+
+		if (v != NULL && strv_setenv(out, o->env.v[k], v, 1) < 0)
+			return -1;
+	}
+	if (strv_getenv(out, "PATH") == NULL &&
+	    strv_setenv(out, "PATH", ENVCTL_DEFAULT_PATH, 1) < 0)
+		return -1;
 	return 0;
 }
 
@@ -85,13 +122,13 @@ int workerenv_build(const struct topo *t, const struct options *o, char *const *
 	struct strv vars = { 0 };
 	int rv = -1;
 
-	if (strv_extend(out, base) < 0) {
+	if (workerenv_base(o, base, out) < 0) {
 		err_sys(e, EXIT_CTRUN, "worker environment");
 		goto out;
 	}
 	/* The job's secret is ctrun's (jobkey.h), not the workers'. */
 	strv_unsetenv(out, JOBKEY_SECRET_ENV);
-	if (workerenv_vars(t, o, base, restart, i, &vars, e) < 0)
+	if (workerenv_vars(t, o, out->v, restart, i, &vars, e) < 0)
 		goto out;
 	for (size_t k = 0; k < vars.n; k++) {
 		char *eq = strchr(vars.v[k], '=');

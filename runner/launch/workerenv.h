@@ -14,7 +14,12 @@
 int workerenv_vars(const struct topo *t, const struct options *o, char *const *base,
 		   long restart, long i, struct strv *out, struct err *e);
 
-/* `base` with workerenv_vars applied on top: the worker's whole environment. */
+/* The environment workers start from without a container: `envp`, or
+ * under --clean-env only what envctl_clean_keep keeps, the --env KEY
+ * entries' host values, and a default PATH when none is left. */
+int workerenv_base(const struct options *o, char *const *envp, struct strv *out);
+
+/* workerenv_base(`base`) with workerenv_vars applied on top: the worker's whole environment. */
 int workerenv_build(const struct topo *t, const struct options *o, char *const *base,
 		    long restart, long i, struct strv *out, struct err *e);
 

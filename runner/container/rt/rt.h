@@ -156,6 +156,9 @@ struct ctr_plan {
 	struct strv agent_entry;
 	bool agent_apptainer_env;
 	bool agent_image_scripts;
+	/* The runtime passes ctrun's environment into the container (enroot,
+	 * ch-run): --clean-env has the agent remove it (spec record D). */
+	bool agent_host_env;
 	bool gpus_renumbered;
 	struct ctr_file *files;
 	size_t nfiles;

@@ -163,6 +163,7 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 			      strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0))
 		return err_sys(e, EXIT_CTRUN, "charliecloud plan");
 	p->agent_image_scripts = true;
+	p->agent_host_env = true;
 	ret |= strv_push(&p->argv, p->ovl_merged);
 	ret |= strv_push(&p->argv, "--");
 	ret |= strv_extend(&p->argv, s->argv.v);

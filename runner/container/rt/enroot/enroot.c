@@ -143,6 +143,7 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	/* enroot reads the image's /etc/environment only: the agent sources a
 	 * squashfs's /.singularity.d/env, as apptainer does (agent/imageenv.h). */
 	p->agent_image_scripts = true;
+	p->agent_host_env = true;
 	if (asprintf(&conf, "%s%s", conf_text, s->entrypoint ? "" : conf_rc) < 0)
 		conf = NULL;
 	tabtext = strv_lines(&tab);
