@@ -175,8 +175,8 @@ int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err
 
 	if (f == NULL)
 		return err_sys(e, EXIT_CTRUN, "/etc/rc");
-	fputs("# The image's Entrypoint and Cmd, written by ctrun when it unpacked the image,\n"
-	      "# as enroot's import writes them; run as `sh /etc/rc [COMMAND...]`.\n"
+	fputs("# The image's Entrypoint, Cmd and WorkingDir, written by ctrun when it unpacked\n"
+	      "# the image, as enroot's import writes them; run as `sh /etc/rc [COMMAND...]`.\n"
 	      "if [ -s /etc/rc.local ]; then\n"
 	      "\t. /etc/rc.local\n"
 	      "fi\n"
@@ -186,7 +186,12 @@ int imgconfig_rc(const struct imgconfig *c, char **text, size_t *len, struct err
 		fputc(' ', f);
 		shell_quote(f, c->entrypoint.v[i]);
 	}
-	fputs(" \"$@\"\nelse\n\texec", f);
+	/* No command: the image's default runs in its WorkingDir, "/" without
+	 * one, as docker and enroot's rc do; a command stays in ctrun's
+	 * working directory (--workdir), so only this branch changes it. */
+	fputs(" \"$@\"\nelse\n\tcd ", f);
+	shell_quote(f, c->workdir != NULL ? c->workdir : "/");
+	fputs(" && unset OLDPWD || exit 1\n\texec", f);
 	for (size_t i = 0; i < c->entrypoint.n; i++) {
 		fputc(' ', f);
 		shell_quote(f, c->entrypoint.v[i]);

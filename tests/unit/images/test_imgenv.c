@@ -305,6 +305,44 @@ static void test_entrypoint_and_cmd_become_etc_rc(void **state)
 	free(text);
 	imgconfig_free(&c);
 	json_object_put(cfg);
+	/* WorkingDir: the default command runs there (docker, enroot's rc), a
+	 * given command stays where it was started. */
+	cfg = json_tokener_parse("{\"config\": {\"Cmd\": [\"/bin/pwd\"], "
+				 "\"Entrypoint\": [\"/bin/sh\", \"-c\", \"pwd\", \"x\"], "
+				 "\"WorkingDir\": \"/tmp\"}}");
+	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+	assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+	f = fopen(rc, "w");
+	assert_non_null(f);
+	fwrite(text, 1, len, f);
+	fclose(f);
+	run_rc(rc, NULL, out, sizeof(out));
+	assert_string_equal(out, "/tmp");
+	{
+		char here[PATH_MAX];
+
+		assert_non_null(getcwd(here, sizeof(here)));
+		if (strcmp(here, "/tmp") != 0) {
+			run_rc(rc, "a", out, sizeof(out));
+			assert_string_equal(out, here);
+		}
+	}
+	free(text);
+	imgconfig_free(&c);
+	json_object_put(cfg);
+	/* No WorkingDir: "/", as docker. */
+	cfg = json_tokener_parse("{\"config\": {\"Cmd\": [\"/bin/pwd\"]}}");
+	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+	assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+	f = fopen(rc, "w");
+	assert_non_null(f);
+	fwrite(text, 1, len, f);
+	fclose(f);
+	run_rc(rc, NULL, out, sizeof(out));
+	assert_string_equal(out, "/");
+	free(text);
+	imgconfig_free(&c);
+	json_object_put(cfg);
 	/* A non-string word is refused. */
 	cfg = json_tokener_parse("{\"config\": {\"Cmd\": [\"ok\", 3]}}");
 	assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), -1);

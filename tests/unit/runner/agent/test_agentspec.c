@@ -199,6 +199,85 @@ static void test_runtime_layer_and_library_dirs(void **state)
 	agentspec_free(&t);
 }
 
+/* --env KEY (T): the host's value over the image's, under the runtime's
+ * layer (so --nv's library directory is still appended) and under the
+ * worker's --env KEY=VALUE; both new records survive a round trip. */
+static void test_host_value_layer(void **state)
+{
+	struct agent_spec s, t;
+	struct strv env = { 0 };
+	struct err e = { 0 };
+	char *container[] = { "CUDA_VERSION=12.9", "LD_LIBRARY_PATH=/img/lib", "LANG=C", NULL };
+	char *buf;
+	size_t len;
+
+	(void)state;
+	build(&s);
+	assert_int_equal(strv_push(&s.inherit, "CUDA_VERSION=11.0"), 0);
+	assert_int_equal(strv_push(&s.host_over, "CUDA_VERSION=11.0"), 0);
+	assert_int_equal(strv_push(&s.host_over, "LD_LIBRARY_PATH=/host/lib"), 0);
+	assert_int_equal(strv_push(&s.host_over, "LANG=de_DE.UTF-8"), 0);
+	assert_int_equal(strv_push(&s.host_drop, "SECRET=1"), 0);
+	assert_int_equal(strv_push(&s.libdirs, "/.singularity.d/libs"), 0);
+	assert_int_equal(strv_push(&s.w[0].env, "LANG=C.UTF-8"), 0); /* --env LANG=C.UTF-8 */
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_int_equal(t.host_over.n, 3);
+	assert_string_equal(t.host_drop.v[0], "SECRET=1");
+	assert_int_equal(agentspec_worker_env(&t, 0, container, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "CUDA_VERSION"), "11.0");
+	assert_string_equal(strv_getenv(&env, "LD_LIBRARY_PATH"), "/host/lib:/.singularity.d/libs");
+	assert_string_equal(strv_getenv(&env, "LANG"), "C.UTF-8");
+	strv_free(&env);
+	/* Without T the image's value wins over the host's (I), as before. */
+	strv_free(&t.host_over);
+	assert_int_equal(agentspec_worker_env(&t, 0, container, &env, &e), 0);
+	assert_string_equal(strv_getenv(&env, "CUDA_VERSION"), "12.9");
+	strv_free(&env);
+	free(buf);
+	agentspec_free(&s);
+	agentspec_free(&t);
+	assert_int_equal(agentspec_parse("V1:1\nT2:=x\nZ0:\n", 15, &t, &e), -1);
+	assert_int_equal(agentspec_parse("V1:1\nD1:x\nZ0:\n", 14, &t, &e), -1);
+}
+
+/* --clean-env under enroot/ch-run (D): what the runtime carried in of the
+ * host's goes, unless changed by the image or named in its
+ * /etc/environment; a PATH is left. */
+static void test_clean_env_drops_what_the_runtime_carried_in(void **state)
+{
+	struct agent_spec s;
+	struct strv own = { 0 };
+	char *image[] = { "LANG=C.UTF-8", NULL };
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(strv_push(&s.host_drop, "SECRET=1"), 0);
+	assert_int_equal(strv_push(&s.host_drop, "PATH=/host/bin"), 0);
+	assert_int_equal(strv_push(&s.host_drop, "LANG=C.UTF-8"), 0);
+	assert_int_equal(strv_push(&s.host_drop, "EDITOR=vi"), 0);
+	assert_int_equal(strv_push(&own, "SECRET=1"), 0);
+	assert_int_equal(strv_push(&own, "PATH=/host/bin"), 0);
+	assert_int_equal(strv_push(&own, "LANG=C.UTF-8"), 0);  /* the image sets it too */
+	assert_int_equal(strv_push(&own, "EDITOR=nano"), 0);   /* changed in the container */
+	assert_int_equal(strv_push(&own, "SLURM_JOB_ID=5"), 0);
+	assert_int_equal(agentspec_drop_host(&s, &own, image), 0);
+	assert_null(strv_getenv(&own, "SECRET"));
+	assert_string_equal(strv_getenv(&own, "PATH"), AGENT_DEFAULT_PATH);
+	assert_string_equal(strv_getenv(&own, "LANG"), "C.UTF-8");
+	assert_string_equal(strv_getenv(&own, "EDITOR"), "nano");
+	assert_string_equal(strv_getenv(&own, "SLURM_JOB_ID"), "5");
+	assert_int_equal(own.n, 4);
+	assert_null(own.v[own.n]);
+	strv_free(&own);
+	/* No D records: nothing changes, no PATH added. */
+	strv_free(&s.host_drop);
+	assert_int_equal(strv_push(&own, "SECRET=1"), 0);
+	assert_int_equal(agentspec_drop_host(&s, &own, NULL), 0);
+	assert_int_equal(own.n, 1);
+	strv_free(&own);
+}
+
 static void test_inheritable(void **state)
 {
 	(void)state;
@@ -238,6 +317,8 @@ int main(void)
 		cmocka_unit_test(test_truncated_or_malformed_is_refused),
 		cmocka_unit_test(test_environment_layers),
 		cmocka_unit_test(test_runtime_layer_and_library_dirs),
+		cmocka_unit_test(test_host_value_layer),
+		cmocka_unit_test(test_clean_env_drops_what_the_runtime_carried_in),
 		cmocka_unit_test(test_inheritable),
 		cmocka_unit_test(test_cpulist),
 	};

@@ -162,6 +162,56 @@ static void test_socket_ifname_is_the_route_to_master_unless_set(void **state)
 	assert_null(strv_getenv(&f->v, "GLOO_SOCKET_IFNAME"));
 }
 
+/* Without a container: --env KEY is the host's value (nothing when unset),
+ * under --env KEY=VALUE whatever their order. */
+static void test_env_key_takes_the_host_value(void **state)
+{
+	struct fx *f = *state;
+	char *base[] = { "CUDA_VERSION=11.0", "BOTH=host", NULL };
+
+	strv_push(&f->o.env, "BOTH=set");
+	strv_push(&f->o.env, "CUDA_VERSION");
+	strv_push(&f->o.env, "BOTH");
+	strv_push(&f->o.env, "UNSET_ON_HOST");
+	assert_int_equal(workerenv_vars(&f->t, &f->o, base, 0, 0, &f->v, &f->e), 0);
+	assert_string_equal(strv_getenv(&f->v, "CUDA_VERSION"), "11.0");
+	assert_string_equal(strv_getenv(&f->v, "BOTH"), "set");
+	assert_null(strv_getenv(&f->v, "UNSET_ON_HOST"));
+}
+
+/* --clean-env without a container: SLURM_*, TERM and the identity stay,
+ * --env KEY brings one back, PATH is docker's default, and the contract's
+ * defaults look at what is left (the host's OMP_NUM_THREADS is gone). */
+static void test_clean_env_base(void **state)
+{
+	struct fx *f = *state;
+	char *host[] = { "PATH=/host/bin", "SECRET=1", "SLURM_JOB_ID=7", "TERM=xterm",
+			 "HOME=/home/u", "OMP_NUM_THREADS=8", "KEEP=me", "LANG=C.UTF-8", NULL };
+	struct strv w = { 0 };
+
+	f->o.clean_env = true;
+	strv_push(&f->o.env, "KEEP");
+	assert_int_equal(workerenv_build(&f->t, &f->o, host, 0, 0, &w, &f->e), 0);
+	assert_null(strv_getenv(&w, "SECRET"));
+	assert_null(strv_getenv(&w, "LANG"));
+	assert_string_equal(strv_getenv(&w, "PATH"),
+			    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	assert_string_equal(strv_getenv(&w, "SLURM_JOB_ID"), "7");
+	assert_string_equal(strv_getenv(&w, "TERM"), "xterm");
+	assert_string_equal(strv_getenv(&w, "HOME"), "/home/u");
+	assert_string_equal(strv_getenv(&w, "KEEP"), "me");
+	assert_string_equal(strv_getenv(&w, "OMP_NUM_THREADS"), "1");
+	assert_string_equal(strv_getenv(&w, "RANK"), "2");
+	strv_free(&w);
+	/* Without --clean-env everything of the host's is there. */
+	f->o.clean_env = false;
+	assert_int_equal(workerenv_build(&f->t, &f->o, host, 0, 0, &w, &f->e), 0);
+	assert_string_equal(strv_getenv(&w, "SECRET"), "1");
+	assert_string_equal(strv_getenv(&w, "PATH"), "/host/bin");
+	assert_string_equal(strv_getenv(&w, "OMP_NUM_THREADS"), "8");
+	strv_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +222,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gpu_isolation_gives_each_worker_its_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_env_overrides_and_adds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_ifname_is_the_route_to_master_unless_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env_key_takes_the_host_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clean_env_base, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
