@@ -10,7 +10,7 @@ Each LAYERDIR becomes one layer, in order.  Files in a layer directory named
 .wh.NAME and .wh..wh..opq are the OCI whiteouts and go into the layer as they
 are.  Owners are recorded as root; hard links within a layer are kept.
 
-usage: mkdocker.py [--format docker|oci] [--tag REPO:TAG] [--env K=V]... OUT.tar LAYERDIR...
+usage: mkdocker.py [--format docker|oci] [--tag R:T] [--env K=V]... [--workdir D] [--cmd JSON] OUT.tar LAYERDIR...
 """
 import argparse
 import gzip
@@ -51,10 +51,10 @@ def add_bytes(t, name, data):
     t.addfile(ti, io.BytesIO(data))
 
 
-def config_json(diff_ids, env):
+def config_json(diff_ids, env, cmd=None, workdir="/"):
     return json.dumps({
         "architecture": "amd64", "os": "linux",
-        "config": {"Env": env, "Cmd": ["/bin/sh"], "WorkingDir": "/"},
+        "config": {"Env": env, "Cmd": cmd or ["/bin/sh"], "WorkingDir": workdir},
         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + d for d in diff_ids]},
     }, sort_keys=True).encode()
 
@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--format", choices=["docker", "oci"], default="docker")
     ap.add_argument("--tag", default="ctrun-test/image:latest")
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--workdir", default="/", help="config.WorkingDir")
+    ap.add_argument("--cmd", default=None, help="config.Cmd as a JSON list")
     ap.add_argument("out")
     ap.add_argument("layers", nargs="+")
     a = ap.parse_args()
@@ -87,7 +89,8 @@ def main():
                 layers.append((gz, diff, sha256_file(gz), os.path.getsize(gz)))
             else:
                 layers.append((raw, diff, diff, os.path.getsize(raw)))
-        cfg = config_json([l[1] for l in layers], a.env)
+        cfg = config_json([l[1] for l in layers], a.env,
+                          json.loads(a.cmd) if a.cmd else None, a.workdir)
         cfg_digest = hashlib.sha256(cfg).hexdigest()
         tmp = a.out + ".tmp"
         with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as t:
