@@ -19,6 +19,28 @@ int run_workers(const struct options *o, struct topo *t, char *const *envp, stru
 	return launch_local(o, t, envp, o->image != NULL ? container_run : launch_run_here, e);
 }
 
+/* `ctrun env --image IMG [COMMAND]`: each local worker's whole environment
+ * inside the container, as the agent builds it (agentspec_worker_env), by
+ * the agent itself in the container (its print mode). */
+static int print_container_env(const struct options *o, struct topo *t, struct err *e)
+{
+	struct ctr_setup c;
+	int rv = -1;
+
+	if (launch_prepare(t, e) < 0 || ctr_setup_init(&c, o, t, environ, true, e) < 0)
+		return -1;
+	if (o->command.n > 0 ? strv_extend(&c.spec.argv, o->command.v) < 0
+			     : strv_push(&c.spec.argv, "true") < 0)
+		err_sys(e, EXIT_CTRUN, "ctrun env");
+	else
+		rv = ctr_run_exec(&c, o, t, environ, true, e);
+	ctr_setup_free(&c);
+	if (rv > 0)
+		return err_set(e, rv, "ctrun env: the agent in the container on %s exited with "
+			       "status %d", t->host, rv);
+	return rv;
+}
+
 int cmd_run(struct options *o, struct err *e)
 {
 	struct topo t;
@@ -46,6 +68,10 @@ int cmd_run(struct options *o, struct err *e)
 			snprintf(label, sizeof(label), "%.63s (batch script)", t.host);
 			phase_report(stderr, label);
 		}
+		goto out;
+	}
+	if (o->cmd == CMD_ENV && o->image != NULL) {
+		rv = print_container_env(o, &t, e) < 0 ? -1 : 0;
 		goto out;
 	}
 	if (o->cmd == CMD_ENV) {

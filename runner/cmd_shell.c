@@ -16,12 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agentspec.h"
-#include "imageenv.h"
 #include "commands.h"
 #include "container.h"
 #include "drivers.h"
-#include "envctl.h"
 #include "inroot.h"
 #include "quote.h"
 #include "topology.h"
@@ -136,92 +133,6 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 	return strv_push(argv, default_shell(c));
 }
 
-/* Under runc nothing reads a SIF's /.singularity.d/env/ *.sh (the agent
- * does for workers): the command runs through apptainer's exec action, a
- * fixed script, when the image has that directory and a /bin/sh. */
-static int image_scripts(struct ctr_setup *c)
-{
-	struct strv argv = { 0 };
-	int rootfd, fd, sh;
-	bool has;
-
-	if (ctr_root_dir(&c->root) == NULL)
-		return 0;
-	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return 0;
-	fd = inroot_open(rootfd, IMAGEENV_DIR, O_PATH | O_DIRECTORY, 0, INROOT_CHROOT, NULL);
-	sh = inroot_open(rootfd, IMAGEENV_SH, O_PATH, 0, INROOT_CHROOT, NULL);
-	has = fd >= 0 && sh >= 0;
-	if (fd >= 0)
-		close(fd);
-	if (sh >= 0)
-		close(sh);
-	close(rootfd);
-	if (!has)
-		return 0;
-	if (strv_push(&argv, IMAGEENV_SH) < 0 || strv_push(&argv, "-c") < 0 ||
-	    strv_push(&argv, imageenv_exec_script) < 0 || strv_push(&argv, "sh") < 0 ||
-	    strv_extend(&argv, c->spec.argv.v) < 0) {
-		strv_free(&argv);
-		return -1;
-	}
-	strv_free(&c->spec.argv);
-	c->spec.argv = argv;
-	return 0;
-}
-
-/* Sets each K=V of `kv` in `env`, replacing the same name. */
-static int set_all(struct strv *env, const struct strv *kv)
-{
-	for (size_t i = 0; i < kv->n; i++) {
-		char *eq = strchr(kv->v[i], '='), *key;
-		int rc;
-
-		if (eq == NULL || eq == kv->v[i])
-			continue;
-		key = strndup(kv->v[i], (size_t)(eq - kv->v[i]));
-		if (key == NULL)
-			return -1;
-		rc = strv_setenv(env, key, eq + 1, 1);
-		free(key);
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* OCI starts from nothing: the host's variables (as workers get them; under
- * --clean-env only those envctl_clean_keep keeps), under the image's own,
- * then --env KEY's host values, --env KEY=VALUE, and the terminal type. */
-static int shell_env(struct ctr_setup *c, const struct options *o)
-{
-	struct strv env = { 0 }, over = { 0 };
-	const char *term = getenv("TERM");
-
-	for (char **p = environ; *p != NULL; p++)
-		if (agentspec_inheritable(*p) && (!o->clean_env || envctl_clean_keep(*p)) &&
-		    strv_push(&env, *p) < 0)
-			goto fail;
-	if (envctl_host_values(o->env.v, environ, &over) < 0)
-		goto fail;
-	for (size_t k = 0; k < o->env.n; k++)
-		if (strchr(o->env.v[k], '=') != NULL && strv_push(&over, o->env.v[k]) < 0)
-			goto fail;
-	if (term != NULL && strv_pushf(&over, "TERM=%s", term) < 0)
-		goto fail;
-	if (set_all(&env, &c->spec.env) < 0 || set_all(&env, &over) < 0)
-		goto fail;
-	strv_free(&over);
-	strv_free(&c->spec.env);
-	c->spec.env = env;
-	return 0;
-fail:
-	strv_free(&over);
-	strv_free(&env);
-	return -1;
-}
-
 int cmd_shell(struct options *o, struct err *e)
 {
 	char host[256] = "localhost";
@@ -240,7 +151,10 @@ int cmd_shell(struct options *o, struct err *e)
 		topo_free(&t);
 		return rv;
 	}
-	if (ctr_setup_init(&c, o, &t, environ, false, e) < 0)
+	/* The agent (its exec mode) gives the shell the workers' environment:
+	 * mounted always, used unless the runtime runs the image's default
+	 * itself (enroot's rc, apptainer run). */
+	if (ctr_setup_init(&c, o, &t, environ, true, e) < 0)
 		goto out;
 	c.spec.tty = isatty(STDIN_FILENO);
 	if (o->command.n > 0		  ? strv_extend(&c.spec.argv, o->command.v) < 0
@@ -249,10 +163,13 @@ int cmd_shell(struct options *o, struct err *e)
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
-	if (c.spec.rt->image_env && (shell_env(&c, o) < 0 || image_scripts(&c) < 0)) {
-		err_sys(e, EXIT_CTRUN, "shell environment");
+	if (c.spec.argv.n > 0) {
+		rv = ctr_run_exec(&c, o, &t, environ, false, e);
 		goto free;
 	}
+	/* The runtime runs the image's default itself (enroot's rc, apptainer
+	 * run): its environment is the runtime's (docs/containers.md). */
+	c.spec.agent = false;
 	if (o->dry_run) {
 		struct ctr_plan p = { 0 };
 

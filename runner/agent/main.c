@@ -2,6 +2,7 @@
  * container (one per node) and starts and supervises that node's workers.
  *
  *     /.ctrun/agent /.ctrun/spec
+ *     /.ctrun/agent --exec|--print-worker-env /.ctrun/spec   (ctrun shell, ctrun env --image)
  *
  * It needs nothing from the image (static, no libc there required) and
  * reads everything from its spec (agentspec.h).  Two processes:
@@ -238,32 +239,20 @@ static const char *entrypoint(const struct agent_spec *s, bool *via_sh)
 	return NULL;
 }
 
-/* The supervisor process: workers from the spec, supervise_run, exit code. */
-static int supervisor(struct agent_spec *s)
+/* What every mode does before a command runs: the container's own
+ * environment completed (apptainer's, --clean-env's, the image's scripts),
+ * the library directories that exist, the entrypoint, the working
+ * directory.  Returns 0, or the exit status to end with. */
+static int prepare(struct agent_spec *s, struct strv *own, const char **entry, bool *via_sh)
 {
-	struct strv *envs = calloc(s->n, sizeof(*envs));
-	struct worker *w = calloc(s->n, sizeof(*w));
-	struct supervise_result r;
-	struct supervise_opts so = { .host = s->host, .prefix = s->prefix,
-				     .grace_ms = (int)s->grace_ms, .quiet = s->quiet,
-				     .log_dir = s->log_dir, .on_first_failure = notify_failure,
-				     .arg = &r };
-	struct err e = { 0 };
-	char **paths = calloc(s->n, sizeof(*paths));
-	struct strv own = { 0 }, dirs = { 0 };
-	const char *entry = NULL;
-	bool via_sh = false;
+	struct strv dirs = { 0 };
 
-	if (envs == NULL || w == NULL || paths == NULL || strv_extend(&own, environ) < 0 ||
-	    (s->apptainer_env && apptainer_env(s, &own) < 0)) {
+	if (strv_extend(own, environ) < 0 || (s->apptainer_env && apptainer_env(s, own) < 0) ||
+	    (s->host_drop.n > 0 && clean_host_env(s, own) < 0)) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;
 	}
-	if (s->host_drop.n > 0 && clean_host_env(s, &own) < 0) {
-		fail("agent: out of memory", NULL);
-		return EXIT_CTRUN;
-	}
-	if (s->image_scripts && image_scripts(s, &own) < 0)
+	if (s->image_scripts && image_scripts(s, own) < 0)
 		return EXIT_CTRUN;
 	/* Library directories that are there (--nv's /.singularity.d/libs). */
 	for (size_t i = 0; i < s->libdirs.n; i++) {
@@ -277,7 +266,7 @@ static int supervisor(struct agent_spec *s)
 	}
 	strv_free(&s->libdirs);
 	s->libdirs = dirs;
-	if (s->entry.n > 0 && (entry = entrypoint(s, &via_sh)) == NULL) {
+	if (s->entry.n > 0 && (*entry = entrypoint(s, via_sh)) == NULL) {
 		fprintf(stderr, "ctrun: --entrypoint: the image has no entrypoint on %s (looked for",
 			s->host);
 		for (size_t i = 0; i < s->entry.n; i++)
@@ -287,6 +276,32 @@ static int supervisor(struct agent_spec *s)
 	}
 	if (s->cwd != NULL && enter_cwd(s->cwd) < 0)
 		return EXIT_CTRUN;
+	return 0;
+}
+
+/* The supervisor process: workers from the spec, supervise_run, exit code. */
+static int supervisor(struct agent_spec *s)
+{
+	struct strv *envs = calloc(s->n, sizeof(*envs));
+	struct worker *w = calloc(s->n, sizeof(*w));
+	struct supervise_result r;
+	struct supervise_opts so = { .host = s->host, .prefix = s->prefix,
+				     .grace_ms = (int)s->grace_ms, .quiet = s->quiet,
+				     .log_dir = s->log_dir, .on_first_failure = notify_failure,
+				     .arg = &r };
+	struct err e = { 0 };
+	char **paths = calloc(s->n, sizeof(*paths));
+	struct strv own = { 0 };
+	const char *entry = NULL;
+	bool via_sh = false;
+	int rc;
+
+	if (envs == NULL || w == NULL || paths == NULL) {
+		fail("agent: out of memory", NULL);
+		return EXIT_CTRUN;
+	}
+	if ((rc = prepare(s, &own, &entry, &via_sh)) != 0)
+		return rc;
 	for (size_t i = 0; i < s->n; i++) {
 		char path[PATH_MAX];
 
@@ -420,6 +435,71 @@ static int shim(struct sigloop *l, pid_t child, int control_fd)
 	return sh.status;
 }
 
+/* `ctrun shell` and `ctrun env --image` (EXEC_ARG, PRINT_ARG): the spec's
+ * one worker, no supervisor: its environment built as the workers' is, then
+ * either exec'd in this process (the shell keeps the terminal, its signals
+ * and its exit status) or printed, KEY=VALUE lines sorted by key. */
+#define EXEC_ARG "--exec"
+#define PRINT_ARG "--print-worker-env"
+static int exec_mode(const char *spec, bool print)
+{
+	struct agent_spec s;
+	struct strv own = { 0 }, env = { 0 }, argv = { 0 };
+	struct err e = { 0 };
+	const char *entry = NULL;
+	bool via_sh = false;
+	char path[PATH_MAX], *text;
+	size_t len;
+	int rc;
+
+	text = read_file(spec, &len);
+	if (text == NULL) {
+		fprintf(stderr, "ctrun: agent: cannot read %s: %s\n", spec, strerror(errno));
+		return EXIT_CTRUN;
+	}
+	if (len > AGENTSPEC_MAX || agentspec_parse(text, len, &s, &e) < 0 || s.n == 0 ||
+	    (!print && s.n != 1)) {
+		fail(spec, len > AGENTSPEC_MAX || e.msg[0] == '\0' ? NULL : &e);
+		return EXIT_CTRUN;
+	}
+	free(text);
+	if ((rc = prepare(&s, &own, &entry, &via_sh)) != 0)
+		return rc;
+	/* One block per worker, blocks separated by a blank line (`ctrun env`). */
+	for (size_t i = 0; print && i < s.n; i++) {
+		if (agentspec_worker_env(&s, i, own.v, &env, &e) < 0) {
+			fail("agent", &e);
+			return EXIT_CTRUN;
+		}
+		strv_sort(&env);
+		if (i > 0)
+			putchar('\n');
+		for (size_t k = 0; k < env.n; k++)
+			puts(env.v[k]);
+		strv_free(&env);
+	}
+	if (print)
+		return fflush(stdout) == 0 ? 0 : EXIT_CTRUN;
+	if (agentspec_worker_env(&s, 0, own.v, &env, &e) < 0) {
+		fail("agent", &e);
+		return EXIT_CTRUN;
+	}
+	if ((entry != NULL && ((via_sh && strv_push(&argv, "/bin/sh") < 0) ||
+			       strv_push(&argv, entry) < 0)) ||
+	    strv_extend(&argv, s.w[0].argv.v) < 0) {
+		fail("agent: out of memory", NULL);
+		return EXIT_CTRUN;
+	}
+	if (command_resolve(argv.v[0], env_of(env.v, "PATH"), path, sizeof(path), &e) < 0) {
+		fprintf(stderr, "ctrun: %s (in the container on %s)\n", e.msg, s.host);
+		return e.code;
+	}
+	execve(path, argv.v, env.v);
+	fprintf(stderr, "ctrun: %s: %s (in the container on %s)\n", argv.v[0], strerror(errno),
+		s.host);
+	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
 int main(int argc, char **argv)
 {
 	struct agent_spec s;
@@ -435,6 +515,8 @@ int main(int argc, char **argv)
 	 * environment they left, to the agent that started the shell. */
 	if (argc == 2 && strcmp(argv[1], IMAGEENV_PRINT_ARG) == 0)
 		return imageenv_print(IMAGEENV_FD, environ) < 0 ? EXIT_CTRUN : 0;
+	if (argc == 3 && (strcmp(argv[1], EXEC_ARG) == 0 || strcmp(argv[1], PRINT_ARG) == 0))
+		return exec_mode(argv[2], strcmp(argv[1], PRINT_ARG) == 0);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SPEC   (started by ctrun inside a container)\n", argv[0]);
 		return EXIT_USAGE;

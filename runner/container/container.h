@@ -66,6 +66,14 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
  * (for `ctrun shell`); signals are left to the terminal. */
 int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e);
 
+/* `ctrun shell` (and `ctrun env --image`, print): c->spec.argv run through
+ * the agent's exec mode (set up with agent = true), so it sees the
+ * environment a worker sees (agentspec_worker_env: every layer but the
+ * torchrun contract), in the foreground; print: the agent prints that
+ * environment instead. */
+int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		 char *const *envp, bool print, struct err *e);
+
 /* The GPUs this ctrun's container gets, as host ids: node mode, all of the
  * task's; task mode, the one its local rank picks (LOCAL_RANK modulo the
  * count, as ctrun-hook picks).  t->gpus is mapped through SLURM_STEP_GPUS

@@ -449,16 +449,17 @@ static void fg_forward(int sig)
 		kill((pid_t)fg_pid, sig);
 }
 
-int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
+/* Runs plan p in the foreground: the terminal and its signals are the
+ * container's. */
+static int run_fg(struct ctr_setup *c, struct ctr_plan *p, char *const *envp, struct err *e)
 {
-	struct ctr_plan p = { 0 };
 	int rv = -1, ws = 0;
 	pid_t pid;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = fg_forward };
 	struct sigaction oint, oquit, oterm, ohup;
 
-	if (ctr_make_plan(c, &p, e) < 0 || ctr_plan_write(&p, e) < 0)
-		goto out;
+	if (ctr_plan_write(p, e) < 0)
+		return -1;
 	/* The terminal's ^C belongs to the shell in the container; TERM and
 	 * HUP go to the runtime, which passes them on (dying here would leave
 	 * the shell running as the init of its PID namespace). */
@@ -467,7 +468,7 @@ int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
 	sigaction(SIGQUIT, &ign, &oquit);
 	sigaction(SIGTERM, &fwd, &oterm);
 	sigaction(SIGHUP, &fwd, &ohup);
-	pid = ctr_plan_spawn(&c->spec, &p, envp, e);
+	pid = ctr_plan_spawn(&c->spec, p, envp, e);
 	fg_pid = pid;
 	if (pid >= 0) {
 		pid_t got;
@@ -482,7 +483,75 @@ int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
 	sigaction(SIGQUIT, &oquit, NULL);
 	sigaction(SIGTERM, &oterm, NULL);
 	sigaction(SIGHUP, &ohup, NULL);
-out:
+	return rv;
+}
+
+int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
+{
+	struct ctr_plan p = { 0 };
+	int rv = -1;
+
+	if (ctr_make_plan(c, &p, e) == 0)
+		rv = run_fg(c, &p, envp, e);
 	ctr_plan_free(&p);
+	return rv;
+}
+
+int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		 char *const *envp, bool print, struct err *e)
+{
+	struct agent_spec as = { 0 };
+	struct agent_worker *w;
+	struct ctr_plan p = { 0 };
+	struct strv cmd = { 0 };
+	int rv = -1;
+
+	/* ctrun env --image: every local worker as the run would start it. */
+	if (print) {
+		const struct round rd = { o, t, envp, &cmd, 0 };
+
+		if (strv_extend(&cmd, c->spec.argv.v) < 0)
+			goto nomem;
+		if (build_spec(&as, c, &rd, e) < 0)
+			goto out;
+		goto agent;
+	}
+	as.host = strdup(t->host);
+	as.cwd = c->spec.cwd != NULL ? strdup(c->spec.cwd) : NULL;
+	w = agentspec_add_worker(&as, 0, 0, c->spec.argv.v);
+	if (as.host == NULL || (c->spec.cwd != NULL && as.cwd == NULL) || w == NULL)
+		goto nomem;
+	for (char *const *v = envp; v != NULL && *v != NULL; v++)
+		if (agentspec_inheritable(*v) && (!o->clean_env || envctl_clean_keep(*v)) &&
+		    strv_push(&as.inherit, *v) < 0)
+			goto nomem;
+	if (envctl_host_values(o->env.v, envp, &as.host_over) < 0)
+		goto nomem;
+	/* --env KEY=VALUE over everything; no contract: a shell is no worker. */
+	for (size_t k = 0; k < o->env.n; k++)
+		if (strchr(o->env.v[k], '=') != NULL && strv_push(&w->env, o->env.v[k]) < 0)
+			goto nomem;
+agent:
+	strv_free(&c->spec.argv);
+	if (strv_push(&c->spec.argv, AGENT_BIN) < 0 ||
+	    strv_push(&c->spec.argv, print ? "--print-worker-env" : "--exec") < 0 ||
+	    strv_push(&c->spec.argv, AGENT_SPEC) < 0)
+		goto nomem;
+	if (ctr_make_plan(c, &p, e) < 0 || plan_to_spec(&as, c, &p, o, t, envp, e) < 0)
+		goto out;
+	if (o->dry_run) {
+		print_dry(&as, c, &p);
+		rv = fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
+		goto out;
+	}
+	if (write_spec(&as, c, e) == 0)
+		rv = run_fg(c, &p, envp, e);
+	goto out;
+nomem:
+	err_sys(e, EXIT_CTRUN, "agent spec");
+out:
+	strv_free(&cmd);
+	ctr_plan_free(&p);
+	agentspec_free(&as);
 	return rv;
 }

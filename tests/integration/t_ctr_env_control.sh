@@ -78,7 +78,8 @@ line() { # HOST_ONLY BOTH KEYED CLI FILE_SET FILE_KEY TRICKY [cwd]
 flags_layers=(--env KEYED --env UNSET_KEYED --env CLI=cli --env-file vars.env --env BOTH=cli)
 # and --clean-env: the host's only where asked;
 flags_clean=(--clean-env --env KEYED --env-file vars.env)
-# and --workdir /tmp: there, not the current directory.
+# and --workdir /tmp: there, not the current directory (mounted explicitly:
+# enroot does not share the host's /tmp).
 want_layers=$(line host cli host cli file fromhost "$tricky")
 want_clean=$(line unset file host unset file fromhost "$tricky")
 
@@ -112,7 +113,7 @@ rows() { # path runtime
 	assert_eq "$want_layers" "$out" "$1/$2: --env KEY, --env-file, --env KEY=VALUE"
 	out=$(launch "$1" "$2" "${flags_clean[@]}")
 	assert_eq "$want_clean" "$out" "$1/$2: --clean-env"
-	out=$(launch "$1" "$2" --workdir /tmp)
+	out=$(launch "$1" "$2" --workdir /tmp --mount "$TMPD")
 	assert_eq "$want_workdir" "$out" "$1/$2: --workdir"
 	# The contract wins over the file, --env RANK=VALUE over the contract.
 	out=$(launch "$1" "$2" --env RANK=7)
