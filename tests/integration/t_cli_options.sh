@@ -69,7 +69,9 @@ entrypoint() {
 	PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --entrypoint \
 		--image "$BB" --dry-run -- true > entry.txt
 	grep -q '^rc() {$' plain.txt || fail "without --entrypoint the conf does not replace rc()"
-	grep -q '^rc() {$' entry.txt && fail "with --entrypoint the conf still replaces the image's rc"
+	# With --entrypoint the agent runs the image's rc (with the worker's environment).
+	grep -q "^# agent runs each command through the first entrypoint found of: /etc/rc$" entry.txt ||
+		fail "with --entrypoint the agent does not run the image's rc"
 	# An image whose /etc/rc (enroot's form: no #!, not executable) runs the command.
 	cp -a "$(dirname "$BB")/busybox-rootfs" rcimg
 	printf 'exec /bin/echo "from rc:" "$@"\n' > rcimg/etc/rc
@@ -87,7 +89,7 @@ entrypoint() {
 	grep -q -- "--entrypoint: the image has no entrypoint on .*(looked for /etc/rc, /.singularity.d/runscript)" \
 		err.txt || fail "--entrypoint message: $(cat err.txt)"
 }
-behaviour "--entrypoint: enroot's rc() stays the image's own; oci runs the image's /etc/rc" entrypoint
+behaviour "--entrypoint: the agent runs the image's /etc/rc (enroot and oci)" entrypoint
 
 kill_timeout() {
 	cat > slow.sh <<'W'

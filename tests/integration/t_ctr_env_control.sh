@@ -36,6 +36,12 @@ if [ $# -gt 0 ]; then exec "$@"; fi
 exec /bin/sh -c 'echo "default in $(pwd)"'
 EOF
 mksquashfs img env.sqsh -comp gzip -noappend -quiet > /dev/null
+# The same image whose entrypoint (/etc/rc) reports what it sees, then runs the command.
+cat > img/etc/rc <<'EOF'
+echo "entrypoint sees KEYED=${KEYED-unset} CLI=${CLI-unset} HOST_ONLY=${HOST_ONLY-unset}"
+exec "$@"
+EOF
+mksquashfs img entry.sqsh -comp gzip -noappend -quiet > /dev/null
 # A docker archive whose default command prints where it runs.
 python3 "$CTRUN_REPO/tests/images/mkdocker.py" --workdir /srv/wd \
 	--cmd '["/bin/sh", "-c", "echo \"default in $(pwd)\""]' wd.tar "$ROOTFS"
@@ -149,6 +155,32 @@ for path in srun batch shell; do
 		note "no real singularity in /opt/singularity: the singularity rows are not run"
 	fi
 done
+
+# The entrypoint (--entrypoint: the image's /etc/rc) runs with the worker's
+# environment under every runtime; and `ctrun env --image` prints exactly the
+# environment a worker gets (one step, so Slurm's variables are the same).
+entry_and_env() { # runtime
+	local out
+	out=$(srun -N1 -n1 "$CTRUN" -q --runtime "$1" --entrypoint --image entry.sqsh --clean-env \
+		--env KEYED --env CLI=cli -- true)
+	assert_eq "entrypoint sees KEYED=host CLI=cli HOST_ONLY=unset" "$out" "$1: --entrypoint"
+	srun -N1 -n1 sh -c '"$0" -q --runtime "$1" --master-port 29511 --image env.sqsh --clean-env \
+		--env KEYED --env-file vars.env env > printed.txt &&
+		"$0" -q --runtime "$1" --master-port 29511 --image env.sqsh --clean-env --env KEYED \
+		--env-file vars.env -- env > worker.txt' "$CTRUN" "$1"
+	sort worker.txt > worker.sorted
+	grep -q "^KEYED=host$" printed.txt || fail "$1: ctrun env --image: no KEYED=host: $(cat printed.txt)"
+	diff printed.txt worker.sorted > env.diff || fail "$1: ctrun env --image differs from a worker's: $(cat env.diff)"
+}
+behaviour "--entrypoint sees the worker's environment; ctrun env --image prints it, oci" entry_and_env oci
+if [ -x /opt/enroot/bin/enroot ]; then
+	behaviour "--entrypoint sees the worker's environment; ctrun env --image prints it, real enroot" \
+		eval 'enroot_env && entry_and_env enroot'
+fi
+if [ -x /opt/singularity/bin/singularity ]; then
+	behaviour "--entrypoint sees the worker's environment; ctrun env --image prints it, real singularity" \
+		eval 'sing_env && entry_and_env singularity'
+fi
 
 # As an HPC user (rootless runc): the same rows through srun.
 as_user() {

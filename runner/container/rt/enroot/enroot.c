@@ -144,7 +144,14 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * squashfs's /.singularity.d/env, as apptainer does (agent/imageenv.h). */
 	p->agent_image_scripts = true;
 	p->agent_host_env = true;
-	if (asprintf(&conf, "%s%s", conf_text, s->entrypoint ? "" : conf_rc) < 0)
+	/* --entrypoint with the agent: the agent runs the image's rc with each
+	 * worker's environment (--env reaches the entrypoint), as under every
+	 * runtime; enroot runs it itself only for the image's default command. */
+	if (s->entrypoint && s->agent && strv_push(&p->agent_entry, "/etc/rc") < 0) {
+		err_sys(e, EXIT_CTRUN, "enroot plan");
+		goto fail;
+	}
+	if (asprintf(&conf, "%s%s", conf_text, s->entrypoint && !s->agent ? "" : conf_rc) < 0)
 		conf = NULL;
 	tabtext = strv_lines(&tab);
 	envtext = strv_lines(&env);

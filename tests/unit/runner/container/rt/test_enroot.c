@@ -124,6 +124,26 @@ static void test_entrypoint_keeps_the_images_rc(void **state)
 	spec_free(&s);
 }
 
+/* With the agent (a run, ctrun shell COMMAND) the agent runs the image's
+ * rc with the worker's environment: the conf's rc() runs the agent. */
+static void test_entrypoint_with_the_agent_runs_rc_through_it(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	s.entrypoint = true;
+	s.agent = true;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_non_null(strstr(file(&p, "enroot.conf")->data, "rc() {\n\texec \"$@\"\n}"));
+	assert_int_equal(p.agent_entry.n, 1);
+	assert_string_equal(p.agent_entry.v[0], "/etc/rc");
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_gpus_under_slurm_are_all_with_compute(void **state)
 {
 	struct ctr_spec s;
@@ -214,6 +234,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_argv_env_and_files),
 		cmocka_unit_test(test_entrypoint_keeps_the_images_rc),
+		cmocka_unit_test(test_entrypoint_with_the_agent_runs_rc_through_it),
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
