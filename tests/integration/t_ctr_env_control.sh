@@ -168,9 +168,13 @@ entry_and_env() { # runtime
 		--env KEYED --env-file vars.env env > printed.txt &&
 		"$0" -q --runtime "$1" --master-port 29511 --image env.sqsh --clean-env --env KEYED \
 		--env-file vars.env -- env > worker.txt' "$CTRUN" "$1"
-	sort worker.txt > worker.sorted
+	# Singularity names each container's own temporary sandbox: the one
+	# variable that differs between two containers of the same image.
+	own='^(SINGULARITY|APPTAINER)_CONTAINER='
+	sort worker.txt | grep -Ev "$own" > worker.sorted
+	grep -Ev "$own" printed.txt > printed.cmp
 	grep -q "^KEYED=host$" printed.txt || fail "$1: ctrun env --image: no KEYED=host: $(cat printed.txt)"
-	diff printed.txt worker.sorted > env.diff || fail "$1: ctrun env --image differs from a worker's: $(cat env.diff)"
+	diff printed.cmp worker.sorted > env.diff || fail "$1: ctrun env --image differs from a worker's: $(cat env.diff)"
 }
 behaviour "--entrypoint sees the worker's environment; ctrun env --image prints it, oci" entry_and_env oci
 if [ -x /opt/enroot/bin/enroot ]; then
