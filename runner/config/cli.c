@@ -39,11 +39,12 @@ static const char usage[] =
 
 /* ctrun SUBCOMMAND --help (bench, cache and hooks have their own). */
 static const char usage_env[] =
-	"Usage: ctrun [OPTIONS] env\n"
+	"Usage: ctrun [OPTIONS] env [--image IMG [COMMAND]]\n"
 	"Prints the variables ctrun would set for each worker of this node (the torchrun\n"
 	"contract, its defaults, --gpu-isolation's CUDA_VISIBLE_DEVICES, --env): KEY=VALUE\n"
-	"lines sorted by key, one block per worker.  Launches nothing; from a batch script\n"
-	"it runs on every node through srun.  OPTIONS as for a run (ctrun --help).\n";
+	"lines sorted by key, one block per worker; with --image each worker's whole\n"
+	"environment in the container, the image's included.  Launches no workers; from a\n"
+	"batch script it runs on every node through srun.  OPTIONS as for a run.\n";
 static const char usage_shell[] =
 	"Usage: ctrun [OPTIONS] shell [COMMAND...]\n"
 	"An interactive shell (bash if the image has it, else sh), or COMMAND, in the\n"
