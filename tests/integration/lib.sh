@@ -20,10 +20,14 @@ note() { echo "--- $*" >&2; }
 #           PASS behaviour NAME
 #           FAIL behaviour NAME (exit N)
 #           SKIP behaviour NAME: REASON
-#       A behaviour that calls `skip` skips the whole file (exit 77) when
-#       tests/skips.allowed names the file, as a skip at the top level does;
-#       otherwise it is a failed behaviour (a test that did not run proves
-#       nothing).  Variables a behaviour sets and its `cd` stay in it: what
+#       A behaviour that calls `skip` is skipped alone, and the file goes
+#       on, when tests/skips.allowed has a line `FILE:PREFIX` (the file's
+#       name without .sh, a colon, the start of the behaviour's name: the
+#       real-enroot rows of a file that tests every runtime); it skips the
+#       whole file (exit 77) when tests/skips.allowed names the file, as a
+#       skip at the top level does; otherwise it is a failed behaviour (a
+#       test that did not run proves nothing).  tests/integration/run.sh
+#       counts each "SKIP behaviour" line of a passing file as one skip.  Variables a behaviour sets and its `cd` stay in it: what
 #       several behaviours need is set up at the top level, where a failure
 #       still ends the file at once.
 #   The verdict: cleanup_tmp, which lib.sh puts in the EXIT trap and every
@@ -31,7 +35,16 @@ note() { echo "--- $*" >&2; }
 #   (NAME, ...)" and makes the file exit 1 if any behaviour failed, whatever
 #   its own exit; otherwise the file's exit is its own.  tests/integration/run.sh
 #   also fails a file whose log has a "FAIL behaviour" line.
-BEHAVIOURS_PASSED=0 BEHAVIOURS_FAILED=0 BEHAVIOURS_FAILED_NAMES=""
+BEHAVIOURS_PASSED=0 BEHAVIOURS_FAILED=0 BEHAVIOURS_SKIPPED=0 BEHAVIOURS_FAILED_NAMES=""
+# behaviour_may_skip NAME: tests/skips.allowed lets this file skip NAME alone.
+behaviour_may_skip() {
+	local f p
+	f=$(basename "$0" .sh)
+	while read -r p _; do
+		case $p in "$f":?*) [[ "$1" == "${p#"$f":}"* ]] && return 0 ;; esac
+	done < <(grep -E "^$f:" "${CTRUN_REPO:-.}/tests/skips.allowed" 2>/dev/null)
+	return 1
+}
 _behaviour_skipfile=""
 behaviour() {
 	# Its locals have names no test uses: a behaviour sees the test's own
@@ -57,6 +70,11 @@ behaviour() {
 	fi
 	_b_reason=$(cat "$_behaviour_skipfile" 2>/dev/null || true)
 	if [ "$_b_rc" -eq 77 ] && [ -n "$_b_reason" ]; then
+		if behaviour_may_skip "$_b_name"; then
+			BEHAVIOURS_SKIPPED=$((BEHAVIOURS_SKIPPED + 1))
+			echo "SKIP behaviour $_b_name: $_b_reason"
+			return 0
+		fi
 		if grep -qE "^$(basename "$0" .sh)([[:space:]]|\$)" "${CTRUN_REPO:-.}/tests/skips.allowed" 2>/dev/null; then
 			echo "SKIP behaviour $_b_name: $_b_reason"
 			skip "$_b_reason"
@@ -74,8 +92,8 @@ behaviour() {
 # The behaviours' verdict (in cleanup_tmp): exit 1 if one failed.
 behaviours_verdict() {
 	rm -f "$_behaviour_skipfile"
-	[ $((BEHAVIOURS_PASSED + BEHAVIOURS_FAILED)) -gt 0 ] || return 0
-	echo "behaviours: $BEHAVIOURS_PASSED passed, $BEHAVIOURS_FAILED failed${BEHAVIOURS_FAILED_NAMES:+ ($BEHAVIOURS_FAILED_NAMES)}"
+	[ $((BEHAVIOURS_PASSED + BEHAVIOURS_FAILED + BEHAVIOURS_SKIPPED)) -gt 0 ] || return 0
+	echo "behaviours: $BEHAVIOURS_PASSED passed, $BEHAVIOURS_FAILED failed${BEHAVIOURS_FAILED_NAMES:+ ($BEHAVIOURS_FAILED_NAMES)}, $BEHAVIOURS_SKIPPED skipped"
 	[ "$BEHAVIOURS_FAILED" -eq 0 ] || exit 1
 }
 

@@ -112,7 +112,13 @@ run_tests() {
 		bad=$(grep '^FAIL behaviour ' "$logs/$t$suffix.log")
 		[ -z "$bad" ] || [ "$rc" != 0 ] || rc="0, but a behaviour failed"
 		case $rc in
-		0) passed=$((passed + 1)); echo "PASS $t$suffix (${secs}s)" ;;
+		0) passed=$((passed + 1)); echo "PASS $t$suffix (${secs}s)"
+		   # Behaviours it skipped alone (lib.sh: allowed as FILE:PREFIX).
+		   while IFS= read -r l; do
+			l=${l#SKIP behaviour }
+			skipped=$((skipped + 1)); echo "SKIP $t$suffix:${l%%: *}: ${l#*: }"
+			echo "$t$suffix:${l%%: *}: ${l#*: }" >> "$repo/build/tests/integration.skips"
+		   done < <(grep '^SKIP behaviour ' "$logs/$t$suffix.log") ;;
 		77) skip_line "$t$suffix" "$(grep -v '^behaviours: ' "$logs/$t$suffix.log" | tail -1)" ;;
 		*) failed=$((failed + 1)); echo "FAIL $t$suffix (exit $rc, ${secs}s); last lines of $logs/$t$suffix.log:"
 		   tail -25 "$logs/$t$suffix.log" | sed 's/^/    /'

@@ -53,7 +53,7 @@ expect "a failing behaviour fails the file, the others run and report" 1 \
 	"PASS behaviour first passes" "FAIL behaviour fail fails (exit 1)" "FAIL: deliberately" \
 	"FAIL behaviour a failing command fails (exit 1)" "FAIL behaviour a failing pipeline fails (exit 1)" \
 	"after the failures" "PASS behaviour the next still runs" "top level reached" \
-	"behaviours: 2 passed, 3 failed (fail fails, a failing command fails, a failing pipeline fails)"
+	"behaviours: 2 passed, 3 failed (fail fails, a failing command fails, a failing pipeline fails), 0 skipped"
 if grep -q not-reached <<<"$out"; then bad "a behaviour ends at its failure" "$out"
 else ok "a behaviour ends at its failure"; fi
 
@@ -63,7 +63,7 @@ behaviour "one" a
 behaviour "two" a'
 runit allpass
 expect "behaviours that all pass: the file passes" 0 \
-	"PASS behaviour one" "PASS behaviour two" "behaviours: 2 passed, 0 failed"
+	"PASS behaviour one" "PASS behaviour two" "behaviours: 2 passed, 0 failed, 0 skipped"
 
 itfile ownexit '
 behaviour "deliberately failing" false
@@ -117,6 +117,30 @@ expect "a skip the file may take skips the file" 77 "SKIP behaviour needs enroot
 	"no enroot here"
 if grep -q not-reached <<<"$out"; then bad "an allowed skip ends the file" "$out"
 else ok "an allowed skip ends the file"; fi
+
+# A behaviour tests/skips.allowed lets skip alone (FILE:PREFIX): skipped, the
+# file goes on and passes; the same skip under another name fails; a file
+# line does not allow another file's behaviours.  Its own allow-list here.
+mkdir -p "$d/repo/tests"
+printf '%s\n' "# NAME REASON" "t_rows:real-enroot   a real enroot is not on every machine" \
+	"t_rowsx:other   not this file" > "$d/repo/tests/skips.allowed"
+itfile t_rows '
+behaviour "real-enroot keeps a file" skip "no enroot here"
+behaviour "oci keeps a file" true
+echo reached-end'
+out=$(cd "$d" && CTRUN_REPO=$d/repo CTRUN_CLUSTER_NODE_NAMES="n1 n2" bash "$d/t_rows.sh" 2>&1); rc=$?
+expect "a behaviour allowed as FILE:PREFIX skips alone and the file goes on" 0 \
+	"SKIP behaviour real-enroot keeps a file: no enroot here" "PASS behaviour oci keeps a file" \
+	"reached-end" "behaviours: 1 passed, 0 failed, 1 skipped"
+itfile t_rows2 '
+behaviour "real-enroot keeps a file" skip "no enroot here"'
+cp "$d/t_rows2.sh" "$d/t_rowsx.sh"
+out=$(cd "$d" && CTRUN_REPO=$d/repo CTRUN_CLUSTER_NODE_NAMES="n1 n2" bash "$d/t_rowsx.sh" 2>&1); rc=$?
+expect "a FILE:PREFIX line allows only its prefix" 1 \
+	"FAIL behaviour real-enroot keeps a file (skipped (no enroot here), and tests/skips.allowed does not list t_rowsx)"
+out=$(cd "$d" && CTRUN_REPO=$d/repo CTRUN_CLUSTER_NODE_NAMES="n1 n2" bash "$d/t_rows2.sh" 2>&1); rc=$?
+expect "another file's FILE:PREFIX line allows nothing" 1 \
+	"FAIL behaviour real-enroot keeps a file (skipped (no enroot here), and tests/skips.allowed does not list t_rows2)"
 
 itfile toplevel '
 behaviour "passes" true
