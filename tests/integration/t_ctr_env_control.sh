@@ -6,8 +6,9 @@
 # the image's /etc/environment sets stays), the working directory with a
 # command and with --workdir -- from `srun ctrun`, from a batch script (sbatch
 # -> ctrun -> srun) and from `ctrun shell --image IMG CMD`, under runc (OCI,
-# as root and as a user), a real enroot and a real Singularity where
-# installed.  Then the image's default command in its WorkingDir (a docker
+# as root and as a user), crun, ch-run, a real enroot and a real Singularity
+# where installed; --entrypoint sees the worker's environment and `ctrun env
+# --image` prints exactly what a worker gets.  Then the image's default command in its WorkingDir (a docker
 # archive whose config has one; an enroot squashfs whose rc cds), and bad
 # input: one line, exit 2, nothing started.
 . "$(dirname "$0")/lib.sh"
@@ -140,6 +141,13 @@ sing_env() {
 for path in srun batch shell; do
 	behaviour "every row of the table from $path, oci" rows "$path" oci
 done
+# Charliecloud (ch-run passes its environment into the container, as enroot
+# does) and crun (the OCI driver with crun; root only here, docs/containers.md).
+for path in srun batch shell; do
+	behaviour "every row of the table from $path, charliecloud" rows "$path" charliecloud
+done
+behaviour "every row of the table from srun, crun" rows srun crun
+
 # Real enroot and Singularity where installed (this machine: /opt, see
 # ../shared/tools); elsewhere one note says they were not run.
 for path in srun batch shell; do
