@@ -171,7 +171,8 @@ static int image_scripts(struct ctr_setup *c)
 }
 
 /* OCI starts from nothing: the host's variables (as workers get them),
- * under the image's own, and the terminal type. */
+ * under the image's own, the terminal type and the identity's HOME, USER
+ * and LOGNAME. */
 static int shell_env(struct ctr_setup *c)
 {
 	struct strv env = { 0 };
@@ -193,6 +194,9 @@ static int shell_env(struct ctr_setup *c)
 			goto fail;
 	}
 	if (term != NULL && strv_setenv(&env, "TERM", term, 1) < 0)
+		goto fail;
+	/* Who the shell is: HOME, USER, LOGNAME as for workers (ident.c). */
+	if (ctr_ident_env(&c->spec, &env) < 0)
 		goto fail;
 	strv_free(&c->spec.env);
 	c->spec.env = env;
