@@ -80,6 +80,42 @@ int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e)
 	return 0;
 }
 
+/* Whether the overlay can hold a mount point at dst: it is in the image
+ * already, or the nearest directory of the image above it is the caller's
+ * (rootless, a directory of another user cannot get a new entry: a
+ * root-made directory image, a root-made shared cache). */
+static bool mount_point_possible(const struct ctr_spec *s, const char *dst)
+{
+	char path[PATH_MAX];
+	int rootfd, fd = -1;
+	struct stat st;
+	bool ok = true;
+
+	if (!s->rootless || s->rootfs == NULL || xsnprintf(path, sizeof(path), "%s", dst) < 0)
+		return true;
+	rootfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return true;
+	for (bool first = true;; first = false) {
+		char *slash;
+
+		fd = inroot_open(rootfd, path[0] != '\0' ? path : "/", O_PATH, 0, INROOT_CHROOT, NULL);
+		if (fd >= 0) {
+			ok = first || (fstat(fd, &st) == 0 && (st.st_uid == s->uid ||
+								(st.st_mode & S_IWOTH) != 0));
+			break;
+		}
+		slash = strrchr(path, '/');
+		if (slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	return ok;
+}
+
 int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
@@ -91,10 +127,20 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 	 * apptainer --fakeroot bind it); one that is not a directory here is
 	 * not bound (HOME still names it). */
 	if (s->rt->ctrun_home && !s->no_home && strcmp(s->user_home, "/") != 0 &&
-	    stat(s->user_home, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    mounts_add(ms, s->user_home, s->as_root ? ROOT_HOME : s->user_home, false, false,
-		       e) < 0)
-		return -1;
+	    stat(s->user_home, &st) == 0 && S_ISDIR(st.st_mode)) {
+		const char *dst = s->as_root ? ROOT_HOME : s->user_home;
+
+		if (!mount_point_possible(s, dst)) {
+			/* Not worth failing the run for: said, and HOME still names it. */
+			if (!s->quiet)
+				fprintf(stderr, "ctrun: your home %s is not bound: the image has no %s and "
+					"its parent directory is another user's, so no mount point can "
+					"be made there without root (--no-home: not tried; --mount it "
+					"elsewhere if you need it)\n", s->user_home, dst);
+		} else if (mounts_add(ms, s->user_home, dst, false, false, e) < 0) {
+			return -1;
+		}
+	}
 	if (!ctr_ident_nests(s))
 		return 0;
 	for (const char *const *f = (const char *const[]){ "passwd", "group", NULL }; *f; f++) {
@@ -103,6 +149,10 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 		if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0 ||
 		    xsnprintf(dst, sizeof(dst), "/etc/%s", *f) < 0)
 			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		/* An image without it whose /etc is another user's: the ids stay
+		 * unnamed rather than the run failing. */
+		if (!mount_point_possible(s, dst))
+			continue;
 		if (mounts_add(ms, path, dst, true, true, e) < 0)
 			return -1;
 	}
