@@ -176,6 +176,10 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 	if (as->image_scripts)
 		printf("# agent sources the image's /.singularity.d/env/*.sh with its /bin/sh "
 		       "(as apptainer does), when it has them\n");
+	if (as->as_user)
+		printf("# agent first enters a user namespace of its own mapping uid %ld and gid %ld "
+		       "to the runtime's root: the workers run as uid %ld, gid %ld\n", as->uid,
+		       as->gid, as->uid, as->gid);
 	ctr_plan_print(&c->spec, p);
 }
 
