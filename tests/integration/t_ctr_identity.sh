@@ -10,6 +10,8 @@
 #     directory (a bind) is the user's outside;
 #   - --no-home: the home's files are not in the container;
 #   - `ctrun shell` (no agent) is the same user;
+#   - the image's /.singularity.d/env scripts and its entrypoint run as the
+#     user (runc, ch-run: the agent sources and runs them);
 #   - as root: root stays root (uid 0, whoami root, HOME=/root).
 # Singularity: test_apptainer.c checks --fakeroot and --no-home against the
 # release's rules; /opt/singularity has no real one on a fresh machine.
@@ -119,6 +121,27 @@ root_stays_root() { # RUNTIME
 		"$(sed -n 1p <<< "$out")" "identity of root's run ($rt)"
 }
 
+# The image's /.singularity.d/env scripts and its entrypoint run as the user
+# too (the agent switches before it sources them): a directory image with a
+# script and an /etc/rc that say who runs them.
+need_image BBDIR busybox-rootfs
+cp -a "$BBDIR" img
+mkdir -p img/.singularity.d/env
+echo 'export SCRIPT_UID=$(id -u)' > img/.singularity.d/env/50-who.sh
+printf '%s\n' 'echo "rc uid=$(id -u)"' 'exec "$@"' > img/etc/rc
+image_scripts_and_entrypoint_as_user() { # RUNTIME
+	local rt=$1 out
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --entrypoint --runtime "$rt" \
+		--image "$TMPD/img" sh -c 'echo "script uid=$SCRIPT_UID worker uid=$(id -u)"')
+	echo "$out"
+	assert_eq "rc uid=$uid;script uid=$uid worker uid=$uid;" "$(tr '\n' ';' <<< "$out")" \
+		"who runs the entrypoint, the env scripts and the worker ($rt)"
+}
+
+for rt in oci charliecloud; do
+	behaviour "$rt: the image's env scripts and entrypoint run as the user" \
+		image_scripts_and_entrypoint_as_user "$rt"
+done
 for rt in "${runtimes[@]}"; do
 	behaviour "$rt: a user is themselves inside (id, whoami, HOME, a file in the home)" \
 		user_is_themselves "$rt"
