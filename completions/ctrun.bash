@@ -31,7 +31,7 @@ _ctrun()
 		--max-restarts --kill-timeout --gpu-isolation --env --env-file --clean-env --python
 		--no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
-		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --json
+		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home --json
 		--rdzv-timeout"
 	local subcommands="env shell check bench cache hooks pull"
 

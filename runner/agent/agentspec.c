@@ -96,6 +96,12 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'N', "1");
 	if (s->image_scripts)
 		puts_(&b, 'M', "1");
+	if (s->as_user) {
+		char ids[64];
+
+		snprintf(ids, sizeof(ids), "%ld %ld", s->uid, s->gid);
+		puts_(&b, 'X', ids);
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		const struct agent_worker *w = &s->w[i];
 
@@ -271,6 +277,15 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 				w->has_cpus = true;
 			}
 			break;
+		case 'X': {
+			const char *sp = memchr(v, ' ', n);
+
+			if (sp == NULL || parse_num(v, (size_t)(sp - v), 0, 4294967294L, &s->uid) < 0 ||
+			    parse_num(sp + 1, n - (size_t)(sp - v) - 1, 0, 4294967294L, &s->gid) < 0)
+				goto malformed;
+			s->as_user = true;
+			break;
+		}
 		case 'Z':
 			done = true;
 			break;

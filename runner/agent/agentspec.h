@@ -27,6 +27,9 @@
  *             /bin/sh, as apptainer does (imageenv.h): the runtime did not,
  *           Y an entrypoint candidate (repeatable): the first that is an
  *             executable file in the container runs each worker's argv
+ *           X "UID GID": before anything else the supervisor enters a user
+ *             namespace of its own mapping UID and GID to its root
+ *             (asuser.h), so the workers are the caller inside
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
@@ -86,6 +89,8 @@ struct agent_spec {
 	struct strv entry;    /* entrypoint candidates, in order; empty = none */
 	bool apptainer_env;   /* complete apptainer's --cleanenv environment */
 	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
+	bool as_user;         /* X: switch to uid, gid (asuser.h) */
+	long uid, gid;
 	struct agent_worker *w;
 	size_t n;
 };

@@ -39,6 +39,7 @@
 
 #include "agentproto.h"
 #include "agentspec.h"
+#include "asuser.h"
 #include "command.h"
 #include "envfile.h"
 #include "imageenv.h"
@@ -463,6 +464,12 @@ static int exec_mode(const char *spec, bool print)
 		return EXIT_CTRUN;
 	}
 	free(text);
+	/* The caller's identity first, as for workers (asuser.h): the image's
+	 * env scripts, the entrypoint and the shell run as the user. */
+	if (s.as_user && asuser_enter((uid_t)s.uid, (gid_t)s.gid, &e) < 0) {
+		fail("agent", &e);
+		return EXIT_CTRUN;
+	}
 	if ((rc = prepare(&s, &own, &entry, &via_sh)) != 0)
 		return rc;
 	/* One block per worker, blocks separated by a blank line (`ctrun env`). */
@@ -517,6 +524,9 @@ int main(int argc, char **argv)
 		return imageenv_print(IMAGEENV_FD, environ) < 0 ? EXIT_CTRUN : 0;
 	if (argc == 3 && (strcmp(argv[1], EXEC_ARG) == 0 || strcmp(argv[1], PRINT_ARG) == 0))
 		return exec_mode(argv[2], strcmp(argv[1], PRINT_ARG) == 0);
+	/* A shell under rootless OCI: the caller's identity, then the shell. */
+	if (argc >= 2 && strcmp(argv[1], ASUSER_ARG) == 0)
+		return asuser_exec(argc, argv);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SPEC   (started by ctrun inside a container)\n", argv[0]);
 		return EXIT_USAGE;
@@ -555,6 +565,16 @@ int main(int argc, char **argv)
 		if (control_fd >= 0)
 			close(control_fd);
 		sigloop_close(&loop);
+		/* The caller's identity before anything of the image runs (its
+		 * env scripts, the workers): asuser.h. */
+		if (s.as_user) {
+			if (asuser_enter((uid_t)s.uid, (gid_t)s.gid, &e) < 0) {
+				fail("agent", &e);
+				_exit(EXIT_CTRUN);
+			}
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+				_exit(EXIT_CTRUN);
+		}
 		status = supervisor(&s);
 		/* The workers' end, reported: a container that ends without this
 		 * line lost its agent (killed, out of memory), and ctrun says so. */

@@ -54,6 +54,8 @@ struct options {
 	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
+	bool root;            /* --root: root inside (enroot --root, apptainer --fakeroot) */
+	bool no_home;         /* --no-home: the home directory is not bound */
 	struct strv env;      /* K=V (set) or K (the host's value) for the workers;
 			       * after options_load the --env-file entries first */
 	struct strv env_files; /* --env-file FILE, in order (envctl.h) */

@@ -38,6 +38,8 @@ struct ctr_setup {
 	char gpu_ids[1024];
 	char home[4096];        /* apptainer isolation: $HOME, bound back */
 	char enroot_config[4096]; /* enroot: the user's ENROOT_CONFIG_PATH */
+	char user[256];         /* spec.user: the caller's login name */
+	char user_home[4096];   /* spec.user_home: the caller's home directory */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
 	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
@@ -73,6 +75,20 @@ int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e);
  * environment instead. */
 int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		 char *const *envp, bool print, struct err *e);
+/* ident.c: who the workers are inside (docs/containers.md "Identity and
+ * home").  ctr_ident_init fills the spec's identity from the options and
+ * the host's passwd database; ctr_ident_mounts adds the home bind (where
+ * the driver does not bind it itself), the generated /etc/passwd and
+ * /etc/group and, for a shell that switches identity, the agent;
+ * ctr_ident_files writes those files into the run directory (not under
+ * --dry-run); ctr_ident_env sets HOME, USER and LOGNAME in env. */
+int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e);
+int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e);
+int ctr_ident_files(struct ctr_setup *c, struct err *e);
+int ctr_ident_env(const struct ctr_spec *s, struct strv *env);
+/* Whether the workers switch to the caller's identity in a user namespace
+ * of their own (rootless OCI without --root: plan.ident_nest). */
+bool ctr_ident_nests(const struct ctr_spec *s);
 
 /* The GPUs this ctrun's container gets, as host ids: node mode, all of the
  * task's; task mode, the one its local rank picks (LOCAL_RANK modulo the

@@ -125,6 +125,13 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 		return err_sys(e, EXIT_CTRUN, "agent spec");
 	as->apptainer_env = p->agent_apptainer_env;
 	as->image_scripts = p->agent_image_scripts;
+	/* Who the workers are (ident.c): HOME, USER and LOGNAME over the
+	 * container's own, and the agent's switch to the caller's ids. */
+	if (ctr_ident_env(&c->spec, &as->over) < 0)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
+	as->as_user = p->ident_nest;
+	as->uid = (long)c->spec.uid;
+	as->gid = (long)c->spec.gid;
 	if (!p->gpus_renumbered || !o->gpu_isolation || c->spec.gpu_ids == NULL ||
 	    t->gpus.n == 0)
 		return 0;
@@ -188,6 +195,10 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 	if (as->image_scripts)
 		printf("# agent sources the image's /.singularity.d/env/*.sh with its /bin/sh "
 		       "(as apptainer does), when it has them\n");
+	if (as->as_user)
+		printf("# agent first enters a user namespace of its own mapping uid %ld and gid %ld "
+		       "to the runtime's root: the workers run as uid %ld, gid %ld\n", as->uid,
+		       as->gid, as->uid, as->gid);
 	ctr_plan_print(&c->spec, p);
 }
 

@@ -176,6 +176,10 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 			if (access(*f, R_OK) == 0 && mounts_add(ms, *f, *f, true, true, e) < 0)
 				return -1;
 	}
+	/* The home (before the working directory, which may lie in it), the
+	 * user's /etc/passwd and /etc/group (ident.c). */
+	if (ctr_ident_mounts(c, agent, e) < 0)
+		return -1;
 	/* The working directory, where it is outside too (unless --workdir). */
 	if (o->workdir == NULL && strcmp(cwd, "/") != 0 && !has_mount(ms, cwd) &&
 	    mounts_add(ms, cwd, cwd, false, false, e) < 0)
@@ -297,6 +301,8 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->rootless = s->uid != 0;
 	s->slurm = t->step_id != NULL;
 	s->entrypoint = o->entrypoint;
+	if (ctr_ident_init(c, o, e) < 0)
+		return -1;
 	if (getcwd(c->cwd, sizeof(c->cwd)) == NULL)
 		return err_sys(e, EXIT_CTRUN, "current directory");
 	if (o->workdir != NULL && o->workdir[0] != '/')
@@ -353,7 +359,8 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	}
 	if (ctr_gpus(c, o, t, envp, e) < 0)
 		return -1;
-	if (!o->dry_run && make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0)
+	if (!o->dry_run && (make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0 ||
+			    ctr_ident_files(c, e) < 0))
 		return -1;
 	return 0;
 }

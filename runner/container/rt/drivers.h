@@ -80,6 +80,12 @@ struct ctr_driver {
 					 * (OCI: its overlay's mount points), or NULL */
 	enum ctr_gpu_pass gpus;
 	enum ctr_default_cmd default_cmd;
+	/* Identity (ident.c): ctrun binds the caller's home into the container
+	 * (the runtime does not: OCI, charliecloud), and ctrun writes the
+	 * container's /etc/passwd and /etc/group with the caller in them (the
+	 * runtime does not: OCI; enroot's hook, apptainer and ch-run do). */
+	bool ctrun_home;
+	bool ctrun_passwd;
 	/* The pure adapter: spec to plan (nothing executed or written). */
 	int (*plan)(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 };

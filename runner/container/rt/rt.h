@@ -122,6 +122,15 @@ struct ctr_spec {
 	bool rootless;            /* the caller is not root: user namespace (OCI) */
 	uid_t uid;
 	gid_t gid;
+	/* Identity (docs/containers.md "Identity and home"): workers run as the
+	 * caller (uid, gid, name, HOME) unless as_root (--root: uid 0 inside);
+	 * the home is bound unless no_home (--no-home). */
+	bool as_root;
+	bool no_home;
+	const char *user;         /* the caller's login name (getpwuid), else its uid */
+	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
+	bool subids;              /* the caller has /etc/subuid and /etc/subgid ranges
+				   * (Singularity 3's --fakeroot needs them) */
 	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
 	/* OCI from a mounted image: the image holder (runner/container/holder.h)
 	 * whose namespaces the runtime's child joins, by descriptor (a pid
@@ -180,6 +189,11 @@ struct ctr_plan {
 	/* The runtime refuses to start without $USER (ch-run): where the
 	 * environment has none, USER is the caller's login name (else uid). */
 	bool need_user;
+	/* The workers (or the shell) switch from root of the runtime's user
+	 * namespace to the caller's uid and gid in a user namespace of their
+	 * own (the agent's spec record X, or `/.ctrun/agent --as-user`):
+	 * rootless OCI, where the runtime must run as root of ctrun's. */
+	bool ident_nest;
 };
 
 void ctr_plan_free(struct ctr_plan *p);

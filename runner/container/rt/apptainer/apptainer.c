@@ -1,6 +1,7 @@
 /* apptainer.c - the apptainer / singularity adapter.
  *
- *   BIN [--silent] exec [--no-oci] --cleanenv [--nv | --contain --no-home] [--pwd DIR]
+ *   BIN [--silent] exec [--no-oci] --cleanenv [--fakeroot] [--no-home]
+ *       [--nv | --contain --no-home] [--pwd DIR]
  *       (--bind SRC:DST[:ro] ... | --mount type=bind,source=..,destination=..[,ro] ...)
  *       IMAGE /.ctrun/agent /.ctrun/spec
  *
@@ -218,7 +219,8 @@ static int gpu_args(const struct ctr_spec *s, struct ctr_mounts *pre, struct ctr
 		/* What --contain takes away and an unisolated run shares. */
 		if (mounts_add(pre, "/tmp", "/tmp", false, false, e) < 0 ||
 		    mounts_add(pre, "/dev/shm", "/dev/shm", false, false, e) < 0 ||
-		    (s->home != NULL && mounts_add(pre, s->home, s->home, false, false, e) < 0))
+		    (s->home != NULL && !s->no_home &&
+		     mounts_add(pre, s->home, s->as_root ? "/root" : s->home, false, false, e) < 0))
 			goto out;
 	}
 	if (gpu_pin_apptainer(&gpus, isolate, &p->argv, pre, &env, e) < 0)
@@ -290,6 +292,27 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	ret |= strv_push(&p->unsetenv, "SINGULARITY*");
 	ret |= strv_extend(&p->keepenv, (char *const *)keep);
 	if (ret != 0)
+		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+	/* --root: --fakeroot (a user namespace mapping the caller to root; the
+	 * home bound at /root).  Singularity 3 without setuid maps it with
+	 * newuidmap from the caller's /etc/subuid and /etc/subgid ranges
+	 * (prepare_linux.go of 3.4.2) and fails without them: said here. */
+	if (s->as_root) {
+		if (s->app.flavor == APP_SINGULARITY && !s->subids) {
+			char v[64];
+
+			return err_set(e, EXIT_CTRUN, "--root: %s's --fakeroot needs ranges for you in "
+				       "/etc/subuid and /etc/subgid (and newuidmap): ask the "
+				       "administrator for them, or use --runtime oci or enroot",
+				       app_version_name(&s->app, v, sizeof(v)));
+		}
+		if (strv_push(&p->argv, "--fakeroot") < 0)
+			return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+	}
+	/* apptainer binds the home itself; --gpu-isolation's --no-home comes
+	 * with its own. */
+	if (s->no_home && !(s->gpus && s->gpu_isolate && s->gpu_ids != NULL) &&
+	    strv_push(&p->argv, "--no-home") < 0)
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	if (s->gpus && gpu_args(s, &binds, p, e) < 0)
 		goto fail;

@@ -22,7 +22,9 @@
  * Users.  ch-run always makes a user namespace of its own (nested in
  * ctrun's when rootless) mapping --uid/--gid to the caller: the workers run
  * as the caller's uid and gid, named in the /etc/passwd and /etc/group
- * ch-run binds over the image's (both must exist in the image).
+ * ch-run binds over the image's (both must exist in the image); with
+ * --root as uid and gid 0.  ch-run's --home binds the home at
+ * /home/$USER: ctrun binds it at its own path instead (ident.c).
  *
  * Binds.  ch-run's --bind SRC[:DST] splits at the first ':', binds
  * read-write (no ro in 0.31) and keeps the source mount's flags, and makes
@@ -140,8 +142,10 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	if (ret != 0 || p->ovl_lower == NULL)
 		return err_sys(e, EXIT_CTRUN, "charliecloud plan");
 	ret |= strv_push(&p->argv, s->bin);
-	ret |= strv_pushf(&p->argv, "--uid=%u", (unsigned)s->uid);
-	ret |= strv_pushf(&p->argv, "--gid=%u", (unsigned)s->gid);
+	/* --root: uid 0 in ch-run's namespace, which is still the caller
+	 * outside (it maps --uid to its own). */
+	ret |= strv_pushf(&p->argv, "--uid=%u", s->as_root ? 0u : (unsigned)s->uid);
+	ret |= strv_pushf(&p->argv, "--gid=%u", s->as_root ? 0u : (unsigned)s->gid);
 	ret |= strv_push(&p->argv, "--env-no-expand");
 	if (ret != 0)
 		return err_sys(e, EXIT_CTRUN, "charliecloud plan");
@@ -193,5 +197,6 @@ const struct ctr_driver ctr_driver_charliecloud = {
 	.rundir_dirs = rundir_dirs,
 	.gpus = GPU_PASS_FILES,
 	.default_cmd = DEFAULT_CMD_ROOT,
+	.ctrun_home = true,
 	.plan = rt_charliecloud_plan,
 };

@@ -165,11 +165,21 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	}
 	ret |= strv_push(&p->argv, s->bin);
 	ret |= strv_push(&p->argv, "start");
+	/* Root inside only when asked: enroot's --root (ENROOT_REMAP_ROOT),
+	 * never the user's own ENROOT_REMAP_ROOT, which would make every run
+	 * root without saying so. */
+	if (s->as_root)
+		ret |= strv_push(&p->argv, "--root");
 	ret |= strv_push(&p->argv, "--conf");
 	ret |= strv_push(&p->argv, path);
 	ret |= strv_push(&p->argv, s->enroot_name);
 	ret |= strv_extend(&p->argv, s->argv.v);
 	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", s->enroot_data);
+	/* The home, per run, whatever the user's environment or enroot.conf
+	 * says: its hook binds $HOME there (at /root with --root), unless
+	 * --no-home ("n" is enroot's false). */
+	ret |= strv_push(&p->setenv, s->no_home ? "ENROOT_MOUNT_HOME=n" : "ENROOT_MOUNT_HOME=y");
+	ret |= strv_push(&p->unsetenv, "ENROOT_REMAP_ROOT");
 	/* A /dev of its own (a tmpfs with the basic nodes, /dev/mqueue and
 	 * /dev/shm bound), so the hook can leave out the other GPUs' nodes that
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */

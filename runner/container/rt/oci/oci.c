@@ -11,8 +11,13 @@
  * Rootless (the caller is not root): ctrun also enters a user namespace
  * mapping the caller to root before exec'ing the runtime, which therefore
  * runs as root of that namespace (as under rootless podman) and needs no
- * uid mappings in config.json; workers run as that root, which is the
- * caller outside (files they write belong to the caller).
+ * uid mappings in config.json (runc's nsexec wants to be root there, and an
+ * unprivileged user can map only its own uid).  The container's process
+ * starts as that root; unless --root, the agent (or, for a shell,
+ * `/.ctrun/agent --as-user`) then enters a user namespace of its own
+ * mapping the caller's uid and gid to that root, so workers run as the
+ * caller inside too (plan.ident_nest), named in the /etc/passwd ctrun
+ * binds (ident.c).  Either way files they write belong to the caller.
  *
  * The network, IPC and UTS namespaces are the host's (rendezvous, NCCL's
  * shared memory and host names work as outside); the container gets its
@@ -28,6 +33,9 @@
 #include <string.h>
 
 #define OCI_VERSION "1.0.2"
+/* The agent in the container (agentspec.h's AGENT_BIN; rt/ does not see
+ * runner/agent/), whose --as-user mode gives a shell the caller's identity. */
+#define AGENT_AS_USER_BIN "/.ctrun/agent"
 #define DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* What `docker run` grants by default. */
@@ -166,7 +174,7 @@ static json_object *mount(struct jb *b, const char *dst, const char *type, const
 	return m;
 }
 
-static json_object *process(struct jb *b, const struct ctr_spec *s)
+static json_object *process(struct jb *b, const struct ctr_spec *s, char *const *args)
 {
 	json_object *p = json_object_new_object(), *user = json_object_new_object();
 	json_object *capo = json_object_new_object(), *env;
@@ -177,7 +185,7 @@ static json_object *process(struct jb *b, const struct ctr_spec *s)
 	add(b, user, "uid", json_object_new_int64(s->rootless ? 0 : (int64_t)s->uid));
 	add(b, user, "gid", json_object_new_int64(s->rootless ? 0 : (int64_t)s->gid));
 	add(b, p, "user", user);
-	add(b, p, "args", strarr(b, "argument", (const char *const *)s->argv.v));
+	add(b, p, "args", strarr(b, "argument", (const char *const *)args));
 	env = strarr(b, "environment variable", (const char *const *)s->env.v);
 	for (size_t i = 0; i < s->env.n; i++)
 		has_path |= strncmp(s->env.v[i], "PATH=", 5) == 0;
@@ -301,7 +309,7 @@ out:
 }
 
 /* config.json of a ctr_spec, as text. */
-static char *config_json(const struct ctr_spec *s, struct err *e)
+static char *config_json(const struct ctr_spec *s, char *const *args, struct err *e)
 {
 	struct jb b = { .e = e };
 	json_object *c = json_object_new_object(), *root = json_object_new_object();
@@ -309,7 +317,7 @@ static char *config_json(const struct ctr_spec *s, struct err *e)
 	char *text = NULL;
 
 	add(&b, c, "ociVersion", json_object_new_string(OCI_VERSION));
-	add(&b, c, "process", process(&b, s));
+	add(&b, c, "process", process(&b, s, args));
 	add(&b, root, "path", json_object_new_string("rootfs"));
 	add(&b, root, "readonly", json_object_new_boolean(1));
 	add(&b, c, "root", root);
@@ -337,6 +345,7 @@ static char *config_json(const struct ctr_spec *s, struct err *e)
 
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	struct strv args = { 0 };
 	char *json, path[4096];
 	int ret = 0;
 
@@ -351,7 +360,21 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	/* runc reads no /.singularity.d/env: the agent sources it, as
 	 * apptainer's exec action does (agent/imageenv.h). */
 	p->agent_image_scripts = true;
-	json = config_json(s, e);
+	/* Workers as the caller (rootless, no --root): the agent switches
+	 * (spec record X); a shell has no agent, the agent's --as-user mode
+	 * switches and execs it. */
+	p->ident_nest = s->rootless && !s->as_root;
+	if (p->ident_nest && !s->agent) {
+		if (strv_push(&args, AGENT_AS_USER_BIN) < 0 || strv_push(&args, "--as-user") < 0 ||
+		    strv_pushf(&args, "%u", (unsigned)s->uid) < 0 ||
+		    strv_pushf(&args, "%u", (unsigned)s->gid) < 0 ||
+		    strv_extend(&args, s->argv.v) < 0) {
+			strv_free(&args);
+			return err_sys(e, EXIT_CTRUN, "oci plan");
+		}
+	}
+	json = config_json(s, args.v != NULL ? args.v : s->argv.v, e);
+	strv_free(&args);
 	if (json == NULL)
 		return -1;
 	if (snprintf(path, sizeof(path), "%s/config.json", s->rundir) >= (int)sizeof(path)) {
@@ -410,6 +433,8 @@ const struct ctr_driver ctr_driver_oci = {
 	.rundir_dirs = rundir_dirs,
 	.gpus = GPU_PASS_HOOK,
 	.default_cmd = DEFAULT_CMD_ROOT,
+	.ctrun_home = true,
+	.ctrun_passwd = true,
 	.plan = rt_oci_plan,
 };
 
@@ -438,5 +463,7 @@ const struct ctr_driver ctr_driver_crun = {
 	.rundir_dirs = rundir_dirs,
 	.gpus = GPU_PASS_HOOK,
 	.default_cmd = DEFAULT_CMD_ROOT,
+	.ctrun_home = true,
+	.ctrun_passwd = true,
 	.plan = crun_plan,
 };

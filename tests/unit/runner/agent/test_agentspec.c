@@ -69,6 +69,19 @@ static void test_round_trip(void **state)
 	assert_false(CPU_ISSET(2, &t.w[0].cpus));
 	assert_false(t.w[1].has_cpus);
 	assert_string_equal(t.w[1].env.v[0], "RANK=5");
+	assert_false(t.as_user);
+	free(buf);
+	agentspec_free(&t);
+	/* The workers' identity (X): the agent switches to it first. */
+	s.as_user = true;
+	s.uid = 1003;
+	s.gid = 4294967294L;
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_non_null(memmem(buf, len, "X15:1003 4294967294\n", 20));
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_true(t.as_user);
+	assert_int_equal(t.uid, 1003);
+	assert_int_equal(t.gid, 4294967294L);
 	free(buf);
 	agentspec_free(&s);
 	agentspec_free(&t);
@@ -88,7 +101,11 @@ static void test_truncated_or_malformed_is_refused(void **state)
 		"V1:1\nW1:0\nZ0:\n",   /* worker without argv */
 		"V1:1\nH9:n1\nZ0:\n",  /* length past the end */
 		"V1:1\nI3:abc\nZ0:\n", /* not K=V */
-		"V1:1\nX1:x\nZ0:\n",   /* unknown tag */
+		"V1:1\nq1:x\nZ0:\n",   /* unknown tag */
+		"V1:1\nX1:x\nZ0:\n",   /* identity: not "UID GID" */
+		"V1:1\nX4:1003\nZ0:\n",
+		"V1:1\nX9:-1 100\nZ0:\n",
+		"V1:1\nX14:4294967295 100\nZ0:\n", /* (uid_t)-1 means "unchanged" */
 		"V1:1\nZ0:\ntrailing", /* bytes after the end */
 	};
 

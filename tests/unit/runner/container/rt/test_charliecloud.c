@@ -113,6 +113,25 @@ static void test_root_runs_as_root(void **state)
 	spec_free(&s);
 }
 
+/* --root as a user: ch-run maps --uid 0 to its own uid (the caller). */
+static void test_root_option_asks_ch_run_for_uid_0(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	s.as_root = true;
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[1], "--uid=0");
+	assert_string_equal(p.argv.v[2], "--gid=0");
+	/* ch-run makes its own namespace: ctrun's agent does not switch. */
+	assert_false(p.ident_nest);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_image_environment_quoted_byte_for_byte(void **state)
 {
 	struct ctr_spec s;
@@ -304,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_argv_over_the_overlay),
 		cmocka_unit_test(test_root_runs_as_root),
+		cmocka_unit_test(test_root_option_asks_ch_run_for_uid_0),
 		cmocka_unit_test(test_image_environment_quoted_byte_for_byte),
 		cmocka_unit_test(test_paths_with_colons_spaces_and_newlines_are_staged),
 		cmocka_unit_test(test_shell_gets_cd_and_its_command_after_dashdash),

@@ -81,11 +81,16 @@ static void test_start_argv_env_and_files(void **state)
 	assert_int_equal(p.argv.n, 7);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		assert_string_equal(p.argv.v[i], argv[i]);
-	assert_int_equal(p.setenv.n, 1);
+	assert_int_equal(p.setenv.n, 2);
 	assert_string_equal(p.setenv.v[0], "ENROOT_DATA_PATH=/tmp/ctrun-cache-1000/enroot-data");
-	assert_int_equal(p.unsetenv.n, 2);
-	assert_string_equal(p.unsetenv.v[0], "NVIDIA_VISIBLE_DEVICES");
-	assert_string_equal(p.unsetenv.v[1], "NVIDIA_DRIVER_CAPABILITIES");
+	/* The home is bound per run (enroot's 10-home.sh), whatever the user's
+	 * environment or enroot.conf say; the user's ENROOT_REMAP_ROOT never
+	 * makes a run root without --root. */
+	assert_string_equal(p.setenv.v[1], "ENROOT_MOUNT_HOME=y");
+	assert_int_equal(p.unsetenv.n, 3);
+	assert_string_equal(p.unsetenv.v[0], "ENROOT_REMAP_ROOT");
+	assert_string_equal(p.unsetenv.v[1], "NVIDIA_VISIBLE_DEVICES");
+	assert_string_equal(p.unsetenv.v[2], "NVIDIA_DRIVER_CAPABILITIES");
 	assert_int_equal(p.nfiles, 3);
 	assert_string_equal(file(&p, "enroot.conf")->path, "/tmp/ctrun-1000/run1/enroot.conf");
 	assert_string_equal(file(&p, "enroot.conf")->data, conf_rc);
@@ -102,6 +107,32 @@ static void test_start_argv_env_and_files(void **state)
 	 * /.singularity.d/env scripts, as apptainer does (imageenv.h). */
 	assert_true(p.agent_image_scripts);
 	assert_false(p.agent_apptainer_env);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* --root is enroot's --root (before --conf, as enroot's parser wants its
+ * options before the name); --no-home is ENROOT_MOUNT_HOME=n (enroot's false). */
+static void test_root_and_no_home(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	char *argv[] = { "enroot", "start", "--root", "--conf", "/tmp/ctrun-1000/run1/enroot.conf",
+			 "ctrun-squashfs-0123", "/.ctrun/agent", "/.ctrun/spec", NULL };
+
+	(void)state;
+	spec_init(&s);
+	s.as_root = true;
+	s.no_home = true;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_int_equal(p.argv.n, 8);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		assert_string_equal(p.argv.v[i], argv[i]);
+	assert_string_equal(p.setenv.v[1], "ENROOT_MOUNT_HOME=n");
+	assert_string_equal(p.unsetenv.v[0], "ENROOT_REMAP_ROOT");
+	/* enroot switches identity itself: no nested namespace. */
+	assert_false(p.ident_nest);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
@@ -233,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_argv_env_and_files),
+		cmocka_unit_test(test_root_and_no_home),
 		cmocka_unit_test(test_entrypoint_keeps_the_images_rc),
 		cmocka_unit_test(test_entrypoint_with_the_agent_runs_rc_through_it),
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),

@@ -36,6 +36,7 @@ static void spec_init(struct ctr_spec *s)
 	s->uid = 1000;
 	s->gid = 1000;
 	s->rootless = true;
+	s->agent = true;
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
 	assert_int_equal(strv_push(&s->env, "LANG=C.UTF-8"), 0);
@@ -190,6 +191,58 @@ static void test_process_root_and_namespaces(void **state)
 	assert_false(json_object_object_get_ex(get(c, "linux"), "uidMappings", NULL));
 	assert_false(json_object_object_get_ex(c, "hooks", &hooks));
 	assert_int_equal(json_object_array_length(get(c, "linux.devices")), 0);
+	/* The agent then switches to the caller's uid and gid (spec record X). */
+	assert_true(p.ident_nest);
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* A shell has no agent: runc starts `/.ctrun/agent --as-user UID GID`,
+ * which switches and execs the shell, its words after it as they are. */
+static void test_shell_switches_to_the_caller_through_the_agent(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c;
+
+	(void)state;
+	spec_init(&s);
+	s.agent = false;
+	s.uid = 1003;
+	s.gid = 1005;
+	strv_free(&s.argv);
+	assert_int_equal(strv_push(&s.argv, "/bin/sh"), 0);
+	assert_int_equal(strv_push(&s.argv, "-c"), 0);
+	assert_int_equal(strv_push(&s.argv, "id -u; echo \"$HOME\""), 0);
+	c = plan_config(&s, &p);
+	assert_true(p.ident_nest);
+	assert_strings(get(c, "process.args"), (const char *const[]){
+		"/.ctrun/agent", "--as-user", "1003", "1005", "/bin/sh", "-c",
+		"id -u; echo \"$HOME\"", NULL });
+	/* runc itself still runs the process as root of ctrun's namespace. */
+	assert_int_equal(json_object_get_int(get(c, "process.user.uid")), 0);
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* --root: today's behaviour, root of ctrun's namespace, no switch. */
+static void test_root_stays_root_of_the_namespace(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c;
+
+	(void)state;
+	spec_init(&s);
+	s.as_root = true;
+	s.agent = false;
+	c = plan_config(&s, &p);
+	assert_false(p.ident_nest);
+	assert_strings(get(c, "process.args"), (const char *const[]){ "/.ctrun/agent",
+								       "/.ctrun/spec", NULL });
+	assert_int_equal(json_object_get_int(get(c, "process.user.uid")), 0);
 	json_object_put(c);
 	ctr_plan_free(&p);
 	spec_free(&s);
@@ -276,6 +329,8 @@ static void test_root_keeps_its_ids_and_tty_gid(void **state)
 	assert_true(json_object_get_boolean(get(c, "process.terminal")));
 	assert_strings(get(c, "mounts.2.options"), (const char *const[]){ "nosuid", "noexec",
 		"newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL });
+	/* Real root calling ctrun stays root: no switch. */
+	assert_false(p.ident_nest);
 	json_object_put(c);
 	ctr_plan_free(&p);
 	spec_free(&s);
@@ -372,6 +427,8 @@ int main(void)
 		cmocka_unit_test(test_runc_argv_and_overlay),
 		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
+		cmocka_unit_test(test_shell_switches_to_the_caller_through_the_agent),
+		cmocka_unit_test(test_root_stays_root_of_the_namespace),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
 		cmocka_unit_test(test_suid_and_dev_only_when_asked),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),

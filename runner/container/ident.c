@@ -1,0 +1,302 @@
+/* ident.c - who the workers are inside the container: the caller (uid,
+ * gid, name, $HOME, the home directory bound at the same path) unless
+ * --root, as enroot and apptainer give it (docs/containers.md "Identity
+ * and home", docs/decisions.md "Issue 24: identity").
+ *
+ * The runtimes differ in what they do themselves (drivers.h ctrun_home,
+ * ctrun_passwd): enroot's hooks and apptainer write the user into the
+ * container's passwd and bind the home; ch-run writes passwd but binds no
+ * home at the same path; runc and crun do neither.  What they do not,
+ * ctrun does here: a bind of the home, and /etc/passwd and /etc/group made
+ * from the image's (read through the in-root resolver, bounded) and bound
+ * read-only over the image's. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "drivers.h"
+#include "idfiles.h"
+#include "inroot.h"
+#include "util.h"
+
+#define ROOT_HOME "/root"
+
+bool ctr_ident_nests(const struct ctr_spec *s)
+{
+	return s->rt != NULL && s->rt->ctrun_passwd && s->rootless && !s->as_root;
+}
+
+/* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */
+static bool has_subids(const char *file, const char *name, uid_t id)
+{
+	char *text = read_file(file, NULL), num[32];
+	bool found = false;
+
+	if (text == NULL)
+		return false;
+	snprintf(num, sizeof(num), "%u:", (unsigned)id);
+	for (char *l = text; l != NULL && *l != '\0' && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strlen(name);
+
+		found = (strncmp(l, name, n) == 0 && l[n] == ':') || strncmp(l, num, strlen(num)) == 0;
+	}
+	free(text);
+	return found;
+}
+
+int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	struct passwd *pw;
+
+	s->as_root = o->root;
+	s->no_home = o->no_home;
+	errno = 0;
+	pw = getpwuid(s->uid);
+	if (pw != NULL && pw->pw_name[0] != '\0') {
+		if (xsnprintf(c->user, sizeof(c->user), "%s", pw->pw_name) < 0)
+			return err_set(e, EXIT_CTRUN, "your user name is too long");
+	} else if (xsnprintf(c->user, sizeof(c->user), "%u", (unsigned)s->uid) < 0) {
+		return err_set(e, EXIT_CTRUN, "user name");
+	}
+	/* A home that is not absolute (or none) is "/", as login(1) does. */
+	if (xsnprintf(c->user_home, sizeof(c->user_home), "%s",
+		      pw != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : "/") < 0)
+		return err_set(e, EXIT_CTRUN, "your home directory's path is too long");
+	s->user = c->user;
+	s->user_home = c->user_home;
+	s->subids = s->uid == 0 || (has_subids("/etc/subuid", c->user, s->uid) &&
+				    has_subids("/etc/subgid", c->user, s->uid));
+	return 0;
+}
+
+/* Whether the overlay can hold a mount point at dst: it is in the image
+ * already, or the nearest directory of the image above it is the caller's
+ * (rootless, a directory of another user cannot get a new entry: a
+ * root-made directory image, a root-made shared cache). */
+static bool mount_point_possible(const struct ctr_spec *s, const char *dst)
+{
+	char path[PATH_MAX];
+	int rootfd, fd = -1;
+	struct stat st;
+	bool ok = true;
+
+	if (!s->rootless || s->rootfs == NULL || xsnprintf(path, sizeof(path), "%s", dst) < 0)
+		return true;
+	rootfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return true;
+	for (bool first = true;; first = false) {
+		char *slash;
+
+		fd = inroot_open(rootfd, path[0] != '\0' ? path : "/", O_PATH, 0, INROOT_CHROOT, NULL);
+		if (fd >= 0) {
+			ok = first || (fstat(fd, &st) == 0 && (st.st_uid == s->uid ||
+								(st.st_mode & S_IWOTH) != 0));
+			break;
+		}
+		slash = strrchr(path, '/');
+		if (slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	return ok;
+}
+
+int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	struct ctr_mounts *ms = &s->mounts;
+	struct stat st;
+	char path[PATH_MAX];
+
+	/* The home at its own path (with --root at /root, as enroot --root and
+	 * apptainer --fakeroot bind it); one that is not a directory here is
+	 * not bound (HOME still names it). */
+	if (s->rt->ctrun_home && !s->no_home && strcmp(s->user_home, "/") != 0 &&
+	    stat(s->user_home, &st) == 0 && S_ISDIR(st.st_mode)) {
+		const char *dst = s->as_root ? ROOT_HOME : s->user_home;
+
+		if (!mount_point_possible(s, dst)) {
+			/* Not worth failing the run for: said, and HOME still names it. */
+			if (!s->quiet)
+				fprintf(stderr, "ctrun: your home %s is not bound: the image has no %s and "
+					"its parent directory is another user's, so no mount point can "
+					"be made there without root (--no-home: not tried; --mount it "
+					"elsewhere if you need it)\n", s->user_home, dst);
+		} else if (mounts_add(ms, s->user_home, dst, false, false, e) < 0) {
+			return -1;
+		}
+	}
+	if (!ctr_ident_nests(s))
+		return 0;
+	for (const char *const *f = (const char *const[]){ "passwd", "group", NULL }; *f; f++) {
+		char dst[32];
+
+		if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, *f) < 0 ||
+		    xsnprintf(dst, sizeof(dst), "/etc/%s", *f) < 0)
+			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		/* An image without it whose /etc is another user's: the ids stay
+		 * unnamed rather than the run failing. */
+		if (!mount_point_possible(s, dst))
+			continue;
+		if (mounts_add(ms, path, dst, true, true, e) < 0)
+			return -1;
+	}
+	/* A shell has no agent: `/.ctrun/agent --as-user` switches for it. */
+	if (!agent) {
+		if (ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+			return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
+				       "gives the shell your identity inside the container",
+				       c->agent);
+		if (mounts_add(ms, c->agent, AGENT_BIN, true, true, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The image's FILE (/etc/passwd), read inside its root, a plain file of at
+ * most IDFILES_MAX bytes; *text NULL when there is none. */
+static int read_image_file(int rootfd, const char *file, char **text, size_t *len,
+			   struct err *e)
+{
+	int fd = inroot_open(rootfd, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, INROOT_CHROOT,
+			     NULL);
+	struct stat st;
+	char *buf;
+	size_t n = 0;
+
+	*text = NULL;
+	*len = 0;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	if ((unsigned long long)st.st_size > IDFILES_MAX) {
+		close(fd);
+		return err_set(e, EXIT_CTRUN, "the image's %s is larger than %u MiB: ctrun cannot "
+			       "add you to it; shrink it in the image, or run with --root", file,
+			       IDFILES_MAX >> 20);
+	}
+	buf = malloc(IDFILES_MAX + 1);
+	if (buf == NULL) {
+		close(fd);
+		return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
+	}
+	/* Bounded even if it grows while read. */
+	while (n < IDFILES_MAX) {
+		ssize_t r = read(fd, buf + n, IDFILES_MAX - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			close(fd);
+			return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+static int write_text(const char *dir, const char *name, const char *text, size_t len,
+		      struct err *e)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", dir, name) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	if (write_all(fd, text, len) < 0 || fchmod(fd, 0644) < 0) {
+		close(fd);
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	}
+	if (close(fd) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	return 0;
+}
+
+int ctr_ident_files(struct ctr_setup *c, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	struct idfiles_user u = { .name = s->user, .uid = s->uid, .gid = s->gid,
+				  .home = s->user_home, .shell = "/bin/sh" };
+	struct passwd *pw = getpwuid(s->uid);
+	struct group *gr = getgrgid(s->gid);
+	char gname[256], *text = NULL, *out = NULL;
+	size_t len = 0, out_len = 0;
+	int rootfd = -1, rv = -1;
+
+	if (!ctr_ident_nests(s))
+		return 0;
+	if (s->rootfs == NULL)
+		return err_set(e, EXIT_CTRUN, "identity: the image has no root file system here");
+	/* The group's name; one the host cannot name is the user's. */
+	if (xsnprintf(gname, sizeof(gname), "%s", gr != NULL ? gr->gr_name : s->user) < 0)
+		return err_set(e, EXIT_CTRUN, "your group name is too long");
+	u.group = gname;
+	u.gecos = pw != NULL ? pw->pw_gecos : NULL;
+	rootfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return err_sys(e, EXIT_CTRUN, "image root %s", s->rootfs);
+	/* The login shell when the image has it, else /bin/sh (enroot's rule). */
+	if (pw != NULL && pw->pw_shell[0] == '/') {
+		struct stat st;
+		int fd = inroot_open(rootfd, pw->pw_shell, O_PATH, 0, INROOT_CHROOT, NULL);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			u.shell = pw->pw_shell;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (read_image_file(rootfd, "/etc/passwd", &text, &len, e) < 0 ||
+	    idfiles_passwd(&u, text, len, &out, &out_len, e) < 0 ||
+	    write_text(c->rundir, "passwd", out, out_len, e) < 0)
+		goto out;
+	free(text);
+	free(out);
+	text = out = NULL;
+	if (read_image_file(rootfd, "/etc/group", &text, &len, e) < 0 ||
+	    idfiles_group(&u, text, len, &out, &out_len, e) < 0 ||
+	    write_text(c->rundir, "group", out, out_len, e) < 0)
+		goto out;
+	rv = 0;
+out:
+	free(text);
+	free(out);
+	close(rootfd);
+	return rv;
+}
+
+int ctr_ident_env(const struct ctr_spec *s, struct strv *env)
+{
+	const char *name = s->as_root ? "root" : s->user;
+
+	if (strv_setenv(env, "HOME", s->as_root ? ROOT_HOME : s->user_home, 1) < 0 ||
+	    strv_setenv(env, "USER", name, 1) < 0 || strv_setenv(env, "LOGNAME", name, 1) < 0)
+		return -1;
+	return 0;
+}
