@@ -13,8 +13,8 @@
 #   - the image's /.singularity.d/env scripts and its entrypoint run as the
 #     user (runc, ch-run: the agent sources and runs them);
 #   - as root: root stays root (uid 0, whoami root, HOME=/root).
-# Singularity: test_apptainer.c checks --fakeroot and --no-home against the
-# release's rules; /opt/singularity has no real one on a fresh machine.
+# Singularity 3.4.2 (/opt/singularity) too; its --root (--fakeroot) without
+# the user's /etc/subuid range is one line, exit 125.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image BB busybox.sqsh
@@ -24,15 +24,25 @@ gid=$(id -g "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 [ -d "$home" ] || fail "test user $user has no home directory $home"
 
-runtimes=(oci crun)
-command -v ch-run > /dev/null && runtimes+=(charliecloud)
-[ -x /opt/enroot/bin/enroot ] && runtimes+=(enroot)
+# Real enroot and Singularity are built into /opt by ../shared/tools: their
+# behaviours ("enroot: ...", "singularity: ...") skip alone on a machine
+# without them (tests/skips.allowed).
+runtimes=(oci crun charliecloud enroot singularity)
+with_rt() { # RUNTIME FUNCTION: FUNCTION RUNTIME, where RUNTIME is installed
+	case $1 in
+	enroot) [ -x /opt/enroot/bin/enroot ] ||
+		skip "no real enroot in /opt/enroot (../shared/tools/build-enroot.sh builds 4.1.2 there)" ;;
+	singularity) [ -x /opt/singularity/bin/singularity ] ||
+		skip "no real Singularity in /opt/singularity (../shared/tools/build-singularity.sh builds 3.4.2 there)" ;;
+	esac
+	"$2" "$1"
+}
 # Every runtime of tests/deps.sh must be here: runc, crun and ch-run are
 # Debian packages; enroot is built by ../shared/tools/build-enroot.sh.
 command -v ch-run > /dev/null || fail "no ch-run (tests/deps.sh installs charliecloud-runtime)"
 
 cd "$TMPD"
-mkdir -p u && chmod 777 u
+mkdir -p u u/stmp && chmod 777 u u/stmp
 # A file of the home that the container shows only when the home is bound.
 marker=.ctrun-it-identity-$$
 install -o "$user" -g "$gid" -m 644 /dev/null "$home/$marker"
@@ -58,7 +68,7 @@ chmod 644 u/probe.sh u/probe_root.sh
 
 # enroot: the nodes' GPUs are fakes (its NVIDIA hook would want
 # nvidia-container-cli); its runtime directory per user.
-ENV_COMMON="PATH=/opt/enroot/bin:$PATH CTRUN_NV=false"
+ENV_COMMON="PATH=/opt/enroot/bin:/opt/singularity/bin:$PATH CTRUN_NV=false SINGULARITY_TMPDIR=$TMPD/u/stmp"
 as_user() { # CMD... in $TMPD/u, as the test user
 	su "$user" -s /bin/bash -c "cd '$TMPD/u' && export SLURM_CONF='$SLURM_CONF' $ENV_COMMON \
 		ENROOT_RUNTIME_PATH='$TMPD/u/enroot-run-user' && $(printf '%q ' "$@")"
@@ -81,6 +91,16 @@ user_is_themselves() { # RUNTIME
 
 root_option_is_root() { # RUNTIME
 	local rt=$1 out f=root-file-$1
+	# Singularity 3.x maps --fakeroot without setuid through the user's
+	# /etc/subuid range: without one, one line naming the release, exit 125.
+	if [ "$rt" = singularity ] && ! grep -q "^$user:" /etc/subuid 2>/dev/null; then
+		run_rc as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --runtime "$rt" \
+			--image "$BB" true 2> "$TMPD/u/fakeroot.err"
+		assert_eq 125 "$rc" "exit of --root under Singularity 3.4.2 without subuid"
+		assert_eq 1 "$(grep -c . "$TMPD/u/fakeroot.err")" "one line: $(cat "$TMPD/u/fakeroot.err")"
+		grep -q "3.4.2" "$TMPD/u/fakeroot.err" || fail "the line names no release: $(cat "$TMPD/u/fakeroot.err")"
+		return 0
+	fi
 	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --runtime "$rt" --image "$BB" \
 		sh "$TMPD/u/probe_root.sh" "$f")
 	echo "$out"
@@ -107,6 +127,7 @@ shell_is_the_user() { # RUNTIME
 	echo "$out"
 	assert_eq "uid=$uid gid=$gid name=$user home=$home user=$user logname=$user" \
 		"$(sed -n 1p <<< "$out")" "identity in ctrun shell ($rt)"
+	[ "$rt" != singularity ] || return 0 # --root: root_option_is_root
 	out=$(as_user srun -N1 -n1 "$CTRUN" -q shell --root --runtime "$rt" --image "$BB" \
 		sh -c 'echo "uid=$(id -u) home=$HOME"')
 	assert_eq "uid=0 home=/root" "$out" "identity in ctrun shell --root ($rt)"
@@ -144,10 +165,12 @@ for rt in oci charliecloud; do
 done
 for rt in "${runtimes[@]}"; do
 	behaviour "$rt: a user is themselves inside (id, whoami, HOME, a file in the home)" \
-		user_is_themselves "$rt"
-	behaviour "$rt: --root is uid 0, files it makes are the user's outside" root_option_is_root "$rt"
-	behaviour "$rt: --no-home binds no home" no_home_is_not_bound "$rt"
-	behaviour "$rt: ctrun shell is the user too (and root with --root)" shell_is_the_user "$rt"
-	behaviour "$rt: root calling ctrun stays root" root_stays_root "$rt"
+		with_rt "$rt" user_is_themselves
+	behaviour "$rt: --root is uid 0, files it makes are the user's outside" \
+		with_rt "$rt" root_option_is_root
+	behaviour "$rt: --no-home binds no home" with_rt "$rt" no_home_is_not_bound
+	behaviour "$rt: ctrun shell is the user too (and root with --root)" \
+		with_rt "$rt" shell_is_the_user
+	behaviour "$rt: root calling ctrun stays root" with_rt "$rt" root_stays_root
 done
 behaviour "no container left" assert_no_containers
