@@ -61,6 +61,7 @@ static const struct key keys[] = {
 	{ "container", "mount", "mount", K_LIST, OFF(mounts), 0, 0, NULL },
 	{ "container", "nv", "nv", K_ENUM, OFF(nv), 0, 0, autobool },
 	{ "container", "entrypoint", "entrypoint", K_BOOL, OFF(entrypoint), 0, 0, NULL },
+	{ "container", "writable", "writable", K_BOOL, OFF(writable), 0, 0, NULL },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },

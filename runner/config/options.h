@@ -54,6 +54,7 @@ struct options {
 	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
+	bool writable;        /* --writable: the root is writable for the run, then discarded */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */

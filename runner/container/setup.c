@@ -297,6 +297,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->rootless = s->uid != 0;
 	s->slurm = t->step_id != NULL;
 	s->entrypoint = o->entrypoint;
+	s->writable = o->writable;
 	if (getcwd(c->cwd, sizeof(c->cwd)) == NULL)
 		return err_sys(e, EXIT_CTRUN, "current directory");
 	if (o->workdir != NULL && o->workdir[0] != '/')

@@ -115,6 +115,10 @@ struct ctr_spec {
 	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
+	bool writable;            /* --writable: the root writable for the run, discarded
+				   * at its end (OCI/charliecloud: the overlay's tmpfs;
+				   * enroot: --rw over its own start of the squashfs;
+				   * apptainer: --writable-tmpfs) */
 	bool agent;               /* argv is ctrun-agent (which enters cwd itself) */
 	bool run_default;         /* apptainer: the image's default command (argv empty):
 				   * runscript, /etc/rc, else a shell */
