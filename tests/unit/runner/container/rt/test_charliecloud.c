@@ -113,6 +113,28 @@ static void test_root_runs_as_root(void **state)
 	spec_free(&s);
 }
 
+/* --writable: ch-run's --write keeps ctrun's overlay writable (its upper
+ * layer the run's tmpfs); without it ch-run remounts the root read-only. */
+static void test_writable_adds_write(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	for (size_t i = 0; i < p.argv.n; i++)
+		assert_string_not_equal(p.argv.v[i], "--write");
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.writable = true;
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[4], "--write");
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_image_environment_quoted_byte_for_byte(void **state)
 {
 	struct ctr_spec s;
@@ -304,6 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_argv_over_the_overlay),
 		cmocka_unit_test(test_root_runs_as_root),
+		cmocka_unit_test(test_writable_adds_write),
 		cmocka_unit_test(test_image_environment_quoted_byte_for_byte),
 		cmocka_unit_test(test_paths_with_colons_spaces_and_newlines_are_staged),
 		cmocka_unit_test(test_shell_gets_cd_and_its_command_after_dashdash),

@@ -106,6 +106,27 @@ static void test_start_argv_env_and_files(void **state)
 	spec_free(&s);
 }
 
+/* --writable: enroot's --rw (ctrroot.c gives it the squashfs file, whose
+ * overlay's upper layer is enroot's per-run tmpfs). */
+static void test_writable_adds_rw_before_the_name(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	char *argv[] = { "enroot", "start", "--conf", "/tmp/ctrun-1000/run1/enroot.conf", "--rw",
+			 "ctrun-squashfs-0123", "/.ctrun/agent", "/.ctrun/spec", NULL };
+
+	(void)state;
+	spec_init(&s);
+	s.writable = true;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_int_equal(p.argv.n, 8);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		assert_string_equal(p.argv.v[i], argv[i]);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_entrypoint_keeps_the_images_rc(void **state)
 {
 	struct ctr_spec s;
@@ -213,6 +234,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_argv_env_and_files),
+		cmocka_unit_test(test_writable_adds_rw_before_the_name),
 		cmocka_unit_test(test_entrypoint_keeps_the_images_rc),
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),

@@ -195,6 +195,25 @@ static void test_process_root_and_namespaces(void **state)
 	spec_free(&s);
 }
 
+/* --writable: the root stays writable (the overlay's tmpfs takes the
+ * writes); without it, read-only, as the test above checks. */
+static void test_writable_leaves_the_root_writable(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c;
+
+	(void)state;
+	spec_init(&s);
+	s.writable = true;
+	c = plan_config(&s, &p);
+	assert_false(json_object_get_boolean(get(c, "root.readonly")));
+	assert_true(p.ovl);
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* --mount SRC:DST:suid,dev is the user asking: then the bind keeps them. */
 static void test_suid_and_dev_only_when_asked(void **state)
 {
@@ -372,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_runc_argv_and_overlay),
 		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
+		cmocka_unit_test(test_writable_leaves_the_root_writable),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
 		cmocka_unit_test(test_suid_and_dev_only_when_asked),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),
