@@ -118,3 +118,23 @@ enroot_nothing_left() {
 	assert_no_leftovers "squashfuse.*$TMPD" 5
 }
 behaviour "enroot: nothing left behind (FUSE, mounts, containers)" enroot_nothing_left
+
+# ---- a real Singularity 3.4.2 ----
+# Without overlay support (no setuid starter: also as root here, where it
+# converts the SIF to a sandbox) it ignores --writable-tmpfs with a warning
+# and leaves the root read-only but /usr writable: ctrun refuses instead.
+sing_refused() { # root|user
+	[ -x /opt/singularity/bin/singularity ] ||
+		skip "no real Singularity in /opt/singularity (../shared/tools/build-singularity.sh builds 3.4.2 there)"
+	cp "$(dirname "$BB")/busybox.sif" bb.sif 2>/dev/null || true
+	chmod 644 bb.sif
+	as "$1" env PATH="/opt/singularity/bin:$PATH" SINGULARITY_TMPDIR="$TMPD" "$CTRUN" -q --runtime singularity \
+		--image bb.sif --writable -- true
+	assert_eq 125 "$rc" "--writable under Singularity 3.4.2 ($1): $out"
+	case $out in "ctrun: --writable: "*"Singularity 3.x) may ignore"*) ;; *) fail "message ($1): $out" ;; esac
+	# srun adds its own "srun: error: ... exit code 125" line.
+	[ "$(printf '%s\n' "$out" | grep -vc '^srun: ')" -eq 1 ] || fail "more than one line ($1): $out"
+}
+behaviour "Singularity 3.4.2 as root: --writable refused in one line (it would ignore --writable-tmpfs)" \
+	sing_refused root
+behaviour "Singularity 3.4.2 as the test user: the same" sing_refused user

@@ -287,14 +287,17 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 		ret |= strv_push(&p->argv, "--no-oci");
 	ret |= strv_push(&p->argv, "--cleanenv");
 	/* --writable: a tmpfs over the image, apptainer.conf's `sessiondir max
-	 * size`.  Singularity 3.x without its setuid starter runs in a user
-	 * namespace, where it turns overlay off (container_linux.go
-	 * checkOverlay) and only warns "Ignoring --writable-tmpfs": the run
-	 * would be read-only, so it is refused. */
-	if (s->writable && s->app.flavor == APP_SINGULARITY && s->rootless)
-		return err_set(e, EXIT_CTRUN, "--writable: %s without its setuid starter ignores "
-			       "--writable-tmpfs (overlay is off in a user namespace): use "
-			       "--runtime oci or enroot, or apptainer >= 1.0", s->bin);
+	 * size`.  Singularity 3.x turns overlay off in a user namespace (no
+	 * setuid starter) and wherever its sandbox conversion runs, then only
+	 * warns "Ignoring --writable-tmpfs as it requires overlay support"
+	 * (container_linux.go setupSessionLayout): measured as root here, the
+	 * root stayed read-only and /usr writable.  It is refused rather than
+	 * half-writable. */
+	if (s->writable && s->app.flavor == APP_SINGULARITY)
+		return err_set(e, EXIT_CTRUN, "--writable: %s (Singularity 3.x) may ignore "
+			       "--writable-tmpfs and leave the root read-only (it needs overlay "
+			       "and its setuid starter): use --runtime oci or enroot, or apptainer "
+			       ">= 1.0 / SingularityCE", s->bin);
 	if (s->writable)
 		ret |= strv_push(&p->argv, "--writable-tmpfs");
 	ret |= strv_push(&p->unsetenv, "APPTAINER*");
