@@ -55,6 +55,8 @@ struct options {
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
 	bool entrypoint;      /* run the image's entrypoint (enroot /etc/rc, apptainer run) */
 	bool writable;        /* --writable: the root is writable for the run, then discarded */
+	char *name;           /* --name: the writable layer kept on the node (images/named.h) */
+	bool name_reset;      /* --name-reset: start --name anew from --image */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */

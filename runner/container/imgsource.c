@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "imgmount.h"
+#include "rootpath.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -266,6 +267,25 @@ out:
 	strv_free(&argv);
 	strv_free(&env);
 	return rv;
+}
+
+int ctr_enroot_create_named(const char *bin, const char *image, const char *data,
+			    const char *name, char *const *envp, struct err *e)
+{
+	struct enroot_create ec = { bin, image, data, envp };
+	char tmp[PATH_MAX], final[PATH_MAX];
+
+	if (xsnprintf(tmp, sizeof(tmp), "%s/%s.ctrun-tmp.%ld", data, name, (long)getpid()) < 0 ||
+	    xsnprintf(final, sizeof(final), "%s/%s", data, name) < 0)
+		return err_set(e, EXIT_CTRUN, "enroot data %s: path too long", data);
+	(void)remove_tree(tmp);
+	if (enroot_create(tmp, &ec, e) < 0 || rename(tmp, final) < 0) {
+		if (e->code == 0)
+			err_sys(e, EXIT_CTRUN, "enroot create: %s", final);
+		(void)remove_tree(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 /* enroot's container in its data directory, created once under a lock

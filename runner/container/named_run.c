@@ -1,0 +1,111 @@
+/* named_run.c - --name for one run: where a container can be kept, the
+ * named container taken in the user's node cache (images/named.h), and the
+ * spec pointed at it.
+ *
+ * OCI, crun, charliecloud: the overlay's upper and work directories are the
+ * named container's (ocins.c), on disk instead of the run's tmpfs.  enroot:
+ * enroot's own container (`enroot create` once, then `enroot start --rw`,
+ * as pyxis's --container-name), kept inside the named container's
+ * directory (ENROOT_DATA_PATH=containers/NAME, container "rootfs"), so
+ * listing, removing and the lock are the same for every runtime. */
+#include "container.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* The container inside a named container's directory (enroot). */
+#define NAMED_ENROOT "rootfs"
+
+int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
+		    struct err *e)
+{
+	if (o->name == NULL) {
+		if (o->name_reset)
+			return err_set(e, EXIT_USAGE, "--name-reset needs --name NAME (the named "
+				       "container to start anew)");
+		return 0;
+	}
+	if (named_check_name(o->name, e) < 0)
+		return -1;
+	if (ctr_root_need(s->rt) == ROOT_IMAGE_FILE)
+		return err_set(e, EXIT_USAGE, "--name %s: %s runs are not kept (Singularity 3.x's "
+			       "--overlay needs its setuid starter): use --runtime oci or enroot",
+			       o->name, ctr_runtime_name(s->rt));
+	/* Task mode starts one container per task: their overlays would
+	 * share one upper directory at once, which is undefined. */
+	if (t->mode == MODE_TASK && t->ntasks_on_node > 1)
+		return err_set(e, EXIT_USAGE, "--name %s: %ld tasks of this step on %s would each "
+			       "start a container over the same kept layer: run one task per node "
+			       "(node mode: srun --ntasks-per-node=1 ctrun --nproc-per-node N)",
+			       o->name, t->ntasks_on_node, t->host);
+	return 0;
+}
+
+/* enroot: its container "rootfs" in the named directory, made once. */
+static int enroot_named(struct ctr_setup *c, char *const *envp, struct err *e)
+{
+	struct ctr_root *r = &c->root;
+	char path[PATH_MAX];
+
+	if (c->spec.kind != IMAGE_SQUASHFS)
+		return err_set(e, EXIT_USAGE, "--name: enroot keeps containers of a squashfs "
+			       "only, and %s is not one (use --runtime oci)", c->image);
+	if (xsnprintf(path, sizeof(path), "%s/%s", c->named.dir, NAMED_ENROOT) < 0 ||
+	    xsnprintf(r->enroot_data, sizeof(r->enroot_data), "%s", c->named.dir) < 0 ||
+	    xsnprintf(r->enroot_name, sizeof(r->enroot_name), "%s", NAMED_ENROOT) < 0 ||
+	    xsnprintf(r->path, sizeof(r->path), "%s", path) < 0)
+		return err_set(e, EXIT_CTRUN, "named container %s: path too long", c->named.dir);
+	if (access(path, F_OK) < 0 &&
+	    ctr_enroot_create_named(c->bin, c->image, c->named.dir, NAMED_ENROOT, envp, e) < 0)
+		return -1;
+	r->kind = ROOTFS_ENROOT_DATA;
+	r->real = true;
+	ctr_root_spec(r, &c->spec);
+	return 0;
+}
+
+int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *envp,
+		   struct err *e)
+{
+	struct cache_cfg cfg;
+	char dir[PATH_MAX], real[PATH_MAX], id[CACHE_ID_MAX];
+	struct named_req q = { .name = o->name, .reset = o->name_reset };
+
+	if (o->name == NULL)
+		return 0;
+	c->spec.writable = true;
+	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0)
+		return -1;
+	cfg.lookup = NULL; /* the user's own cache, never the shared one */
+	/* The identity of the image the user named, not of a staged copy
+	 * (each job's copy is a new file). */
+	if (realpath(o->image, real) == NULL)
+		return err_sys(e, EXIT_USAGE, "--image %s", o->image);
+	if (cache_identity(real, id, sizeof(id), e) < 0)
+		return -1;
+	q.cfg = &cfg;
+	q.image = real;
+	q.identity = id;
+	if (o->dry_run) {
+		if (xsnprintf(c->named.dir, sizeof(c->named.dir), "%s/containers/%s", dir,
+			      o->name) < 0 ||
+		    xsnprintf(c->named.upper, sizeof(c->named.upper), "%s/upper", c->named.dir) < 0 ||
+		    xsnprintf(c->named.work, sizeof(c->named.work), "%s/work", c->named.dir) < 0)
+			return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", dir);
+	} else if (named_open(&q, &c->named, e) < 0) {
+		return -1;
+	}
+	if (c->named.created && o->verbose > 0)
+		fprintf(stderr, "ctrun: --name %s: a new container from %s\n", o->name, real);
+	if (ctr_root_need(c->spec.rt) == ROOT_ENROOT)
+		return o->dry_run ? 0 : enroot_named(c, envp, e);
+	c->spec.named_upper = c->named.upper;
+	c->spec.named_work = c->named.work;
+	return 0;
+}
