@@ -333,3 +333,41 @@ int named_remove(const struct cache_cfg *c, const char *name, bool *found, struc
 	close(fd);
 	return rv;
 }
+
+int named_gc(const struct cache_cfg *c, size_t *removed, unsigned long long *freed,
+	     struct err *e)
+{
+	struct named_entry *v;
+	char cdir[PATH_MAX], dir[PATH_MAX], rec[CACHE_ID_MAX], now[CACHE_ID_MAX];
+	char image[4096];
+	size_t n;
+
+	*removed = 0;
+	*freed = 0;
+	if (named_list(c, &v, &n, e) < 0)
+		return -1;
+	if (xsnprintf(cdir, sizeof(cdir), "%s/containers", c->dir) < 0) {
+		free(v);
+		return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", c->dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct err ignored = { 0 };
+		int fd;
+
+		if (v[i].in_use || xsnprintf(dir, sizeof(dir), "%s/%s", cdir, v[i].name) < 0 ||
+		    read_record(dir, rec, sizeof(rec), image, sizeof(image), &ignored) < 0)
+			continue;
+		if (cache_identity(image, now, sizeof(now), &ignored) == 0 && strcmp(now, rec) == 0)
+			continue;
+		fd = lock_name(c, v[i].name, &ignored);
+		if (fd < 0)
+			continue;
+		if (remove_dir(dir, &ignored) == 0) {
+			(*removed)++;
+			*freed += v[i].bytes;
+		}
+		close(fd);
+	}
+	free(v);
+	return 0;
+}

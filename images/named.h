@@ -78,4 +78,11 @@ int named_list(const struct cache_cfg *c, struct named_entry **out, size_t *n, s
  * there is none. */
 int named_remove(const struct cache_cfg *c, const char *name, bool *found, struct err *e);
 
+/* `ctrun cache gc`: removes the named containers that can never be
+ * continued, those whose image file is gone or changed since (its identity
+ * differs: only --name-reset would use the name again); others hold a
+ * user's work and stay (`ctrun cache remove NAME`).  In-use ones stay. */
+int named_gc(const struct cache_cfg *c, size_t *removed, unsigned long long *freed,
+	     struct err *e);
+
 #endif

@@ -220,6 +220,38 @@ static void test_list_shows_name_image_size_and_skips_temporaries(void **state)
 	free(v);
 }
 
+/* gc removes only the containers that can never be continued: their image
+ * is gone or changed (another identity). */
+static void test_gc_removes_only_those_whose_image_changed(void **state)
+{
+	char img[300], keep_id[64], gone_id[64];
+	struct named_req q = { &cfg, "gc-keep", img, keep_id, false };
+	struct named n;
+	struct err e = { 0 };
+	unsigned long long freed;
+	size_t removed;
+	bool found;
+
+	(void)state;
+	snprintf(img, sizeof(img), "%s/img.sqsh", root);
+	write_in(root, "img.sqsh");
+	assert_int_equal(cache_identity(img, keep_id, sizeof(keep_id), &e), 0);
+	assert_int_equal(named_open(&q, &n, &e), 0);
+	named_close(&n);
+	snprintf(gone_id, sizeof(gone_id), "squashfs-00000000000000000000000000000000");
+	q.name = "gc-gone";
+	q.identity = gone_id; /* made from a file that has another identity now */
+	assert_int_equal(named_open(&q, &n, &e), 0);
+	named_close(&n);
+	assert_int_equal(named_gc(&cfg, &removed, &freed, &e), 0);
+	/* and the earlier tests' ones, made from /img/ files that do not exist */
+	assert_true(removed >= 1);
+	assert_int_equal(named_remove(&cfg, "gc-gone", &found, &e), 0);
+	assert_false(found);
+	assert_int_equal(named_remove(&cfg, "gc-keep", &found, &e), 0);
+	assert_true(found);
+}
+
 static void test_shared_cache_has_no_named_containers(void **state)
 {
 	struct cache_cfg shared = cfg;
@@ -242,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_another_image_is_refused_unless_reset),
 		cmocka_unit_test(test_one_run_at_a_time),
 		cmocka_unit_test(test_list_shows_name_image_size_and_skips_temporaries),
+		cmocka_unit_test(test_gc_removes_only_those_whose_image_changed),
 		cmocka_unit_test(test_shared_cache_has_no_named_containers),
 	};
 
