@@ -30,7 +30,7 @@ _ctrun()
 	local global="--nproc-per-node --mode --master-addr --master-port --nnodes --node-rank
 		--max-restarts --kill-timeout --gpu-isolation --env --python --no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
-		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --writable --json
+		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --writable --name --name-reset --json
 		--rdzv-timeout"
 	local subcommands="env shell check bench cache hooks pull"
 
