@@ -249,6 +249,9 @@ static int enroot_create(const char *tmp, void *arg, struct err *e)
 		goto out;
 	}
 	if (pid == 0) {
+		/* Its notes ("Extracting squashfs filesystem...") are not the
+		 * job's output. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
 		execvpe(argv.v[0], argv.v, env.v);
 		_exit(EXIT_NOTFOUND);
 	}

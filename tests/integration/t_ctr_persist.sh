@@ -78,6 +78,118 @@ nothing_left() {
 }
 behaviour "nothing left behind (containers, mounts, run directories)" nothing_left
 
+# ---- named containers (--name) ----
+# A file written under --name is there in the next step of the same job and
+# in the next job; an image removed file stays removed.
+named_keeps() { # runtime root|user [image]
+	local rt=$1 who=$2 img=${3:-bb.sqsh} nm="keep-$1-$2"
+	as "$who" "$CTRUN" -q --no-prefix --runtime "$rt" --image "$img" --name "$nm" -- \
+		sh -c 'echo step1 > /usr/kept && rm /bin/vi && echo done'
+	assert_eq 0 "$rc" "first --name run ($rt, $who): $out"
+	# (enroot create's own notes come first, on stderr)
+	assert_eq done "$(printf '%s\n' "$out" | tail -1)" "first --name run ($rt, $who)"
+	# Two steps of one job (salloc), then a job of its own.
+	if [ "$who" = root ]; then
+		run_rc salloc -N1 -w "$N" bash -c "srun '$CTRUN' -q --no-prefix --runtime $rt --image $img \
+--name $nm -- sh -c 'cat /usr/kept; echo step2 >> /usr/kept' && srun '$CTRUN' -q --no-prefix \
+--runtime $rt --image $img --name $nm -- sh -c 'cat /usr/kept'" > run.out 2>&1
+		out=$(grep -v '^salloc:' run.out)
+		assert_eq 0 "$rc" "two steps of one job ($rt): $out"
+		assert_eq "step1;step1;step2;" "$(printf '%s\n' "$out" | tr '\n' ';')" "steps of one job ($rt)"
+	fi
+	as "$who" "$CTRUN" -q --no-prefix --runtime "$rt" --image "$img" --name "$nm" -- \
+		sh -c 'cat /usr/kept; if [ -e /bin/vi ]; then echo vi-back; else echo vi-gone; fi'
+	assert_eq 0 "$rc" "a later job ($rt, $who): $out"
+	case $out in step1*vi-gone) ;; *) fail "a later job did not continue the container ($rt, $who): $out" ;; esac
+	# Without --name the image is as it was.
+	as "$who" "$CTRUN" -q --no-prefix --runtime "$rt" --image "$img" -- sh -c 'ls /usr/kept 2>&1; ls /bin/vi'
+	case $out in *"No such file"*/bin/vi) ;; *) fail "a run without --name saw the named changes: $out" ;; esac
+}
+behaviour "OCI --name as root: kept across two steps of a job and across jobs" named_keeps oci root
+behaviour "OCI --name as the test user: kept across jobs" named_keeps oci user
+behaviour "charliecloud --name as root: kept across two steps and across jobs" named_keeps charliecloud root
+
+# Node mode: the workers of a step share the one container.
+named_workers_share() {
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name share --nproc-per-node 2 -- \
+		sh -c 'echo $RANK > /rank-$RANK'
+	assert_eq 0 "$rc" "two workers: $out"
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name share -- sh -c 'cat /rank-0 /rank-1'
+	assert_eq "0;1;" "$(printf '%s\n' "$out" | tr '\n' ';')" "both workers' writes in the kept layer"
+}
+behaviour "--name in node mode: the step's workers write into one kept layer" named_workers_share
+
+# Task mode with two tasks on the node: each would start its own container
+# over the same layer; refused in one line.
+named_task_mode() {
+	run_rc srun -N1 -n2 -w "$N" "$CTRUN" -q --runtime oci --image bb.sqsh --name share -- true > run.out 2>&1
+	assert_eq 2 "$rc" "--name with two tasks on a node"
+	grep -q -- "--name share: 2 tasks of this step on $N would each start a container" run.out ||
+		fail "message: $(cat run.out)"
+}
+behaviour "--name with two tasks of a step on a node: refused in one line, exit 2" named_task_mode
+
+# One run at a time: a second run of the same name while the first runs.
+named_in_use() {
+	srun -N1 -w "$N" "$CTRUN" -q --runtime oci --image bb.sqsh --name busy -- \
+		sh -c 'echo up; exec sleep 30' > first.out 2>&1 &
+	local pid=$!
+	wait_lines first.out 1 30 || fail "the first run did not start: $(cat first.out)"
+	as root "$CTRUN" -q --runtime oci --image bb.sqsh --name busy -- true
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	assert_eq 125 "$rc" "a second run of a busy name: $out"
+	case $out in *"--name busy: in use by pid "*) ;; *) fail "message: $out" ;; esac
+}
+behaviour "--name in use by another run on the node: refused, naming it" named_in_use
+
+# A name whose image changed is refused; --name-reset starts it anew.
+named_image_changed() {
+	cp bb.sqsh other.sqsh
+	as root "$CTRUN" -q --runtime oci --image other.sqsh --name keep-oci-root -- true
+	assert_eq 2 "$rc" "--name with another image: $out"
+	case $out in *"--name keep-oci-root was made from $TMPD/bb.sqsh, and $TMPD/other.sqsh is another image"*"--name-reset"*) ;;
+	*) fail "message: $out" ;; esac
+	as root "$CTRUN" -q --no-prefix --runtime oci --image other.sqsh --name keep-oci-root --name-reset -- \
+		sh -c 'if [ -e /usr/kept ]; then echo kept; else echo new; fi'
+	assert_eq 0 "$rc" "--name-reset: $out"
+	assert_eq new "$out" "the container after --name-reset"
+}
+behaviour "--name with a changed image: refused saying so; --name-reset starts anew" named_image_changed
+
+bad_names() {
+	local nm
+	for nm in a/b .. "" "x y" -x "$(printf 'a%.0s' {1..65})"; do
+		run_rc "$CTRUN" --runtime oci --image bb.sqsh --name "$nm" -- true > run.out 2>&1
+		assert_eq 2 "$rc" "--name '$nm'"
+		[ "$(wc -l < run.out)" -eq 1 ] || fail "--name '$nm': more than one line: $(cat run.out)"
+		grep -q -- "--name" run.out || fail "--name '$nm': $(cat run.out)"
+	done
+	run_rc "$CTRUN" --runtime oci --image bb.sqsh --name-reset -- true > run.out 2>&1
+	assert_eq 2 "$rc" "--name-reset without --name"
+}
+behaviour "--name with '/', '..', empty, a space, a leading '-', 65 bytes: one line, exit 2" bad_names
+
+named_list_remove() {
+	as root "$CTRUN" cache list
+	assert_eq 0 "$rc" "cache list: $out"
+	printf '%s\n' "$out" | grep -Eq "^keep-oci-root +[0-9.]+[BKMG] +[0-9-]+ [0-9:]+ +$TMPD/other.sqsh\$" ||
+		fail "cache list does not show keep-oci-root with its size, last use and image: $out"
+	as root "$CTRUN" cache remove keep-oci-root
+	assert_eq 0 "$rc" "cache remove keep-oci-root: $out"
+	as root "$CTRUN" cache list
+	printf '%s\n' "$out" | grep -q "^keep-oci-root " && fail "still listed after remove: $out"
+	as root sh -c 'ls "$CTRUN_CACHE_DIR/containers"'
+	case $out in *keep-oci-root*) fail "its directory is still there: $out" ;; esac
+	as user "$CTRUN" cache list
+	printf '%s\n' "$out" | grep -q "^keep-oci-user " || fail "the user's list: $out"
+	printf '%s\n' "$out" | grep -q "^share " && fail "the user sees root's containers: $out"
+	as user "$CTRUN" cache remove keep-oci-user
+	assert_eq 0 "$rc" "the user's cache remove: $out"
+}
+behaviour "cache list shows named containers (name, size, last use, image); cache remove NAME removes one" \
+	named_list_remove
+
 # ---- a real enroot ----
 enroot_real() {
 	[ -x /opt/enroot/bin/enroot ] ||
@@ -112,6 +224,19 @@ enroot_shared_untouched() {
 	case $out in *"--writable with --image-mode unpack"*) ;; *) fail "message: $out" ;; esac
 }
 behaviour "enroot: a writable run never writes into the node's shared container" enroot_shared_untouched
+enroot_named_root() {
+	enroot_real
+	named_keeps enroot root
+}
+behaviour "enroot --name as root: its own container, kept across two steps and across jobs" enroot_named_root
+# enroot create unpacks as the user: an image without device nodes.
+enroot_named_user() {
+	enroot_real
+	rm -rf nodev && unsquashfs -q -d nodev bb.sqsh > /dev/null && rm -f nodev/dev/* &&
+		mksquashfs nodev nodev.sqsh -noappend -quiet > /dev/null && chmod 644 nodev.sqsh
+	named_keeps enroot user nodev.sqsh
+}
+behaviour "enroot --name as the test user: kept across jobs" enroot_named_user
 enroot_nothing_left() {
 	enroot_real
 	nothing_left
