@@ -11,6 +11,8 @@
 #include "container.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,27 @@ int ctr_named_check(const struct options *o, const struct topo *t, const struct 
 	return 0;
 }
 
+/* enroot-mount's x-create makes a missing mount point with mode 0
+ * (mkdir(path, 0): bin/enroot-mount.c create_file).  In a kept container
+ * the next run's user then cannot look into /.ctrun for /.ctrun/agent:
+ * give that directory of ours its search bits back. */
+static int unzero_ctrun(const char *rootfs, struct err *e)
+{
+	struct stat st;
+	int fd = open(rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", rootfs);
+	if (fstatat(fd, ".ctrun", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 0777) == 0 &&
+	    fchmodat(fd, ".ctrun", 0755, 0) < 0) {
+		close(fd);
+		return err_sys(e, EXIT_CTRUN, "%s/.ctrun", rootfs);
+	}
+	close(fd);
+	return 0;
+}
+
 /* enroot: its container "rootfs" in the named directory, made once. */
 static int enroot_named(struct ctr_setup *c, char *const *envp, struct err *e)
 {
@@ -63,6 +86,8 @@ static int enroot_named(struct ctr_setup *c, char *const *envp, struct err *e)
 		return err_set(e, EXIT_CTRUN, "named container %s: path too long", c->named.dir);
 	if (access(path, F_OK) < 0 &&
 	    ctr_enroot_create_named(c->bin, c->image, c->named.dir, NAMED_ENROOT, envp, e) < 0)
+		return -1;
+	if (unzero_ctrun(path, e) < 0)
 		return -1;
 	r->kind = ROOTFS_ENROOT_DATA;
 	r->real = true;
