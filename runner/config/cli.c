@@ -26,7 +26,7 @@ static const char usage[] =
 	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
 	"Container:\n"
 	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci|crun|charliecloud\n"
-	"  --nv  --entrypoint  --writable  --name NAME [--name-reset]\n"
+	"  --nv  --entrypoint  --writable  --name NAME [--name-reset]  --save PATH.sqsh\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR  --image-mode auto|mount|unpack\n"
 	"  --stage auto|sbcast|off\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
@@ -48,7 +48,7 @@ static const char usage_shell[] =
 	"container of --image, with the binds, environment and GPUs a run would get.\n"
 	"From an salloc shell or a batch script it runs on the allocation's first node\n"
 	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
-	"--nv  --image-mode  --entrypoint  --writable  --name (ctrun --help).\n";
+	"--nv  --image-mode  --entrypoint  --writable  --name  --save (ctrun --help).\n";
 static const char usage_check[] =
 	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
 	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
@@ -83,6 +83,7 @@ static const struct option longopts[] = {
 	{ "writable", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "name", required_argument, NULL, OPT_FLAG_BASE },
 	{ "name-reset", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "save", required_argument, NULL, OPT_FLAG_BASE },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
@@ -165,7 +166,7 @@ static const char *closest_option(const char *arg)
 static bool container_only(const char *name)
 {
 	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode",
-					     "writable", "name", "name-reset", NULL };
+					     "writable", "name", "name-reset", "save", NULL };
 
 	for (const char *const *n = names; *n != NULL; n++)
 		if (strcmp(name, *n) == 0)

@@ -57,6 +57,7 @@ struct options {
 	bool writable;        /* --writable: the root is writable for the run, then discarded */
 	char *name;           /* --name: the writable layer kept on the node (images/named.h) */
 	bool name_reset;      /* --name-reset: start --name anew from --image */
+	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
 	struct strv env;      /* K=V for the workers */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */

@@ -27,6 +27,18 @@
 int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
 		    struct err *e)
 {
+	if (o->save != NULL) {
+		if (ctr_save_check(o->save, e) < 0)
+			return -1;
+		if (ctr_root_need(s->rt) == ROOT_IMAGE_FILE)
+			return err_set(e, EXIT_USAGE, "--save: %s runs cannot be saved by ctrun: use "
+				       "--runtime oci or enroot", ctr_runtime_name(s->rt));
+		/* enroot's own writable start keeps its layer in a tmpfs of
+		 * its namespace, gone when the container ends. */
+		if (ctr_root_need(s->rt) == ROOT_ENROOT && o->name == NULL)
+			return err_set(e, EXIT_USAGE, "--save under enroot needs --name NAME (its "
+				       "container is then kept and saved), or use --runtime oci");
+	}
 	if (o->name == NULL) {
 		if (o->name_reset)
 			return err_set(e, EXIT_USAGE, "--name-reset needs --name NAME (the named "
@@ -102,6 +114,17 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *en
 	char dir[PATH_MAX], real[PATH_MAX], id[CACHE_ID_MAX];
 	struct named_req q = { .name = o->name, .reset = o->name_reset };
 
+	if (o->name == NULL && o->save != NULL) {
+		/* The run's changes outlive its namespace until they are saved:
+		 * the upper layer on disk in the run directory. */
+		c->spec.writable = true;
+		if (xsnprintf(c->named.upper, sizeof(c->named.upper), "%s/save/upper", c->rundir) < 0 ||
+		    xsnprintf(c->named.work, sizeof(c->named.work), "%s/save/work", c->rundir) < 0)
+			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		c->spec.named_upper = c->named.upper;
+		c->spec.named_work = c->named.work;
+		return 0;
+	}
 	if (o->name == NULL)
 		return 0;
 	c->spec.writable = true;
@@ -132,5 +155,18 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *en
 		return o->dry_run ? 0 : enroot_named(c, envp, e);
 	c->spec.named_upper = c->named.upper;
 	c->spec.named_work = c->named.work;
+	return 0;
+}
+
+int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct err *e)
+{
+	char dir[PATH_MAX];
+
+	if (o->name != NULL || o->save == NULL || o->dry_run)
+		return 0;
+	if (xsnprintf(dir, sizeof(dir), "%s/save", c->rundir) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
+	if (mkdir(dir, 0700) < 0 || mkdir(c->named.upper, 0755) < 0 || mkdir(c->named.work, 0755) < 0)
+		return err_sys(e, EXIT_CTRUN, "--save: %s", dir);
 	return 0;
 }

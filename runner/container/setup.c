@@ -363,6 +363,8 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 		return -1;
 	if (!o->dry_run && make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0)
 		return -1;
+	if (ctr_named_dirs(c, o, e) < 0)
+		return -1;
 	return 0;
 }
 
