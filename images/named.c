@@ -371,3 +371,19 @@ int named_gc(const struct cache_cfg *c, size_t *removed, unsigned long long *fre
 	free(v);
 	return 0;
 }
+
+int named_image(const struct cache_cfg *c, const char *name, char *image, size_t size,
+		struct err *e)
+{
+	char cdir[PATH_MAX], dir[PATH_MAX], id[CACHE_ID_MAX];
+	struct stat st;
+
+	if (named_check_name(name, e) < 0 || containers_dir(c, cdir, sizeof(cdir), e) < 0)
+		return -1;
+	if (xsnprintf(dir, sizeof(dir), "%s/%s", cdir, name) < 0)
+		return err_set(e, EXIT_CTRUN, "cache dir %s: path too long", c->dir);
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(e, EXIT_USAGE, "no named container %s in %s on this node (ctrun "
+			       "cache list shows them)", name, cdir);
+	return read_record(dir, id, sizeof(id), image, size, e);
+}

@@ -78,6 +78,11 @@ int named_list(const struct cache_cfg *c, struct named_entry **out, size_t *n, s
  * there is none. */
 int named_remove(const struct cache_cfg *c, const char *name, bool *found, struct err *e);
 
+/* The image NAME was made from (its record): -1 with EXIT_USAGE when the
+ * user has no container of that name on this node. */
+int named_image(const struct cache_cfg *c, const char *name, char *image, size_t size,
+		struct err *e);
+
 /* `ctrun cache gc`: removes the named containers that can never be
  * continued, those whose image file is gone or changed since (its identity
  * differs: only --name-reset would use the name again); others hold a

@@ -17,6 +17,7 @@ static const char usage[] =
 	"       ctrun [OPTIONS] bench [FLAGS]           bus bandwidth (ctrun bench --help)\n"
 	"       ctrun cache|hooks ...                   node cache, GPU hooks (ctrun cache --help)\n"
 	"       ctrun pull REF [-o FILE.sqsh]            an image from a registry (ctrun pull --help)\n"
+	"       ctrun save NAME -o FILE.sqsh             a named container as an image\n"
 	"Launch:\n"
 	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
 	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
@@ -239,7 +240,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker", "__stage", "pull" };
+					     "hooks", "__worker", "__stage", "pull", "save" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -259,7 +260,8 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 			/* These parse their own flags from o->command (bench's -b/-e
 			 * are not ctrun's); global options go before the word. */
 			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
-			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL)
+			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL ||
+			    o->cmd == CMD_SAVE)
 				break;
 			ret = parse_flags(o, argc, argv,
 					  o->cmd == CMD_ENV     ? usage_env

@@ -18,7 +18,7 @@
 #include "strv.h"
 
 enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS,
-		  CMD_WORKER, CMD_STAGE, CMD_PULL };
+		  CMD_WORKER, CMD_STAGE, CMD_PULL, CMD_SAVE };
 enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
 
 struct options {

@@ -95,8 +95,15 @@ static void squash_child(const struct ctr_setup *c, const char *tree, const char
 		src = merged;
 	}
 	/* gzip, mksquashfs's default: Singularity 3.x reads no zstd. */
-	execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, (char *)tmp, "-noappend",
-					 "-no-progress", "-quiet", "-e", ".ctrun", NULL });
+	/* An enroot container: its /.lock is enroot's (runtime.sh lock_file);
+	 * rootless, its files are the caller's, root inside: -all-root. */
+	if (upper == NULL)
+		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, (char *)tmp, "-noappend",
+						 "-no-progress", "-quiet", "-e", ".ctrun", ".lock",
+						 s->rootless ? "-all-root" : NULL, NULL });
+	else
+		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, (char *)tmp, "-noappend",
+						 "-no-progress", "-quiet", "-e", ".ctrun", NULL });
 	fprintf(stderr, "ctrun: --save: mksquashfs: %s (apt install squashfs-tools)\n",
 		strerror(errno));
 	_exit(EXIT_NOTFOUND);
