@@ -190,6 +190,112 @@ named_list_remove() {
 behaviour "cache list shows named containers (name, size, last use, image); cache remove NAME removes one" \
 	named_list_remove
 
+# ---- saving (--save, ctrun save) ----
+no_temps() { # DIR
+	local left
+	left=$(find "$1" -maxdepth 1 -name '*.ctrun-tmp.*' 2>/dev/null)
+	[ -z "$left" ] || fail "temporary files left: $left"
+}
+
+# pip-like changes in the torch image (a module added under /usr/local, a
+# file removed), saved, then a 2x2 DDP job on both nodes from the new image.
+save_pip_like_then_ddp() {
+	need_image TORCH torch.sqsh
+	local dp=/usr/local/lib/python3.11/dist-packages
+	run_rc srun -N1 -w "$N" "$CTRUN" -q --no-prefix --image "$TORCH" --save "$TMPD/torch-saved.sqsh" -- \
+		sh -c "mkdir -p $dp && echo 'VALUE = 42' > $dp/ctrun_probe.py && rm /usr/bin/tac && echo changed" > run.out 2>&1
+	assert_eq 0 "$rc" "--save of the torch image: $(cat run.out)"
+	[ -s torch-saved.sqsh ] || fail "no torch-saved.sqsh"
+	no_temps "$TMPD"
+	mkdir -p ddp && chmod 777 ddp
+	cp "$CTRUN_REPO/examples/train_ddp.py" .
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$TMPD/torch-saved.sqsh" --nproc-per-node 2 \
+		train_ddp.py --epochs 1 --out "$TMPD/ddp" > ddp.out 2>&1
+	assert_eq 0 "$rc" "DDP 2x2 from the saved image: $(tail -5 ddp.out)"
+	check_ddp "$TMPD/ddp" 2 2
+	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" -q --no-prefix --image "$TMPD/torch-saved.sqsh" -- \
+		sh -c '/usr/bin/python3 -c "import ctrun_probe; print(ctrun_probe.VALUE)"; [ ! -e /usr/bin/tac ] && echo tac-gone' > run.out 2>&1
+	assert_eq 0 "$rc" "the saved changes on both nodes: $(cat run.out)"
+	assert_eq "42;42;tac-gone;tac-gone;" "$(sort run.out | tr '\n' ';')" "the saved changes on both nodes"
+}
+behaviour "--save after pip-like changes: the new squashfs runs DDP 2x2 on both nodes, changes kept" \
+	save_pip_like_then_ddp
+
+save_as_user() {
+	as user "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --save "$TMPD/user-saved.sqsh" -- \
+		sh -c 'echo mine > /home/saved-by-user'
+	assert_eq 0 "$rc" "--save as the test user: $out"
+	assert_eq ctrunuser "$(stat -c %U user-saved.sqsh)" "owner of the saved file"
+	as user "$CTRUN" -q --no-prefix --runtime oci --image "$TMPD/user-saved.sqsh" -- cat /home/saved-by-user
+	assert_eq mine "$out" "the user's saved image"
+	no_temps "$TMPD"
+}
+behaviour "--save as the test user: the file is the user's and runs" save_as_user
+
+save_bad_paths() {
+	rm -f ran
+	run_rc srun -N1 -w "$N" "$CTRUN" -q --runtime oci --image bb.sqsh --save "$TMPD/missing/x.sqsh" -- \
+		touch "$TMPD/ran" > run.out 2>&1
+	assert_eq 2 "$rc" "--save into a missing directory"
+	grep -q -- "--save $TMPD/missing/x.sqsh: directory $TMPD/missing does not exist" run.out ||
+		fail "message: $(cat run.out)"
+	[ ! -e ran ] || fail "the run ran although its save path was bad"
+	mkdir -p rootonly && chmod 755 rootonly
+	as user "$CTRUN" -q --runtime oci --image bb.sqsh --save "$TMPD/rootonly/x.sqsh" -- touch "$TMPD/ran"
+	assert_eq 2 "$rc" "--save into a directory the user cannot write: $out"
+	case $out in *"directory $TMPD/rootonly is not writable by you"*) ;; *) fail "message: $out" ;; esac
+	[ ! -e ran ] || fail "the user's run ran although its save path was bad"
+	[ -z "$(ls -A rootonly)" ] || fail "files in rootonly: $(ls -A rootonly)"
+}
+behaviour "--save into a missing or unwritable directory: one line, exit 2, before the run" save_bad_paths
+
+# A full disk during the save (a 64 KiB tmpfs): exit 125, nothing written.
+save_disk_full() {
+	mkdir -p full
+	mount -t tmpfs -o size=64k tmpfs full
+	run_rc "$CTRUN" -q --runtime oci --image bb.sqsh --save "$TMPD/full/x.sqsh" -- true > run.out 2>&1
+	local left
+	left=$(ls -A full)
+	umount full
+	assert_eq 125 "$rc" "--save onto a full disk: $(cat run.out)"
+	grep -q -- "--save $TMPD/full/x.sqsh: mksquashfs failed" run.out || fail "message: $(cat run.out)"
+	assert_eq "" "$left" "files left on the full disk"
+}
+behaviour "--save onto a full disk: exit 125, no file and no temporary left" save_disk_full
+
+# Two runs saving to one path at once: each writes its own temporary file
+# and renames it; the last rename wins, the file is whole and one of them.
+save_concurrent() {
+	local a b got
+	srun -N1 -w "${NODES[0]}" "$CTRUN" -q --runtime oci --image bb.sqsh --save "$TMPD/same.sqsh" -- \
+		sh -c 'echo A > /which' > a.out 2>&1 & a=$!
+	srun -N1 -w "${NODES[1]}" "$CTRUN" -q --runtime oci --image bb.sqsh --save "$TMPD/same.sqsh" -- \
+		sh -c 'echo B > /which' > b.out 2>&1 & b=$!
+	wait "$a" || fail "first save: $(cat a.out)"
+	wait "$b" || fail "second save: $(cat b.out)"
+	no_temps "$TMPD"
+	got=$("$CTRUN" -q --no-prefix --runtime oci --image "$TMPD/same.sqsh" -- cat /which)
+	case $got in A | B) ;; *) fail "the saved file is neither run's: '$got'" ;; esac
+}
+behaviour "two runs saving to one path at once: both succeed, the file is one of them whole" save_concurrent
+
+ctrun_save_named() {
+	as user "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name usave -- \
+		sh -c 'echo from-shell > /home/probe'
+	assert_eq 0 "$rc" "--name usave: $out"
+	as user "$CTRUN" -q save usave -o "$TMPD/usave.sqsh"
+	assert_eq 0 "$rc" "ctrun save usave -o: $out"
+	run_rc srun -N1 -w "${NODES[1]}" "$CTRUN" -q --no-prefix --runtime oci --image "$TMPD/usave.sqsh" -- \
+		cat /home/probe > run.out 2>&1
+	assert_eq "from-shell" "$(cat run.out)" "the saved named container on the other node"
+	as user "$CTRUN" -q save nosuch -o "$TMPD/nosuch.sqsh"
+	assert_eq 2 "$rc" "ctrun save of a missing name: $out"
+	case $out in *"no named container nosuch"*) ;; *) fail "message: $out" ;; esac
+	[ ! -e nosuch.sqsh ] || fail "nosuch.sqsh written"
+	no_temps "$TMPD"
+}
+behaviour "ctrun save NAME -o FILE: a named container as an image, run on another node" ctrun_save_named
+
 # ---- a real enroot ----
 enroot_real() {
 	[ -x /opt/enroot/bin/enroot ] ||
@@ -237,6 +343,24 @@ enroot_named_user() {
 	named_keeps enroot user nodev.sqsh
 }
 behaviour "enroot --name as the test user: kept across jobs" enroot_named_user
+enroot_save_named() {
+	enroot_real
+	as root "$CTRUN" -q --no-prefix --runtime enroot --image bb.sqsh --name esave -- \
+		sh -c 'mkdir -p /usr/local && echo e > /usr/local/efile'
+	assert_eq 0 "$rc" "enroot --name esave: $out"
+	as root "$CTRUN" -q --runtime enroot --image bb.sqsh --name esave --save "$TMPD/esave.sqsh" -- true
+	assert_eq 0 "$rc" "enroot --name --save: $out"
+	as root "$CTRUN" -q --runtime enroot save esave -o "$TMPD/esave2.sqsh"
+	assert_eq 0 "$rc" "enroot: ctrun save esave: $out"
+	for f in esave esave2; do
+		as root "$CTRUN" -q --no-prefix --runtime enroot --image "$TMPD/$f.sqsh" -- cat /usr/local/efile
+		assert_eq e "$out" "enroot runs $f.sqsh"
+	done
+	unsquashfs -l esave.sqsh | grep -qE '/\.lock$|/\.ctrun$' && fail "enroot's lock or ctrun's mount point saved"
+	as root "$CTRUN" -q --runtime enroot --image bb.sqsh --save "$TMPD/nope.sqsh" -- true
+	assert_eq 2 "$rc" "enroot --save without --name: $out"
+}
+behaviour "enroot: --save and ctrun save of a named container, runnable at once" enroot_save_named
 enroot_nothing_left() {
 	enroot_real
 	nothing_left
