@@ -30,9 +30,9 @@ _ctrun()
 	local global="--nproc-per-node --mode --master-addr --master-port --nnodes --node-rank
 		--max-restarts --kill-timeout --gpu-isolation --env --python --no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
-		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --writable --name --name-reset --json
+		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --writable --name --name-reset --save --json
 		--rdzv-timeout"
-	local subcommands="env shell check bench cache hooks pull"
+	local subcommands="env shell check bench cache hooks pull save"
 
 	case $prev in
 	--runtime) COMPREPLY=($(compgen -W "auto enroot apptainer singularity oci crun charliecloud" -- "$cur")); return ;;
@@ -92,6 +92,12 @@ _ctrun()
 			COMPREPLY=($(compgen -W "enroot oci" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--system --dir --hook --gpus --help" -- "$cur"))
+		fi ;;
+	save)
+		if [[ $prev == -o || $prev == --output ]]; then
+			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output --help" -- "$cur"))
 		fi ;;
 	pull)
 		if [[ $prev == -o || $prev == --output ]]; then
