@@ -296,6 +296,27 @@ ctrun_save_named() {
 }
 behaviour "ctrun save NAME -o FILE: a named container as an image, run on another node" ctrun_save_named
 
+# The workflow of examples/keep-and-save.sh: in an allocation, changes kept
+# under a name and saved; then the batch example trains from the new image.
+example_salloc_save_sbatch() {
+	need_image TORCH torch.sqsh
+	local ex=$CTRUN_REPO/examples dp=/usr/local/lib/python3.11/dist-packages
+	run_rc env IMAGE="$TORCH" NAME=exdev CTRUN="$CTRUN" salloc -N1 -w "$N" bash -c "
+		'$ex/keep-and-save.sh' run sh -c 'mkdir -p $dp && echo VALUE=7 > $dp/ex_probe.py' &&
+		'$ex/keep-and-save.sh' save '$TMPD/ex-dev.sqsh'" > ex.out 2>&1
+	assert_eq 0 "$rc" "salloc: keep-and-save.sh run, save: $(cat ex.out)"
+	mkdir -p exddp && chmod 777 exddp
+	run_rc env IMAGE="$TMPD/ex-dev.sqsh" CTRUN="$CTRUN" EXAMPLES="$ex" sbatch --wait --quiet \
+		-o "$TMPD/exjob.out" --chdir "$TMPD/exddp" "$ex/ddp-container.sbatch"
+	assert_eq 0 "$rc" "sbatch ddp-container.sbatch from the saved image: $(tail -5 exjob.out)"
+	grep -q "epoch" exjob.out || fail "no training output: $(cat exjob.out)"
+	run_rc srun -N1 -w "${NODES[1]}" "$CTRUN" -q --no-prefix --image "$TMPD/ex-dev.sqsh" -- \
+		/usr/bin/python3 -c 'import ex_probe; print(ex_probe.VALUE)' > run.out 2>&1
+	assert_eq 7 "$(cat run.out)" "the change made in the allocation, on the other node"
+}
+behaviour "examples/keep-and-save.sh: salloc, keep, save, then sbatch DDP from the saved image" \
+	example_salloc_save_sbatch
+
 # ---- a real enroot ----
 enroot_real() {
 	[ -x /opt/enroot/bin/enroot ] ||
