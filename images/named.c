@@ -227,6 +227,13 @@ int named_open(const struct named_req *q, struct named *n, struct err *e)
 		} else {
 			if (read_record(n->dir, id, sizeof(id), image, sizeof(image), e) < 0)
 				goto fail;
+			if (strcmp(id, q->identity) != 0 && strcmp(image, q->image) == 0) {
+				err_set(e, EXIT_USAGE, "--name %s was made from %s, which changed "
+					"since (replaced or modified): add --name-reset to start %s anew "
+					"from it (its changes are lost), or choose another name",
+					q->name, image, q->name);
+				goto fail;
+			}
 			if (strcmp(id, q->identity) != 0) {
 				err_set(e, EXIT_USAGE, "--name %s was made from %s, and %s is another "
 					"image (or that file changed since): add --name-reset to start "

@@ -83,7 +83,7 @@ static int unzero_ctrun(const char *rootfs, struct err *e)
 }
 
 /* enroot: its container "rootfs" in the named directory, made once. */
-static int enroot_named(struct ctr_setup *c, char *const *envp, struct err *e)
+static int enroot_named(struct ctr_setup *c, bool dry_run, char *const *envp, struct err *e)
 {
 	struct ctr_root *r = &c->root;
 	char path[PATH_MAX];
@@ -96,12 +96,17 @@ static int enroot_named(struct ctr_setup *c, char *const *envp, struct err *e)
 	    xsnprintf(r->enroot_name, sizeof(r->enroot_name), "%s", NAMED_ENROOT) < 0 ||
 	    xsnprintf(r->path, sizeof(r->path), "%s", path) < 0)
 		return err_set(e, EXIT_CTRUN, "named container %s: path too long", c->named.dir);
-	if (access(path, F_OK) < 0 &&
+	r->kind = ROOTFS_ENROOT_DATA;
+	r->real = access(path, F_OK) == 0;
+	if (dry_run) { /* named, not made */
+		ctr_root_spec(r, &c->spec);
+		return 0;
+	}
+	if (!r->real &&
 	    ctr_enroot_create_named(c->bin, c->image, c->named.dir, NAMED_ENROOT, envp, e) < 0)
 		return -1;
 	if (unzero_ctrun(path, e) < 0)
 		return -1;
-	r->kind = ROOTFS_ENROOT_DATA;
 	r->real = true;
 	ctr_root_spec(r, &c->spec);
 	return 0;
@@ -152,7 +157,7 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *en
 	if (c->named.created && o->verbose > 0)
 		fprintf(stderr, "ctrun: --name %s: a new container from %s\n", o->name, real);
 	if (ctr_root_need(c->spec.rt) == ROOT_ENROOT)
-		return o->dry_run ? 0 : enroot_named(c, envp, e);
+		return enroot_named(c, o->dry_run, envp, e);
 	c->spec.named_upper = c->named.upper;
 	c->spec.named_work = c->named.work;
 	return 0;

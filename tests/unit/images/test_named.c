@@ -151,6 +151,13 @@ static void test_another_image_is_refused_unless_reset(void **state)
 			    "another image (or that file changed since): add --name-reset to start "
 			    "dev2 anew from it (its changes are lost), or choose another name");
 	assert_int_equal(n.lock_fd, -1);
+	q.image = "/img/a.sqsh"; /* the same path, replaced since */
+	assert_int_equal(named_open(&q, &n, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_string_equal(e.msg, "--name dev2 was made from /img/a.sqsh, which changed since "
+			    "(replaced or modified): add --name-reset to start dev2 anew from it (its "
+			    "changes are lost), or choose another name");
+	q.image = "/img/b.sqsh";
 	q.reset = true;
 	assert_int_equal(named_open(&q, &n, &e), 0);
 	assert_true(n.created);
