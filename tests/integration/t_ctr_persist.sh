@@ -317,6 +317,25 @@ example_salloc_save_sbatch() {
 behaviour "examples/keep-and-save.sh: salloc, keep, save, then sbatch DDP from the saved image" \
 	example_salloc_save_sbatch
 
+# `ctrun shell` with the same --name continues the container too.
+named_shell() {
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name shellkeep -- sh -c 'echo from-run > /home/x'
+	assert_eq 0 "$rc" "--name shellkeep: $out"
+	as root "$CTRUN" -q --runtime oci shell --image bb.sqsh --name shellkeep sh -c 'cat /home/x; echo from-shell >> /home/x'
+	assert_eq 0 "$rc" "ctrun shell --name: $out"
+	assert_eq from-run "$out" "ctrun shell sees the run's change"
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name shellkeep -- cat /home/x
+	assert_eq "from-run;from-shell;" "$(printf '%s\n' "$out" | tr '\n' ';')" "a run sees the shell's change"
+}
+behaviour "ctrun shell --name continues the container, and a later run continues the shell's" named_shell
+
+all_clean() {
+	nothing_left
+	no_temps "$TMPD"
+}
+behaviour "nothing left behind after the named and saving runs (containers, mounts, run directories, temporaries)" \
+	all_clean
+
 # ---- a real enroot ----
 enroot_real() {
 	[ -x /opt/enroot/bin/enroot ] ||
