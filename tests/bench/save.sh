@@ -68,7 +68,8 @@ $(row "\`enroot export -o F NAME\` (its default \`-comp lzo -noD\`)" "$work/expo
 $(row "\`mksquashfs DIR F\` (gzip)" "$work/mksquashfs.sqsh" "${c[@]}")
 $(row "\`ctrun save NAME -o F\` (OCI: merged view of the mounted image and the kept layer)" "$work/oci.sqsh" "${d[@]}")
 
-ctrun's save is mksquashfs with gzip (every runtime, Singularity 3.x included, reads it) over
-the tree, so it costs what mksquashfs costs; enroot export is faster and larger because its
-default leaves the data uncompressed.
+ctrun's save runs mksquashfs with its default gzip (every runtime, Singularity 3.x included,
+reads it) over the tree, leaving out /.ctrun and enroot's /.lock; enroot export runs
+mksquashfs with \\`-comp lzo -noD\\` (data blocks not compressed) unless
+ENROOT_SQUASH_OPTIONS says otherwise.
 MD
