@@ -70,6 +70,6 @@ $(row "\`ctrun save NAME -o F\` (OCI: merged view of the mounted image and the k
 
 ctrun's save runs mksquashfs with its default gzip (every runtime, Singularity 3.x included,
 reads it) over the tree, leaving out /.ctrun and enroot's /.lock; enroot export runs
-mksquashfs with \\`-comp lzo -noD\\` (data blocks not compressed) unless
+mksquashfs with its options -comp lzo -noD (data blocks not compressed) unless
 ENROOT_SQUASH_OPTIONS says otherwise.
 MD
