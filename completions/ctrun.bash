@@ -31,9 +31,10 @@ _ctrun()
 		--max-restarts --kill-timeout --gpu-isolation --env --env-file --clean-env --python
 		--no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
-		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home --json
+		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home
+		--writable --name --name-reset --save --json
 		--rdzv-timeout"
-	local subcommands="env shell check bench cache hooks pull"
+	local subcommands="env shell check bench cache hooks pull save"
 
 	case $prev in
 	--runtime) COMPREPLY=($(compgen -W "auto enroot apptainer singularity oci crun charliecloud" -- "$cur")); return ;;
@@ -95,6 +96,12 @@ _ctrun()
 			COMPREPLY=($(compgen -W "enroot oci" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--system --dir --hook --gpus --help" -- "$cur"))
+		fi ;;
+	save)
+		if [[ $prev == -o || $prev == --output ]]; then
+			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-o --output --help" -- "$cur"))
 		fi ;;
 	pull)
 		if [[ $prev == -o || $prev == --output ]]; then

@@ -2,9 +2,11 @@
  *
  *   list                  id, size, last use and image of every entry, least recently used first
  *   create IMAGE...       make sure IMAGE is unpacked in this node's cache; prints the rootfs
- *   remove IMAGE|ID...    delete entries (refused while a container uses one)
+ *   remove IMAGE|ID|NAME...  delete entries (refused while a container uses one), or
+ *                         named containers (--name NAME)
  *   gc [--budget SIZE]    delete least recently used entries until the cache fits SIZE,
- *                         after the caller's staged copies of ended jobs on this node
+ *                         after the caller's staged copies of ended jobs on this node and
+ *                         the named containers whose image is gone or changed
  *   dir                   print the cache directory      id IMAGE   print IMAGE's cache id
  * Run it on a node (srun ... ctrun cache create IMG warms every node's cache).
  * `--shared` after the subcommand acts on the node's shared cache ([cache]
@@ -27,7 +29,7 @@
 #include "util.h"
 
 static const char cache_usage[] =
-	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID|docker://REF|sha256:DIGEST... | "
+	"usage: ctrun cache list | create IMAGE... | remove IMAGE|ID|NAME|docker://REF|sha256:DIGEST... | "
 	"gc [--budget SIZE] | dir | id IMAGE  (--shared after list, create, remove, gc or dir: the "
 	"node's shared cache)";
 
@@ -78,6 +80,40 @@ static int do_list(const struct cache_cfg *c, struct err *e)
 	return 0;
 }
 
+/* The named containers (--name, images/named.h), after the node cache. */
+static int list_named(const struct cache_cfg *c, struct err *e)
+{
+	struct named_entry *v;
+	unsigned long long total = 0;
+	char size[32], when[32];
+	size_t n;
+
+	if (named_list(c, &v, &n, e) < 0)
+		return -1;
+	if (n == 0) {
+		free(v);
+		return 0;
+	}
+	printf("\n%-24s  %8s  %-19s  %s\n", "NAME", "SIZE", "LAST USE", "IMAGE");
+	for (size_t i = 0; i < n; i++) {
+		time_t t = (time_t)v[i].last_use;
+		struct tm tm;
+
+		human(v[i].bytes, size, sizeof(size));
+		snprintf(when, sizeof(when), "-");
+		if (v[i].in_use)
+			snprintf(when, sizeof(when), "in use");
+		else if (t > 0 && localtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%-24s  %8s  %-19s  %s\n", v[i].name, size, when, v[i].image);
+		total += v[i].bytes;
+	}
+	human(total, size, sizeof(size));
+	printf("%zu named container%s, %s in %s/containers\n", n, n == 1 ? "" : "s", size, c->dir);
+	free(v);
+	return 0;
+}
+
 /* The images pulled from registries (registry/store.h), after the node cache. */
 static int list_store(const struct options *o, struct err *e)
 {
@@ -117,6 +153,18 @@ static int remove_one(const struct options *o, const struct cache_cfg *c, const 
 	char id[CACHE_ID_MAX], store[PATH_MAX];
 	struct stat st;
 
+	/* A named container (--name): by its name, when it has one. */
+	if (!c->shared && stat(arg, &st) < 0) {
+		struct err ne = { 0 };
+		bool found;
+
+		if (named_check_name(arg, &ne) == 0) {
+			if (named_remove(c, arg, &found, e) < 0)
+				return -1;
+			if (found)
+				return 0;
+		}
+	}
 	/* A pulled image: by its reference or digest, from the image store. */
 	if (!c->shared && (ref_is_reference(arg) || digest_valid(arg)) && stat(arg, &st) < 0) {
 		int r;
@@ -135,6 +183,22 @@ static int remove_one(const struct options *o, const struct cache_cfg *c, const 
 		return cache_remove(c, id, true, e) < 0 ? err_wrap(e, "%s", arg) : 0;
 	}
 	return cache_remove(c, arg, true, e);
+}
+
+/* The named containers that can never be continued (named_gc). */
+static int gc_named(const struct options *o, const struct cache_cfg *c, struct err *e)
+{
+	unsigned long long bytes;
+	size_t removed;
+	char b[32];
+
+	if (named_gc(c, &removed, &bytes, e) < 0)
+		return -1;
+	human(bytes, b, sizeof(b));
+	if (removed > 0 && !o->quiet)
+		printf("removed %zu named container%s whose image is gone or changed (%s) in "
+		       "%s/containers\n", removed, removed == 1 ? "" : "s", b, c->dir);
+	return 0;
 }
 
 /* The caller's staged copies (stagedir.h) of jobs that are over, which a
@@ -204,7 +268,8 @@ int cmd_cache(struct options *o, struct err *e)
 		n = --o->command.n;
 	}
 	if (strcmp(w[0], "list") == 0 && n == 1)
-		return do_list(&c, e) < 0 || (!c.shared && list_store(o, e) < 0) ? -1 : 0;
+		return do_list(&c, e) < 0 ||
+		       (!c.shared && (list_named(&c, e) < 0 || list_store(o, e) < 0)) ? -1 : 0;
 	if (strcmp(w[0], "dir") == 0 && n == 1) {
 		printf("%s\n", c.dir);
 		return 0;
@@ -246,7 +311,7 @@ int cmd_cache(struct options *o, struct err *e)
 				return err_set(e, EXIT_USAGE, "--budget: '%s' is not a size (bytes, or "
 					       "with K, M, G, T)", w[2]);
 		}
-		if (!c.shared && (gc_staged(o, e) < 0 || gc_store(o, e) < 0))
+		if (!c.shared && (gc_staged(o, e) < 0 || gc_store(o, e) < 0 || gc_named(o, &c, e) < 0))
 			return -1;
 		if (n == 1 && budget == 0)
 			return err_set(e, EXIT_USAGE, "cache gc: no budget (give --budget SIZE or set "

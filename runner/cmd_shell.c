@@ -181,6 +181,8 @@ int cmd_shell(struct options *o, struct err *e)
 		goto free;
 	}
 	rv = ctr_run_foreground(&c, environ, e);
+	if (rv == 0 && o->save != NULL && ctr_save(&c, o->save, o->quiet, e) < 0)
+		rv = -1;
 free:
 	ctr_setup_free(&c);
 out:

@@ -25,6 +25,7 @@ int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
 int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
 int cmd_version(const struct options *o);         /* cmd_version.c: --version */
 int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
+int cmd_save(struct options *o, struct err *e);   /* cmd_save.c */
 
 /* --image docker://REF (or HOST#REPO) made the path of the pulled image in
  * the store (cmd_pull.c); a path that exists stays a path. */

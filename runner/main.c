@@ -36,6 +36,9 @@ int main(int argc, char **argv)
 	case CMD_PULL:
 		status = cmd_pull(&o, &e);
 		break;
+	case CMD_SAVE:
+		status = cmd_save(&o, &e);
+		break;
 	case CMD_RUN:
 	case CMD_ENV:
 		/* `ctrun --image IMG` with nothing to run: a shell in it. */

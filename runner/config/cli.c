@@ -18,6 +18,7 @@ static const char usage[] =
 	"       ctrun [OPTIONS] bench [FLAGS]           bus bandwidth (ctrun bench --help)\n"
 	"       ctrun cache|hooks ...                   node cache, GPU hooks (ctrun cache --help)\n"
 	"       ctrun pull REF [-o FILE.sqsh]            an image from a registry (ctrun pull --help)\n"
+	"       ctrun save NAME -o FILE.sqsh             a named container as an image\n"
 	"Launch:\n"
 	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
 	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
@@ -29,6 +30,7 @@ static const char usage[] =
 	"Container:\n"
 	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci|crun|charliecloud\n"
 	"  --nv  --entrypoint  --root  --no-home\n"
+	"  --writable  --name NAME [--name-reset]  --save PATH.sqsh\n"
 	"  --mount SRC[:DST[:ro]]  --workdir DIR  --image-mode auto|mount|unpack\n"
 	"  --stage auto|sbcast|off\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
@@ -51,7 +53,8 @@ static const char usage_shell[] =
 	"container of --image, with the binds, environment and GPUs a run would get.\n"
 	"From an salloc shell or a batch script it runs on the allocation's first node\n"
 	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
-	"--nv  --image-mode  --entrypoint  --root  --no-home (ctrun --help).\n";
+	"--nv  --image-mode  --entrypoint  --root  --no-home  --writable  --name  --save\n"
+	"(ctrun --help).\n";
 static const char usage_check[] =
 	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
 	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
@@ -87,6 +90,10 @@ static const struct option longopts[] = {
 	{ "entrypoint", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "root", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-home", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "writable", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "name", required_argument, NULL, OPT_FLAG_BASE },
+	{ "name-reset", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "save", required_argument, NULL, OPT_FLAG_BASE },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
@@ -169,7 +176,8 @@ static const char *closest_option(const char *arg)
 static bool container_only(const char *name)
 {
 	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode", "root",
-					     "no-home", NULL };
+					     "no-home", "writable", "name", "name-reset", "save",
+					     NULL };
 
 	for (const char *const *n = names; *n != NULL; n++)
 		if (strcmp(name, *n) == 0)
@@ -242,7 +250,7 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker", "__stage", "pull" };
+					     "hooks", "__worker", "__stage", "pull", "save" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -262,7 +270,8 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 			/* These parse their own flags from o->command (bench's -b/-e
 			 * are not ctrun's); global options go before the word. */
 			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
-			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL)
+			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL ||
+			    o->cmd == CMD_SAVE)
 				break;
 			ret = parse_flags(o, argc, argv,
 					  o->cmd == CMD_ENV     ? usage_env

@@ -66,6 +66,10 @@ static const struct key keys[] = {
 	{ "container", "entrypoint", "entrypoint", K_BOOL, OFF(entrypoint), 0, 0, NULL },
 	{ "container", "root", "root", K_BOOL, OFF(root), 0, 0, NULL },
 	{ "container", "no_home", "no-home", K_BOOL, OFF(no_home), 0, 0, NULL },
+	{ "container", "writable", "writable", K_BOOL, OFF(writable), 0, 0, NULL },
+	{ "container", "name", "name", K_STR, OFF(name), 0, 0, NULL },
+	{ "container", "name_reset", "name-reset", K_BOOL, OFF(name_reset), 0, 0, NULL },
+	{ "container", "save", "save", K_STR, OFF(save), 0, 0, NULL },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -115,6 +119,8 @@ void options_free(struct options *o)
 	free_str(&o->python);
 	free_str(&o->log_dir);
 	free_str(&o->image);
+	free_str(&o->name);
+	free_str(&o->save);
 	free_str(&o->runtime);
 	free_str(&o->workdir);
 	free_str(&o->nv);

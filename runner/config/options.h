@@ -18,7 +18,7 @@
 #include "strv.h"
 
 enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS,
-		  CMD_WORKER, CMD_STAGE, CMD_PULL };
+		  CMD_WORKER, CMD_STAGE, CMD_PULL, CMD_SAVE };
 enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
 
 struct options {
@@ -60,6 +60,10 @@ struct options {
 			       * after options_load the --env-file entries first */
 	struct strv env_files; /* --env-file FILE, in order (envctl.h) */
 	bool clean_env;       /* --clean-env: only SLURM_*, TERM and the identity of the host's */
+	bool writable;        /* --writable: the root is writable for the run, then discarded */
+	char *name;           /* --name: the writable layer kept on the node (images/named.h) */
+	bool name_reset;      /* --name-reset: start --name anew from --image */
+	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */

@@ -17,6 +17,7 @@
 #include "ctrroot.h"
 #include "err.h"
 #include "imgsource.h"
+#include "named.h"
 #include "options.h"
 #include "runtime.h"
 #include "strv.h"
@@ -42,6 +43,7 @@ struct ctr_setup {
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
+	struct named named;     /* --name: the kept container, its lock held (lock_fd -1 = none) */
 	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool rundir_made;
 };
@@ -51,6 +53,19 @@ struct ctr_setup {
  * shell.  The caller sets spec.argv.  With o->dry_run nothing is created. */
 int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		   char *const *envp, bool agent, struct err *e);
+/* named_run.c: --name for this run: refused where it cannot be kept, else
+ * the named container taken (named.h) and the spec pointed at it. */
+int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
+		    struct err *e);
+int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *envp,
+		   struct err *e);
+/* After the run directory exists: a --save run's upper layer in it. */
+int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct err *e);
+/* save.c: --save PATH: its directory exists and is the caller's to write
+ * (checked before the run: EXIT_USAGE); after it, the image and the
+ * container's changes as a squashfs at PATH (temporary file, rename). */
+int ctr_save_check(const char *path, struct err *e);
+int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err *e);
 /* The adapter's plan for c->spec. */
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */

@@ -47,6 +47,23 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 	return 0;
 }
 
+static int enroot_writable(const struct ctr_root_facts *f, struct ctr_root_choice *c,
+			   struct err *e)
+{
+	if (f->mode == IMAGE_MODE_UNPACK)
+		return err_set(e, EXIT_USAGE, "--writable with --image-mode unpack: enroot would "
+			       "write into the node's shared container of %s (use --image-mode auto, "
+			       "or --runtime oci)", f->image);
+	if (f->kind != IMAGE_SQUASHFS)
+		return err_set(e, EXIT_USAGE, "--writable: enroot writes over a squashfs only, and "
+			       "%s is not one (use --runtime oci)", f->image);
+	if (f->no_enroot_file != NULL)
+		return err_set(e, EXIT_CTRUN, "--writable: enroot cannot start %s over a per-run "
+			       "layer: %s", f->image, f->no_enroot_file);
+	c->kind = ROOTFS_ENROOT_FILE;
+	return 0;
+}
+
 /* enroot: its own start of the squashfs file (squashfuse + overlay,
  * nothing unpacked) where --image-mode lets it and the host can, else a
  * container in its data directory (created once, then reused; --dry-run
@@ -55,6 +72,11 @@ static int enroot(const struct ctr_root_facts *f, struct ctr_root_choice *c, str
 {
 	bool must = f->mode == IMAGE_MODE_MOUNT;
 
+	/* --writable: `enroot start --rw` of the node's shared container would
+	 * write into it for every later run; enroot's own start of the file
+	 * puts a per-run tmpfs over the image instead. */
+	if (f->writable)
+		return enroot_writable(f, c, e);
 	c->kind = ROOTFS_ENROOT_DATA;
 	if (f->mode == IMAGE_MODE_UNPACK)
 		return 0;

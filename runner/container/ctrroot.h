@@ -37,6 +37,7 @@ struct ctr_root_facts {
 	bool dry_run;
 	bool task_share;    /* task mode in a step: the node's tasks share one holder */
 	bool root;          /* euid 0: a kernel mount; else squashfuse_ll in a user namespace */
+	bool writable;      /* --writable: enroot may not use its shared container */
 	bool cached;        /* an unpacked copy is there already: the node cache's entry
 			     * (ROOT_TREE), enroot's container (ROOT_ENROOT) */
 	/* Why this host cannot, NULL = it can: mount a squashfs as root (kernel,

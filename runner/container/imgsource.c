@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "imgmount.h"
+#include "rootpath.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -111,7 +112,8 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 	*f = (struct ctr_root_facts){ .need = q->need, .kind = q->kind,
 				      .mode = ctr_image_mode(q->o->image_mode),
 				      .dry_run = q->o->dry_run, .task_share = q->share[0] != '\0',
-				      .root = q->root, .image = q->image };
+				      .root = q->root, .writable = q->o->writable,
+				      .image = q->image };
 	if (q->kind == IMAGE_DIR || q->need == ROOT_IMAGE_FILE)
 		return 0;
 	if (ctr_cache_cfg(q->o, &a->cfg, a->dir, sizeof(a->dir), e) < 0)
@@ -128,7 +130,7 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 		return -1;
 	f->cached = a->cached = access(a->r->path, F_OK) == 0;
 	if (q->kind != IMAGE_SQUASHFS || f->mode == IMAGE_MODE_UNPACK ||
-	    (f->mode == IMAGE_MODE_AUTO && f->cached))
+	    (f->mode == IMAGE_MODE_AUTO && f->cached && !q->o->writable))
 		return 0;
 	if (realpath(q->image, a->r->enroot_file) == NULL)
 		return err_sys(e, EXIT_USAGE, "--image %s", q->image);
@@ -247,6 +249,9 @@ static int enroot_create(const char *tmp, void *arg, struct err *e)
 		goto out;
 	}
 	if (pid == 0) {
+		/* Its notes ("Extracting squashfs filesystem...") are not the
+		 * job's output. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
 		execvpe(argv.v[0], argv.v, env.v);
 		_exit(EXIT_NOTFOUND);
 	}
@@ -265,6 +270,25 @@ out:
 	strv_free(&argv);
 	strv_free(&env);
 	return rv;
+}
+
+int ctr_enroot_create_named(const char *bin, const char *image, const char *data,
+			    const char *name, char *const *envp, struct err *e)
+{
+	struct enroot_create ec = { bin, image, data, envp };
+	char tmp[PATH_MAX], final[PATH_MAX];
+
+	if (xsnprintf(tmp, sizeof(tmp), "%s/%s.ctrun-tmp.%ld", data, name, (long)getpid()) < 0 ||
+	    xsnprintf(final, sizeof(final), "%s/%s", data, name) < 0)
+		return err_set(e, EXIT_CTRUN, "enroot data %s: path too long", data);
+	(void)remove_tree(tmp);
+	if (enroot_create(tmp, &ec, e) < 0 || rename(tmp, final) < 0) {
+		if (e->code == 0)
+			err_sys(e, EXIT_CTRUN, "enroot create: %s", final);
+		(void)remove_tree(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 /* enroot's container in its data directory, created once under a lock

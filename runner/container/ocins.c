@@ -1,7 +1,8 @@
 /* ocins.c - the namespaces ctrun enters just before exec'ing an OCI runtime:
  * a private mount namespace (plus a user namespace mapping the caller to
  * root when rootless), a tmpfs, and an overlay of the cached image with the
- * container's mount points created in it.
+ * container's mount points created in it (with --name, the upper layer is
+ * the named container's directory on disk instead: images/named.h).
  *
  * Why an overlay: a runtime can only bind onto a destination that exists,
  * the cached image is shared read-only by every run on the node, and
@@ -139,18 +140,35 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", p->ovl_tmp);
 	if (p->ovl_stage && stage(s, p, e) < 0)
 		return -1;
-	if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||
-	    xsnprintf(work, sizeof(work), "%s/work", p->ovl_tmp) < 0)
-		return err_set(e, EXIT_CTRUN, "oci: path too long: %s", p->ovl_tmp);
-	if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
-		return err_sys(e, EXIT_CTRUN, "oci: overlay directories in %s", p->ovl_tmp);
+	if (s->named_upper != NULL) {
+		/* --name: the kept layer on disk (images/named.h), its lock
+		 * held by ctrun for the whole run. */
+		if (xsnprintf(upper, sizeof(upper), "%s", s->named_upper) < 0 ||
+		    xsnprintf(work, sizeof(work), "%s", s->named_work) < 0)
+			return err_set(e, EXIT_CTRUN, "oci: path too long: %s", s->named_upper);
+	} else {
+		if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||
+		    xsnprintf(work, sizeof(work), "%s/work", p->ovl_tmp) < 0)
+			return err_set(e, EXIT_CTRUN, "oci: path too long: %s", p->ovl_tmp);
+		if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: overlay directories in %s", p->ovl_tmp);
+	}
 	if (escape(p->ovl_lower, lower, sizeof(lower)) < 0 || escape(upper, eu, sizeof(eu)) < 0 ||
 	    escape(work, ew, sizeof(ew)) < 0 ||
-	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, eu, ew) < 0)
+	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s%s", lower, eu, ew,
+		      s->rootless ? ",userxattr" : "") < 0)
 		return err_set(e, EXIT_CTRUN, "oci: image path too long: %s", p->ovl_lower);
-	/* nodev, nosuid: a device node or setuid file of a mounted (not
+	/* userxattr (Linux >= 5.11) when rootless: a user namespace may not set
+	 * overlayfs's trusted.* attributes, and without user.overlay.* ones
+	 * removing or renaming a directory of the image fails with EIO (an
+	 * opaque directory or a redirect needs one; measured here).
+	 * nodev, nosuid: a device node or setuid file of a mounted (not
 	 * sanitized, images/sanitize.c) image stays inert. */
-	if (mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
+	if (mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0 &&
+	    /* A kernel or upper file system without it: as before. */
+	    (!s->rootless || errno != EINVAL ||
+	     (opts[strlen(opts) - strlen(",userxattr")] = '\0',
+	      mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)))
 		return err_sys(e, EXIT_CTRUN, "oci: overlay of %s on %s", p->ovl_lower,
 			       p->ovl_merged);
 	rootfd = open(p->ovl_merged, O_PATH | O_DIRECTORY | O_CLOEXEC);

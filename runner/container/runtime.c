@@ -152,6 +152,10 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 		fputs(" on ", stdout);
 		shell_quote(stdout, p->ovl_merged);
 		fputs(" with the mount points created", stdout);
+		if (s->named_upper != NULL) {
+			fputs(", its upper layer ", stdout);
+			shell_quote(stdout, s->named_upper);
+		}
 		if (p->hide_cgroup2)
 			fputs(", a tmpfs over /sys/fs/cgroup/unified if cgroup2 there holds controllers",
 			      stdout);

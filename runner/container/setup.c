@@ -303,6 +303,7 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->entrypoint = o->entrypoint;
 	if (ctr_ident_init(c, o, e) < 0)
 		return -1;
+	s->writable = o->writable;
 	if (getcwd(c->cwd, sizeof(c->cwd)) == NULL)
 		return err_sys(e, EXIT_CTRUN, "current directory");
 	if (o->workdir != NULL && o->workdir[0] != '/')
@@ -344,7 +345,14 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	if (agent && ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 			       "runs the workers inside the container", c->agent);
-	if (rootfs(c, o, envp, e) < 0)
+	if (ctr_named_check(o, t, s, e) < 0)
+		return -1;
+	/* enroot keeps a named container in its own data directory: no other
+	 * root file system to prepare. */
+	if ((o->name == NULL || ctr_root_need(s->rt) != ROOT_ENROOT || o->dry_run) &&
+	    rootfs(c, o, envp, e) < 0)
+		return -1;
+	if (ctr_named_take(c, o, envp, e) < 0)
 		return -1;
 	phase_mark(c->root.holder.fd >= 0 ? "image (mounted)" : "image");
 	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
@@ -362,6 +370,8 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	if (!o->dry_run && (make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0 ||
 			    ctr_ident_files(c, e) < 0))
 		return -1;
+	if (ctr_named_dirs(c, o, e) < 0)
+		return -1;
 	return 0;
 }
 
@@ -370,6 +380,7 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 {
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
+	c->named.lock_fd = -1;
 	ctr_root_init(&c->root);
 	if (setup(c, o, t, envp, agent, e) < 0) {
 		ctr_setup_free(c);
@@ -384,6 +395,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	 * the runtime's private one, the image in the holder's); remove_tree
 	 * never follows a link. */
 	ctr_root_free(&c->root);
+	named_close(&c->named);
 	if (c->rundir_made && remove_tree(c->rundir) < 0 && errno != ENOENT)
 		fprintf(stderr, "ctrun: cannot remove %s: %s\n", c->rundir, strerror(errno));
 	if (c->hold_fd >= 0)
@@ -398,6 +410,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	free(c->spec.devices);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
+	c->named.lock_fd = -1;
 	ctr_root_init(&c->root);
 }
 

@@ -66,6 +66,14 @@ touch "./$1" && echo "owner inside=$(stat -c %u "./$1")"
 SH
 chmod 644 u/probe.sh u/probe_root.sh
 
+# Singularity 3.4.2 without setuid extracts a squashfs as the user, and a
+# user cannot make the image's /dev/null: its image is the same busybox
+# without device nodes (gzip: 3.4 reads no other compression).
+need_image BBDIR busybox-rootfs
+mksquashfs "$BBDIR" u/bb-nodev.sqsh -comp gzip -noappend -quiet -no-progress -e dev/null > /dev/null
+chmod 644 u/bb-nodev.sqsh
+image_of() { if [ "$1" = singularity ]; then echo "$TMPD/u/bb-nodev.sqsh"; else echo "$BB"; fi; }
+
 # enroot: the nodes' GPUs are fakes (its NVIDIA hook would want
 # nvidia-container-cli); its runtime directory per user.
 ENV_COMMON="PATH=/opt/enroot/bin:/opt/singularity/bin:$PATH CTRUN_NV=false SINGULARITY_TMPDIR=$TMPD/u/stmp"
@@ -79,7 +87,7 @@ as_root() {
 
 user_is_themselves() { # RUNTIME
 	local rt=$1 out f=.ctrun-it-identity-f-$1-$$
-	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --runtime "$rt" --image "$BB" \
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --runtime "$rt" --image "$(image_of "$rt")" \
 		sh "$TMPD/u/probe.sh" "$f" "$marker")
 	echo "$out"
 	assert_eq "uid=$uid gid=$gid name=$user home=$home user=$user logname=$user" \
@@ -95,13 +103,13 @@ root_option_is_root() { # RUNTIME
 	# /etc/subuid range: without one, one line naming the release, exit 125.
 	if [ "$rt" = singularity ] && ! grep -q "^$user:" /etc/subuid 2>/dev/null; then
 		run_rc as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --runtime "$rt" \
-			--image "$BB" true 2> "$TMPD/u/fakeroot.err"
+			--image "$(image_of "$rt")" true 2> "$TMPD/u/fakeroot.err"
 		assert_eq 125 "$rc" "exit of --root under Singularity 3.4.2 without subuid"
 		assert_eq 1 "$(grep -c . "$TMPD/u/fakeroot.err")" "one line: $(cat "$TMPD/u/fakeroot.err")"
 		grep -q "3.4.2" "$TMPD/u/fakeroot.err" || fail "the line names no release: $(cat "$TMPD/u/fakeroot.err")"
 		return 0
 	fi
-	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --runtime "$rt" --image "$BB" \
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --runtime "$rt" --image "$(image_of "$rt")" \
 		sh "$TMPD/u/probe_root.sh" "$f")
 	echo "$out"
 	assert_eq "uid=0 home=/root user=root" "$(sed -n 1p <<< "$out")" "identity inside ($rt --root)"
@@ -111,7 +119,7 @@ root_option_is_root() { # RUNTIME
 
 no_home_is_not_bound() { # RUNTIME
 	local rt=$1 out
-	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --no-home --runtime "$rt" --image "$BB" \
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --no-home --runtime "$rt" --image "$(image_of "$rt")" \
 		sh "$TMPD/u/probe.sh" "" "$marker")
 	echo "$out"
 	assert_eq "home not bound" "$(sed -n 2p <<< "$out")" "the home's own file ($rt --no-home)"
@@ -122,20 +130,20 @@ no_home_is_not_bound() { # RUNTIME
 
 shell_is_the_user() { # RUNTIME
 	local rt=$1 out
-	out=$(as_user srun -N1 -n1 "$CTRUN" -q shell --runtime "$rt" --image "$BB" \
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q shell --runtime "$rt" --image "$(image_of "$rt")" \
 		sh "$TMPD/u/probe.sh" "" "$marker")
 	echo "$out"
 	assert_eq "uid=$uid gid=$gid name=$user home=$home user=$user logname=$user" \
 		"$(sed -n 1p <<< "$out")" "identity in ctrun shell ($rt)"
 	[ "$rt" != singularity ] || return 0 # --root: root_option_is_root
-	out=$(as_user srun -N1 -n1 "$CTRUN" -q shell --root --runtime "$rt" --image "$BB" \
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q shell --root --runtime "$rt" --image "$(image_of "$rt")" \
 		sh -c 'echo "uid=$(id -u) home=$HOME"')
 	assert_eq "uid=0 home=/root" "$out" "identity in ctrun shell --root ($rt)"
 }
 
 root_stays_root() { # RUNTIME
 	local rt=$1 out
-	out=$(as_root srun -N1 -n1 "$CTRUN" -q --no-prefix --runtime "$rt" --image "$BB" \
+	out=$(as_root srun -N1 -n1 "$CTRUN" -q --no-prefix --runtime "$rt" --image "$(image_of "$rt")" \
 		sh "$TMPD/u/probe.sh" "" "$marker")
 	echo "$out"
 	assert_eq "uid=0 gid=0 name=root home=/root user=root logname=root" \
@@ -145,7 +153,6 @@ root_stays_root() { # RUNTIME
 # The image's /.singularity.d/env scripts and its entrypoint run as the user
 # too (the agent switches before it sources them): a directory image with a
 # script and an /etc/rc that say who runs them.
-need_image BBDIR busybox-rootfs
 cp -a "$BBDIR" img
 mkdir -p img/.singularity.d/env
 echo 'export SCRIPT_UID=$(id -u)' > img/.singularity.d/env/50-who.sh

@@ -115,6 +115,14 @@ struct ctr_spec {
 	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
+	/* --name (OCI, charliecloud): the overlay's upper and work directories
+	 * on disk, in the node cache (images/named.h), instead of on the
+	 * run's tmpfs; NULL = the tmpfs.  enroot: its own container there. */
+	const char *named_upper, *named_work;
+	bool writable;            /* --writable: the root writable for the run, discarded
+				   * at its end (OCI/charliecloud: the overlay's tmpfs;
+				   * enroot: --rw over its own start of the squashfs;
+				   * apptainer: --writable-tmpfs) */
 	bool agent;               /* argv is ctrun-agent (which enters cwd itself) */
 	bool run_default;         /* apptainer: the image's default command (argv empty):
 				   * runscript, /etc/rc, else a shell */

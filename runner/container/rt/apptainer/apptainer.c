@@ -288,6 +288,20 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (app_has_no_oci(&s->app))
 		ret |= strv_push(&p->argv, "--no-oci");
 	ret |= strv_push(&p->argv, "--cleanenv");
+	/* --writable: a tmpfs over the image, apptainer.conf's `sessiondir max
+	 * size`.  Singularity 3.x turns overlay off in a user namespace (no
+	 * setuid starter) and wherever its sandbox conversion runs, then only
+	 * warns "Ignoring --writable-tmpfs as it requires overlay support"
+	 * (container_linux.go setupSessionLayout): measured as root here, the
+	 * root stayed read-only and /usr writable.  It is refused rather than
+	 * half-writable. */
+	if (s->writable && s->app.flavor == APP_SINGULARITY)
+		return err_set(e, EXIT_CTRUN, "--writable: %s (Singularity 3.x) may ignore "
+			       "--writable-tmpfs and leave the root read-only (it needs overlay "
+			       "and its setuid starter): use --runtime oci or enroot, or apptainer "
+			       ">= 1.0 / SingularityCE", s->bin);
+	if (s->writable)
+		ret |= strv_push(&p->argv, "--writable-tmpfs");
 	ret |= strv_push(&p->unsetenv, "APPTAINER*");
 	ret |= strv_push(&p->unsetenv, "SINGULARITY*");
 	ret |= strv_extend(&p->keepenv, (char *const *)keep);

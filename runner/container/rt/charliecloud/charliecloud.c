@@ -147,6 +147,10 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	ret |= strv_pushf(&p->argv, "--uid=%u", s->as_root ? 0u : (unsigned)s->uid);
 	ret |= strv_pushf(&p->argv, "--gid=%u", s->as_root ? 0u : (unsigned)s->gid);
 	ret |= strv_push(&p->argv, "--env-no-expand");
+	/* --writable: ch-run leaves the root (ctrun's overlay, its upper layer
+	 * a tmpfs of the run) writable; the cache below is never written. */
+	if (s->writable)
+		ret |= strv_push(&p->argv, "--write");
 	if (ret != 0)
 		return err_sys(e, EXIT_CTRUN, "charliecloud plan");
 	for (size_t i = 0; i < s->env.n; i++)

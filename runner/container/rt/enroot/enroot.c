@@ -172,6 +172,12 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 		ret |= strv_push(&p->argv, "--root");
 	ret |= strv_push(&p->argv, "--conf");
 	ret |= strv_push(&p->argv, path);
+	/* --writable: only over enroot's own start of the squashfs, whose
+	 * overlay's upper layer is a tmpfs of the run (runtime.sh
+	 * _mount_rootfs); ctrroot.c never gives a writable run the node's
+	 * shared container, which --rw would change for everyone. */
+	if (s->writable)
+		ret |= strv_push(&p->argv, "--rw");
 	ret |= strv_push(&p->argv, s->enroot_name);
 	ret |= strv_extend(&p->argv, s->argv.v);
 	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", s->enroot_data);

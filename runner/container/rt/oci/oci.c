@@ -5,8 +5,9 @@
  * namespace just before exec'ing the runtime: the cached image below
  * (never modified: it is shared by every run on the node), a tmpfs above
  * that holds only the mount points ctrun creates.  The overlay is remounted
- * read-only inside the container (root.readonly) and vanishes with the
- * namespace, so nothing is left to clean up even after kill -9.
+ * read-only inside the container (root.readonly; with --writable it stays
+ * writable, the tmpfs taking the writes) and vanishes with the namespace,
+ * so nothing is left to clean up even after kill -9.
  *
  * Rootless (the caller is not root): ctrun also enters a user namespace
  * mapping the caller to root before exec'ing the runtime, which therefore
@@ -319,7 +320,8 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 	add(&b, c, "ociVersion", json_object_new_string(OCI_VERSION));
 	add(&b, c, "process", process(&b, s, args));
 	add(&b, root, "path", json_object_new_string("rootfs"));
-	add(&b, root, "readonly", json_object_new_boolean(1));
+	/* --writable: the overlay's tmpfs upper layer takes the writes. */
+	add(&b, root, "readonly", json_object_new_boolean(!s->writable));
 	add(&b, c, "root", root);
 	add(&b, c, "mounts", mounts(&b, s));
 	add(&b, c, "annotations", ann);

@@ -207,6 +207,30 @@ static void test_enroot_starts_a_squashfs_from_the_file_unless_created(void **st
 	assert_int_equal(c.kind, ROOTFS_ENROOT_FILE);
 }
 
+/* --writable: enroot's shared container (created once per node) would
+ * keep the run's writes for everyone: always the file, over a per-run tmpfs. */
+static void test_enroot_writable_never_uses_the_shared_container(void **state)
+{
+	struct ctr_root_facts f = { .need = ROOT_ENROOT, .kind = IMAGE_SQUASHFS,
+				    .image = "/s/x.sqsh", .writable = true, .cached = true };
+	struct ctr_root_choice c;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), 0);
+	assert_int_equal(c.kind, ROOTFS_ENROOT_FILE);
+	f.mode = IMAGE_MODE_UNPACK;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--writable with --image-mode unpack"));
+	f.mode = IMAGE_MODE_AUTO;
+	f.no_enroot_file = "squashfuse is not installed";
+	assert_int_equal(ctr_root_decide(&f, &c, &e), -1);
+	assert_int_equal(e.code, EXIT_CTRUN);
+	assert_string_equal(e.msg, "--writable: enroot cannot start /s/x.sqsh over a per-run "
+			    "layer: squashfuse is not installed");
+}
+
 static void test_image_mode_names(void **state)
 {
 	(void)state;
@@ -268,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_user_without_squashfuse_unpacks_and_says_why),
 		cmocka_unit_test(test_image_mode_mount_of_an_archive_names_the_image),
 		cmocka_unit_test(test_enroot_starts_a_squashfs_from_the_file_unless_created),
+		cmocka_unit_test(test_enroot_writable_never_uses_the_shared_container),
 		cmocka_unit_test(test_image_mode_names),
 		cmocka_unit_test(test_holder_result_gives_the_spec_its_namespaces),
 		cmocka_unit_test(test_enroot_results_name_the_container_or_the_file),

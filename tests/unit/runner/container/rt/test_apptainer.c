@@ -108,6 +108,43 @@ static void test_exec_with_plain_binds(void **state)
 	spec_free(&s);
 }
 
+/* --writable: --writable-tmpfs; Singularity 3.x without overlay support
+ * ignores it with a warning (measured as root with 3.4.2 here), so ctrun
+ * refuses it for root and users alike. */
+static void test_writable_is_writable_tmpfs_or_refused(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, "apptainer", "apptainer");
+	s.writable = true;
+	s.rootless = true;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_argv(&p, (const char *const[]){
+		"apptainer", "exec", "--cleanenv", "--writable-tmpfs",
+		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.app = sce41;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[4], "--writable-tmpfs");
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.app = sing342;
+	s.bin = "singularity";
+	for (int root = 0; root < 2; root++) {
+		s.rootless = root == 0;
+		assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+		assert_int_equal(e.code, EXIT_CTRUN);
+		assert_non_null(strstr(e.msg, "--writable: singularity (Singularity 3.x) may ignore"));
+		ctr_plan_free(&p);
+		memset(&p, 0, sizeof(p));
+	}
+	spec_free(&s);
+}
+
 /* A shell has no agent: apptainer enters the directory (--pwd). */
 static void test_shell_gets_pwd(void **state)
 {
@@ -666,6 +703,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_with_plain_binds),
+		cmocka_unit_test(test_writable_is_writable_tmpfs_or_refused),
 		cmocka_unit_test(test_shell_gets_pwd),
 		cmocka_unit_test(test_image_default_without_run),
 		cmocka_unit_test(test_singularityce_nv_and_entrypoint),

@@ -318,6 +318,28 @@ static void test_run_directory_with_a_colon_is_refused(void **state)
 	spec_free(&s);
 }
 
+/* --writable: ch-run's --write keeps ctrun's overlay writable (its upper
+ * layer the run's tmpfs); without it ch-run remounts the root read-only. */
+static void test_writable_adds_write(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	for (size_t i = 0; i < p.argv.n; i++)
+		assert_string_not_equal(p.argv.v[i], "--write");
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.writable = true;
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[4], "--write");
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_mounted_image_is_the_holders_tree),
 		cmocka_unit_test(test_sif_is_refused_naming_the_runtimes_that_run_it),
 		cmocka_unit_test(test_run_directory_with_a_colon_is_refused),
+		cmocka_unit_test(test_writable_adds_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,6 +260,27 @@ static void test_create_argv(void **state)
 	strv_free(&argv);
 }
 
+/* --writable: enroot's --rw (ctrroot.c gives it the squashfs file, whose
+ * overlay's upper layer is enroot's per-run tmpfs). */
+static void test_writable_adds_rw_before_the_name(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	char *argv[] = { "enroot", "start", "--conf", "/tmp/ctrun-1000/run1/enroot.conf", "--rw",
+			 "ctrun-squashfs-0123", "/.ctrun/agent", "/.ctrun/spec", NULL };
+
+	(void)state;
+	spec_init(&s);
+	s.writable = true;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_int_equal(p.argv.n, 8);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		assert_string_equal(p.argv.v[i], argv[i]);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
 		cmocka_unit_test(test_create_argv),
+		cmocka_unit_test(test_writable_adds_rw_before_the_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -421,6 +421,25 @@ static void test_invalid_utf8_is_refused_naming_it(void **state)
 	spec_free(&s);
 }
 
+/* --writable: the root stays writable (the overlay's tmpfs takes the
+ * writes); without it, read-only, as the test above checks. */
+static void test_writable_leaves_the_root_writable(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c;
+
+	(void)state;
+	spec_init(&s);
+	s.writable = true;
+	c = plan_config(&s, &p);
+	assert_false(json_object_get_boolean(get(c, "root.readonly")));
+	assert_true(p.ovl);
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_gpus_without_the_hook_pass_the_device_nodes),
 		cmocka_unit_test(test_gpus_with_the_hook),
 		cmocka_unit_test(test_invalid_utf8_is_refused_naming_it),
+		cmocka_unit_test(test_writable_leaves_the_root_writable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
