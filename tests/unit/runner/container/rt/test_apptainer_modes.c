@@ -1,0 +1,206 @@
+/* test_apptainer_modes.c - the apptainer/singularity adapter's run modes
+ * (issue 24): --writable (--writable-tmpfs, refused by Singularity 3.x),
+ * --root (--fakeroot, Singularity 3.x's subordinate ids) and --no-home.
+ * The rest of the adapter: test_apptainer.c, whose fixtures these repeat. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drivers.h"
+
+
+/* ctr_pick_runtime into the test's own rt, bin and e. */
+
+static const struct app_version apptainer134 = { APP_APPTAINER, 1, 3, 4 };
+static const struct app_version sce41 = { APP_SINGULARITYCE, 4, 1, 0 };
+static const struct app_version sing342 = { APP_SINGULARITY, 3, 4, 2 };
+
+static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
+{
+	memset(s, 0, sizeof(*s));
+	s->rt = ctr_driver_named(rt);
+	s->bin = bin;
+	s->app = apptainer134;
+	s->agent = true;
+	s->image = "/images/pytorch.sif";
+	s->kind = IMAGE_SIF;
+	s->cwd = "/home/u/proj";
+	s->rundir = "/tmp/ctrun-1000/run1";
+	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
+	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
+}
+
+static void add(struct ctr_spec *s, const char *src, const char *dst, bool ro)
+{
+	struct err e = { 0 };
+
+	assert_int_equal(mounts_add(&s->mounts, src, dst, ro, false, &e), 0);
+}
+
+static void spec_free(struct ctr_spec *s)
+{
+	strv_free(&s->argv);
+	mounts_free(&s->mounts);
+	mounts_free(&s->driver);
+}
+
+static void assert_argv(const struct ctr_plan *p, const char *const *want)
+{
+	size_t n = 0;
+
+	while (want[n] != NULL)
+		n++;
+	for (size_t i = 0; i < n && i < p->argv.n; i++)
+		assert_string_equal(p->argv.v[i], want[i]);
+	assert_int_equal(p->argv.n, n);
+}
+
+/* The position of ARG in the plan's argv (it must be there). */
+static long at(const struct ctr_plan *p, const char *arg)
+{
+	long i = strv_find(&p->argv, arg);
+
+	assert_true(i >= 0);
+	return i;
+}
+
+/* --writable: --writable-tmpfs; Singularity 3.x without overlay support
+ * ignores it with a warning (measured as root with 3.4.2 here), so ctrun
+ * refuses it for root and users alike. */
+static void test_writable_is_writable_tmpfs_or_refused(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, "apptainer", "apptainer");
+	s.writable = true;
+	s.rootless = true;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_argv(&p, (const char *const[]){
+		"apptainer", "exec", "--cleanenv", "--writable-tmpfs",
+		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.app = sce41;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[4], "--writable-tmpfs");
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.app = sing342;
+	s.bin = "singularity";
+	for (int root = 0; root < 2; root++) {
+		s.rootless = root == 0;
+		assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+		assert_int_equal(e.code, EXIT_CTRUN);
+		assert_non_null(strstr(e.msg, "--writable: singularity (Singularity 3.x) may ignore"));
+		ctr_plan_free(&p);
+		memset(&p, 0, sizeof(p));
+	}
+	spec_free(&s);
+}
+
+/* --root is --fakeroot (apptainer binds the home at /root itself),
+ * --no-home its --no-home, once even with --gpu-isolation's own; under
+ * isolation the home is bound back at /root with --root, not at all with
+ * --no-home. */
+static void test_root_and_no_home(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, "apptainer", "apptainer");
+	s.as_root = true;
+	s.no_home = true;
+	add(&s, "/home/u/proj", "/home/u/proj", false);
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_argv(&p, (const char *const[]){
+		"apptainer", "exec", "--cleanenv", "--fakeroot", "--no-home",
+		"--bind", "/home/u/proj:/home/u/proj",
+		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
+	assert_false(p.ident_nest);
+	ctr_plan_free(&p);
+	spec_free(&s);
+
+	spec_init(&s, "apptainer", "apptainer");
+	s.as_root = true;
+	s.gpus = true;
+	s.gpu_ids = "1";
+	s.gpu_isolate = true;
+	s.home = "/home/u";
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_true(at(&p, "/home/u:/root") > 0);
+	assert_true(strv_find(&p.argv, "/home/u:/home/u") < 0);
+	ctr_plan_free(&p);
+	spec_free(&s);
+
+	spec_init(&s, "apptainer", "apptainer");
+	s.no_home = true;
+	s.gpus = true;
+	s.gpu_ids = "1";
+	s.gpu_isolate = true;
+	s.home = "/home/u";
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_true(strv_find(&p.argv, "/home/u:/home/u") < 0);
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < p.argv.n; i++)
+			n += strcmp(p.argv.v[i], "--no-home") == 0;
+		assert_int_equal(n, 1);
+	}
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* Singularity 3 without setuid maps --fakeroot from /etc/subuid and
+ * /etc/subgid (3.4.2's prepare_linux.go, newuidmap): without a range the
+ * run would fail inside it; ctrun says so in one line, 125. */
+static void test_fakeroot_on_singularity3_needs_subids(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, "singularity", "singularity");
+	s.app = sing342;
+	s.as_root = true;
+	s.subids = false;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_CTRUN);
+	assert_non_null(strstr(e.msg, "Singularity 3.4.2"));
+	assert_non_null(strstr(e.msg, "/etc/subuid"));
+	ctr_plan_free(&p);
+	memset(&p, 0, sizeof(p));
+	s.subids = true;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	assert_true(at(&p, "--fakeroot") > 0);
+	ctr_plan_free(&p);
+	spec_free(&s);
+	/* apptainer 1.x has fakeroot without subids (a root-mapped namespace). */
+	spec_init(&s, "apptainer", "apptainer");
+	s.as_root = true;
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_writable_is_writable_tmpfs_or_refused),
+		cmocka_unit_test(test_root_and_no_home),
+		cmocka_unit_test(test_fakeroot_on_singularity3_needs_subids),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
