@@ -15,6 +15,8 @@
  *                         CTRTEST_ARCHIVES)
  *   CTRTEST_CACHE_FIXTURE the node cache tests' fixture (images)
  *   CTRTEST_SUPERVISE     the supervisor's harness (runner/supervise)
+ *   CTRTEST_APPTAINER     the apptainer adapter's golden-test fixture
+ *                         (runner/container/rt: test_apptainer*.c)
  * Each part needs its folder's headers, and several name their fixture
  * setup/teardown: one file asks for one fixture part. */
 #ifndef CTRUN_CTRTEST_H
@@ -797,6 +799,71 @@ static inline int teardown(void **state)
 		rn.dir[0] = '\0';
 	}
 	return 0;
+}
+#endif
+
+#ifdef CTRTEST_APPTAINER
+/* ---- the apptainer adapter's fixture (runner/container/rt) ----------------
+ * A spec of a worker run of /images/pytorch.sif under apptainer 1.3.4 (the
+ * releases the golden tests name below), and argv comparisons. */
+#include "drivers.h"
+
+/* ctr_pick_runtime into the test's own rt, bin and e. */
+#define PICK(want, kind, image, have) \
+	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+
+static const struct app_version apptainer134 __attribute__((unused)) = { APP_APPTAINER, 1, 3, 4 };
+static const struct app_version sce41 __attribute__((unused)) = { APP_SINGULARITYCE, 4, 1, 0 };
+static const struct app_version sce38 __attribute__((unused)) = { APP_SINGULARITYCE, 3, 8, 0 };
+static const struct app_version sing342 __attribute__((unused)) = { APP_SINGULARITY, 3, 4, 2 };
+
+static inline void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
+{
+	memset(s, 0, sizeof(*s));
+	s->rt = ctr_driver_named(rt);
+	s->bin = bin;
+	s->app = apptainer134;
+	s->agent = true;
+	s->image = "/images/pytorch.sif";
+	s->kind = IMAGE_SIF;
+	s->cwd = "/home/u/proj";
+	s->rundir = "/tmp/ctrun-1000/run1";
+	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
+	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
+}
+
+static inline void add(struct ctr_spec *s, const char *src, const char *dst, bool ro)
+{
+	struct err e = { 0 };
+
+	assert_int_equal(mounts_add(&s->mounts, src, dst, ro, false, &e), 0);
+}
+
+static inline void spec_free(struct ctr_spec *s)
+{
+	strv_free(&s->argv);
+	mounts_free(&s->mounts);
+	mounts_free(&s->driver);
+}
+
+static inline void assert_argv(const struct ctr_plan *p, const char *const *want)
+{
+	size_t n = 0;
+
+	while (want[n] != NULL)
+		n++;
+	for (size_t i = 0; i < n && i < p->argv.n; i++)
+		assert_string_equal(p->argv.v[i], want[i]);
+	assert_int_equal(p->argv.n, n);
+}
+
+/* The position of ARG in the plan's argv (it must be there). */
+static inline long at(const struct ctr_plan *p, const char *arg)
+{
+	long i = strv_find(&p->argv, arg);
+
+	assert_true(i >= 0);
+	return i;
 }
 #endif
 

@@ -15,66 +15,8 @@
  *             slice, its value read by encoding/csv: a bare '"' is an error.
  *   [S-oci]   SingularityCE 4.x: `oci mode = yes` in singularity.conf runs
  *             its OCI launcher unless --no-oci. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "drivers.h"
-
-
-/* ctr_pick_runtime into the test's own rt, bin and e. */
-#define PICK(want, kind, image, have) \
-	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
-
-static const struct app_version apptainer134 = { APP_APPTAINER, 1, 3, 4 };
-static const struct app_version sce41 = { APP_SINGULARITYCE, 4, 1, 0 };
-static const struct app_version sce38 = { APP_SINGULARITYCE, 3, 8, 0 };
-static const struct app_version sing342 = { APP_SINGULARITY, 3, 4, 2 };
-
-static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
-{
-	memset(s, 0, sizeof(*s));
-	s->rt = ctr_driver_named(rt);
-	s->bin = bin;
-	s->app = apptainer134;
-	s->agent = true;
-	s->image = "/images/pytorch.sif";
-	s->kind = IMAGE_SIF;
-	s->cwd = "/home/u/proj";
-	s->rundir = "/tmp/ctrun-1000/run1";
-	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
-	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
-}
-
-static void add(struct ctr_spec *s, const char *src, const char *dst, bool ro)
-{
-	struct err e = { 0 };
-
-	assert_int_equal(mounts_add(&s->mounts, src, dst, ro, false, &e), 0);
-}
-
-static void spec_free(struct ctr_spec *s)
-{
-	strv_free(&s->argv);
-	mounts_free(&s->mounts);
-	mounts_free(&s->driver);
-}
-
-static void assert_argv(const struct ctr_plan *p, const char *const *want)
-{
-	size_t n = 0;
-
-	while (want[n] != NULL)
-		n++;
-	for (size_t i = 0; i < n && i < p->argv.n; i++)
-		assert_string_equal(p->argv.v[i], want[i]);
-	assert_int_equal(p->argv.n, n);
-}
+#define CTRTEST_APPTAINER
+#include "ctrtest.h"
 
 /* A run of workers: `exec` of the agent, which enters the working
  * directory itself (no --pwd: apptainer's fails where runc creates it). */
@@ -361,14 +303,6 @@ static void test_user_runtime_settings_are_removed(void **state)
 	assert_true(strv_find(&p.keepenv, "APPTAINER_BIND") < 0);
 	ctr_plan_free(&p);
 	spec_free(&s);
-}
-
-static long at(const struct ctr_plan *p, const char *arg)
-{
-	long i = strv_find(&p->argv, arg);
-
-	assert_true(i >= 0);
-	return i;
 }
 
 /* --gpu-isolation: --contain and --no-home, /tmp, /dev/shm and $HOME bound
