@@ -13,7 +13,14 @@
  * Published by rename(2) of a temporary file in the target directory: a
  * reader never sees half a file, a failure (disk full) leaves nothing,
  * and of two runs saving to one path at once the last rename wins, each
- * file whole.  ctrun's own mount point (/.ctrun) is left out. */
+ * file whole.  ctrun's own mount point (/.ctrun) is left out.
+ *
+ * The target directory may be another user's to write (/tmp): the
+ * temporary file is made by ctrun with O_EXCL and a random name
+ * (mkostemp: never a link or a file someone planted), and mksquashfs
+ * writes it through /proc/self/fd/N, never by its name, so nothing
+ * that appears under that name in between is opened; rename(2) replaces
+ * whatever is at PATH (a link there is replaced, not followed). */
 #include "container.h"
 
 #include <errno.h>
@@ -59,12 +66,19 @@ int ctr_save_check(const char *path, struct err *e)
 
 /* The child: namespaces, the merged view, then mksquashfs (never returns). */
 static void squash_child(const struct ctr_setup *c, const char *tree, const char *upper,
-			 const char *tmp)
+			 int outfd)
 {
 	const struct ctr_spec *s = &c->spec;
 	struct err e = { 0 };
-	char merged[PATH_MAX], opts[3 * PATH_MAX];
+	char merged[PATH_MAX], opts[3 * PATH_MAX], out[64];
 	const char *src = tree;
+
+	/* mksquashfs opens the file ctrun made, by descriptor. */
+	if (fcntl(outfd, F_SETFD, 0) < 0 ||
+	    xsnprintf(out, sizeof(out), "/proc/self/fd/%d", outfd) < 0) {
+		fprintf(stderr, "ctrun: --save: %s\n", strerror(errno));
+		_exit(EXIT_CTRUN);
+	}
 
 	if (upper != NULL) {
 		const char *lower = s->holder ? s->rootfs_ns : s->rootfs;
@@ -98,11 +112,11 @@ static void squash_child(const struct ctr_setup *c, const char *tree, const char
 	/* An enroot container: its /.lock is enroot's (runtime.sh lock_file);
 	 * rootless, its files are the caller's, root inside: -all-root. */
 	if (upper == NULL)
-		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, (char *)tmp, "-noappend",
+		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, out, "-noappend",
 						 "-no-progress", "-quiet", "-e", ".ctrun", ".lock",
 						 s->rootless ? "-all-root" : NULL, NULL });
 	else
-		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, (char *)tmp, "-noappend",
+		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, out, "-noappend",
 						 "-no-progress", "-quiet", "-e", ".ctrun", NULL });
 	fprintf(stderr, "ctrun: --save: mksquashfs: %s (apt install squashfs-tools)\n",
 		strerror(errno));
@@ -112,7 +126,7 @@ static void squash_child(const struct ctr_setup *c, const char *tree, const char
 int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err *e)
 {
 	const struct ctr_spec *s = &c->spec;
-	char tmp[PATH_MAX], tree[PATH_MAX] = "", host[256] = "host";
+	char tmp[PATH_MAX], tree[PATH_MAX] = "";
 	const char *upper = s->named_upper;
 	int ws, fd;
 	pid_t pid;
@@ -131,37 +145,41 @@ int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err
 		return err_set(e, EXIT_CTRUN, "--save: %s has a ',' ':' or '\\' that an overlay "
 			       "mount cannot take: set [cache] dir or TMPDIR elsewhere", upper);
 	}
-	gethostname(host, sizeof(host) - 1);
-	host[strcspn(host, ".")] = '\0';
-	if (xsnprintf(tmp, sizeof(tmp), "%s.ctrun-tmp.%s.%ld", path, host, (long)getpid()) < 0)
+	if (xsnprintf(tmp, sizeof(tmp), "%s.ctrun-tmp.XXXXXX", path) < 0)
 		return err_set(e, EXIT_USAGE, "--save %s: path too long", path);
-	unlink(tmp);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "--save %s: a temporary file beside it", path);
 	if (!quiet)
 		fprintf(stderr, "ctrun: saving the container to %s\n", path);
 	pid = fork();
-	if (pid < 0)
-		return err_sys(e, EXIT_CTRUN, "--save: fork");
+	if (pid < 0) {
+		err_sys(e, EXIT_CTRUN, "--save: fork");
+		goto fail;
+	}
 	if (pid == 0)
-		squash_child(c, tree, upper, tmp);
+		squash_child(c, tree, upper, fd);
 	while (waitpid(pid, &ws, 0) < 0)
 		if (errno != EINTR) {
-			unlink(tmp);
-			return err_sys(e, EXIT_CTRUN, "--save: waiting for mksquashfs");
+			err_sys(e, EXIT_CTRUN, "--save: waiting for mksquashfs");
+			goto fail;
 		}
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		unlink(tmp);
-		return err_set(e, EXIT_CTRUN, "--save %s: mksquashfs failed (status %d; a full "
-			       "disk?): nothing was written", path,
-			       WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		err_set(e, EXIT_CTRUN, "--save %s: mksquashfs failed (status %d; a full disk?): "
+			"nothing was written", path,
+			WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		goto fail;
 	}
-	fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0 || chmod(tmp, 0644) < 0 || rename(tmp, path) < 0) {
+	/* Whole on disk before it has the name; readable by all, as an image
+	 * file is (mkostemp made it 0600). */
+	if (fsync(fd) < 0 || fchmod(fd, 0644) < 0 || rename(tmp, path) < 0) {
 		err_sys(e, EXIT_CTRUN, "--save %s", path);
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return -1;
+		goto fail;
 	}
 	close(fd);
 	return 0;
+fail:
+	unlink(tmp);
+	close(fd);
+	return -1;
 }
