@@ -91,7 +91,7 @@ int phase_encode(char *buf, size_t size, const char *prefix)
 
 		if (strncmp(rows[i].name, prefix, strlen(prefix)) != 0)
 			continue;
-		k = snprintf(buf + len, size - len, "%s%s=%.3f", count ? ";" : "", rows[i].name,
+		k = snprintf(buf + len, size - len, "%s%s=%.17g", count ? ";" : "", rows[i].name,
 			     rows[i].ms);
 		if (k < 0 || (size_t)k >= size - len)
 			return -1;

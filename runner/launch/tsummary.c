@@ -30,7 +30,7 @@ int tsum_encode(char *buf, size_t size, const char *tag, long rank, const char *
 	if (len < 0 || (size_t)len >= size)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int k = snprintf(buf + len, size - (size_t)len, "%.31s\t%.3f\n", rows[i].name,
+		int k = snprintf(buf + len, size - (size_t)len, "%.31s\t%.17g\n", rows[i].name,
 				 rows[i].ms);
 
 		if (k < 0 || (size_t)k >= size - (size_t)len)

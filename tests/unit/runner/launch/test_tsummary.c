@@ -40,6 +40,31 @@ static void test_report_reads_back_exactly(void **state)
 	assert_int_equal(tsum_decode(buf, (size_t)len - 1, "77.0", &r), -1);
 }
 
+/* A report carries each time exactly: the summary prints the same tenth
+ * as the node's own line (9.6496 ms is "9.6" in both; a value rounded to
+ * three decimals on the way, 9.650, would print "9.7"), and a total of
+ * 1/3 ms, or a value with 17 significant digits, reads back bit for bit. */
+static void test_times_read_back_bit_for_bit(void **state)
+{
+	const struct phase_row odd[] = {
+		{ "stage (sbcast)", 9.6496 }, { "exec", 1.0 / 3.0 }, { "workers", 123456.78901234567 },
+		{ "total", 0.1 + 0.2 },
+	};
+	char buf[TSUM_DGRAM_MAX], a[32], b[32];
+	struct tsum_report r;
+	int len = tsum_encode(buf, sizeof(buf), "77.0", 0, "n1", odd, 4);
+
+	(void)state;
+	assert_true(len > 0);
+	assert_int_equal(tsum_decode(buf, (size_t)len, "77.0", &r), 0);
+	for (size_t i = 0; i < 4; i++) {
+		assert_memory_equal(&r.rows[i].ms, &odd[i].ms, sizeof(double));
+		snprintf(a, sizeof(a), "%.1f", r.rows[i].ms);
+		snprintf(b, sizeof(b), "%.1f", odd[i].ms);
+		assert_string_equal(a, b);
+	}
+}
+
 static void test_hostile_datagrams_are_ignored(void **state)
 {
 	const char *bad[] = {
@@ -219,6 +244,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_reads_back_exactly),
+		cmocka_unit_test(test_times_read_back_bit_for_bit),
 		cmocka_unit_test(test_hostile_datagrams_are_ignored),
 		cmocka_unit_test(test_summary_names_the_slowest_node_per_phase),
 		cmocka_unit_test(test_batch_staging_leads_the_summary),
