@@ -48,6 +48,12 @@ marker=.ctrun-it-identity-$$
 install -o "$user" -g "$gid" -m 644 /dev/null "$home/$marker"
 cleanup_identity() {
 	rm -f "$home/$marker" "$home"/.ctrun-it-identity-f-*-$$
+	# The user's own ~/.profile, as it was (profile_stays_out).
+	if [ -e "$TMPD/profile.saved" ]; then
+		mv -f "$TMPD/profile.saved" "$home/.profile"
+	elif [ -e "$TMPD/profile.none" ]; then
+		rm -f "$home/.profile"
+	fi
 	cleanup_tmp
 }
 trap cleanup_identity EXIT
@@ -179,5 +185,28 @@ for rt in "${runtimes[@]}"; do
 	behaviour "$rt: ctrun shell is the user too (and root with --root)" \
 		with_rt "$rt" shell_is_the_user
 	behaviour "$rt: root calling ctrun stays root" with_rt "$rt" root_stays_root
+done
+# With the home bound, enroot's login shell (its default) would source the
+# user's ~/.profile in the container, and a host conda's or pyenv's PATH
+# there would come before the image's: ctrun runs enroot without it, so the
+# workers' environment is the table's (docs/containers.md).
+profile_stays_out() { # RUNTIME
+	local rt=$1 out
+	if [ ! -e "$TMPD/profile.saved" ] && [ ! -e "$TMPD/profile.none" ]; then
+		if [ -e "$home/.profile" ]; then cp -p "$home/.profile" "$TMPD/profile.saved"; else : > "$TMPD/profile.none"; fi
+	fi
+	printf '%s\n' 'export CTRUN_IT_PROFILE=ran' 'export PATH=/ctrun-it-profile-bin:$PATH' > "$home/.profile"
+	chown "$user" "$home/.profile"
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --runtime "$rt" --image "$(image_of "$rt")" \
+		sh -c 'echo "profile=${CTRUN_IT_PROFILE:-no} path=$PATH"')
+	echo "$out"
+	case $out in
+	"profile=no path="*) ;;
+	*) fail "the user's ~/.profile reached the worker ($rt): $out" ;;
+	esac
+	case $out in *ctrun-it-profile-bin*) fail "the user's ~/.profile set the worker's PATH ($rt): $out" ;; esac
+}
+for rt in oci enroot; do
+	behaviour "$rt: the user's ~/.profile does not reach the workers" with_rt "$rt" profile_stays_out
 done
 behaviour "no container left" assert_no_containers

@@ -185,6 +185,12 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * says: its hook binds $HOME there (at /root with --root), unless
 	 * --no-home ("n" is enroot's false). */
 	ret |= strv_push(&p->setenv, s->no_home ? "ENROOT_MOUNT_HOME=n" : "ENROOT_MOUNT_HOME=y");
+	/* No login shell around the rc (enroot's default): with the home
+	 * bound, it would source the image's /etc/profile and the user's
+	 * ~/.profile and ~/.bashrc, whose PATH (a host conda or pyenv) would
+	 * come before the image's: the workers' environment is the table's
+	 * under every runtime (docs/containers.md). */
+	ret |= strv_push(&p->setenv, "ENROOT_LOGIN_SHELL=n");
 	ret |= strv_push(&p->unsetenv, "ENROOT_REMAP_ROOT");
 	/* A /dev of its own (a tmpfs with the basic nodes, /dev/mqueue and
 	 * /dev/shm bound), so the hook can leave out the other GPUs' nodes that

@@ -81,12 +81,15 @@ static void test_start_argv_env_and_files(void **state)
 	assert_int_equal(p.argv.n, 7);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		assert_string_equal(p.argv.v[i], argv[i]);
-	assert_int_equal(p.setenv.n, 2);
+	assert_int_equal(p.setenv.n, 3);
 	assert_string_equal(p.setenv.v[0], "ENROOT_DATA_PATH=/tmp/ctrun-cache-1000/enroot-data");
 	/* The home is bound per run (enroot's 10-home.sh), whatever the user's
 	 * environment or enroot.conf say; the user's ENROOT_REMAP_ROOT never
 	 * makes a run root without --root. */
 	assert_string_equal(p.setenv.v[1], "ENROOT_MOUNT_HOME=y");
+	/* No login shell: the user's ~/.profile (their host PATH) and the
+	 * image's /etc/profile stay out of the workers' environment. */
+	assert_string_equal(p.setenv.v[2], "ENROOT_LOGIN_SHELL=n");
 	assert_int_equal(p.unsetenv.n, 3);
 	assert_string_equal(p.unsetenv.v[0], "ENROOT_REMAP_ROOT");
 	assert_string_equal(p.unsetenv.v[1], "NVIDIA_VISIBLE_DEVICES");
