@@ -36,6 +36,42 @@ bool ctr_ident_nests(const struct ctr_spec *s)
 	return s->rt != NULL && s->rt->ctrun_passwd && s->rootless && !s->as_root;
 }
 
+/* --root in a user namespace that maps one id (rootless OCI and crun;
+ * ch-run always): apt cannot drop to its sandbox user _apt (unmapped, and
+ * setgroups is denied), so `apt-get install` fails.  As enroot's
+ * 10-aptfix.sh does for --root, apt is told to stay root: a one-line
+ * apt.conf.d file, bound read-only from the run directory, in a Debian or
+ * Ubuntu image (it has /etc/debian_version and /etc/apt/apt.conf.d). */
+#define APT_ROOT_FILE "apt-root.conf"
+#define APT_ROOT_DST "/etc/apt/apt.conf.d/00ctrun-root"
+#define APT_ROOT_TEXT "APT::Sandbox::User \"root\";\n"
+
+static bool apt_root(const struct ctr_spec *s)
+{
+	struct stat st;
+	int rootfd, fd;
+	bool debian = false;
+
+	if (!s->as_root || s->rt == NULL || !s->rt->ctrun_home || s->rootfs == NULL ||
+	    (!s->rootless && s->rt->ctrun_passwd))
+		return false;
+	rootfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return false;
+	fd = inroot_open(rootfd, "/etc/debian_version", O_PATH, 0, INROOT_CHROOT, NULL);
+	if (fd >= 0) {
+		debian = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		close(fd);
+	}
+	fd = debian ? inroot_open(rootfd, "/etc/apt/apt.conf.d", O_PATH | O_DIRECTORY, 0,
+				  INROOT_CHROOT, NULL)
+		    : -1;
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	return fd >= 0;
+}
+
 /* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */
 static bool has_subids(const char *file, const char *name, uid_t id)
 {
@@ -140,6 +176,13 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 		} else if (mounts_add(ms, s->user_home, dst, false, false, e) < 0) {
 			return -1;
 		}
+	}
+	if (apt_root(s)) {
+		if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, APT_ROOT_FILE) < 0)
+			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		if (mount_point_possible(s, APT_ROOT_DST) &&
+		    mounts_add(ms, path, APT_ROOT_DST, true, true, e) < 0)
+			return -1;
 	}
 	if (!ctr_ident_nests(s))
 		return 0;
@@ -250,6 +293,9 @@ int ctr_ident_files(struct ctr_setup *c, struct err *e)
 	size_t len = 0, out_len = 0;
 	int rootfd = -1, rv = -1;
 
+	if (apt_root(s) && write_text(c->rundir, APT_ROOT_FILE, APT_ROOT_TEXT,
+				       sizeof(APT_ROOT_TEXT) - 1, e) < 0)
+		return -1;
 	if (!ctr_ident_nests(s))
 		return 0;
 	if (s->rootfs == NULL)

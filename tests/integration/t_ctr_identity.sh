@@ -209,4 +209,27 @@ profile_stays_out() { # RUNTIME
 for rt in oci enroot; do
 	behaviour "$rt: the user's ~/.profile does not reach the workers" with_rt "$rt" profile_stays_out
 done
+
+# --root --writable: `apt-get install` of a local package works for a user
+# (a one-uid user namespace: apt is told to stay root, as enroot's
+# 10-aptfix.sh does), and the installed program runs.
+need_image TORCH torch.sqsh
+mkdir -p deb/pkg/DEBIAN deb/pkg/usr/bin
+printf '%s\n' 'Package: ctrun-it-probe' 'Version: 1.0' 'Architecture: all' \
+	'Maintainer: ctrun tests <root@localhost>' 'Description: a probe' > deb/pkg/DEBIAN/control
+printf '#!/bin/sh\necho apt-probe-ok\n' > deb/pkg/usr/bin/ctrun-it-probe
+chmod 755 deb/pkg/usr/bin/ctrun-it-probe
+dpkg-deb --build --root-owner-group deb/pkg u/probe.deb > /dev/null
+chmod 644 u/probe.deb
+apt_install_as_root() { # RUNTIME
+	local rt=$1 out
+	out=$(as_user srun -N1 -n1 "$CTRUN" -q --no-prefix --root --writable --runtime "$rt" \
+		--image "$TORCH" sh -c 'apt-get install -y ./probe.deb > /dev/null 2> /tmp/ctrun-it-apt.$$;
+			grep "^E:" /tmp/ctrun-it-apt.$$; rm -f /tmp/ctrun-it-apt.$$; ctrun-it-probe')
+	echo "$out"
+	assert_eq "apt-probe-ok" "$out" "apt-get install under --root --writable as $user ($rt)"
+}
+for rt in oci crun charliecloud enroot; do
+	behaviour "$rt: --root --writable: apt-get install works for a user" with_rt "$rt" apt_install_as_root
+done
 behaviour "no container left" assert_no_containers
