@@ -98,7 +98,10 @@ static const char *default_shell(const struct ctr_setup *c)
 /* `ctrun --image IMG` with no command runs the image's default, as `docker
  * run` and `apptainer run` do: for OCI its /etc/rc (Entrypoint and Cmd,
  * which ctrun's unpacker and enroot's import write) or a SIF's runscript,
- * through sh; else a shell.  enroot runs its rc itself, apptainer `run`. */
+ * through sh; else a shell.  Under enroot and apptainer the agent looks
+ * inside the container (the adapter's entrypoint candidates, run alone) and
+ * runs the shell when there is none: every default gets the workers'
+ * environment (--env, --clean-env). */
 static int image_default(struct ctr_setup *c, struct strv *argv)
 {
 	static const char *const entries[] = { "/etc/rc", "/.singularity.d/runscript", NULL };
@@ -106,11 +109,9 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 
 	switch (c->spec.rt->default_cmd) {
 	case DEFAULT_CMD_ENTRYPOINT:
-		c->spec.entrypoint = true; /* enroot start NAME: the image's rc, no arguments */
-		return 0;
-	case DEFAULT_CMD_RUN:
+		c->spec.entrypoint = true;
 		c->spec.run_default = true;
-		return 0;
+		return strv_push(argv, default_shell(c));
 	case DEFAULT_CMD_ROOT:
 		break;
 	}
@@ -151,9 +152,8 @@ int cmd_shell(struct options *o, struct err *e)
 		topo_free(&t);
 		return rv;
 	}
-	/* The agent (its exec mode) gives the shell the workers' environment:
-	 * mounted always, used unless the runtime runs the image's default
-	 * itself (enroot's rc, apptainer run). */
+	/* The agent (its exec mode) gives the shell, or the image's default
+	 * command, the workers' environment. */
 	if (ctr_setup_init(&c, o, &t, environ, true, e) < 0)
 		goto out;
 	c.spec.tty = isatty(STDIN_FILENO);
@@ -163,25 +163,10 @@ int cmd_shell(struct options *o, struct err *e)
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
-	if (c.spec.argv.n > 0) {
-		rv = ctr_run_exec(&c, o, &t, environ, false, e);
-		goto free;
-	}
-	/* The runtime runs the image's default itself (enroot's rc, apptainer
-	 * run): its environment is the runtime's (docs/containers.md). */
-	c.spec.agent = false;
-	if (o->dry_run) {
-		struct ctr_plan p = { 0 };
-
-		if (ctr_make_plan(&c, &p, e) == 0) {
-			ctr_plan_print(&c.spec, &p);
-			rv = 0;
-		}
-		ctr_plan_free(&p);
-		goto free;
-	}
-	rv = ctr_run_foreground(&c, environ, e);
-	if (rv == 0 && o->save != NULL && ctr_save(&c, o->save, o->quiet, e) < 0)
+	rv = ctr_run_exec(&c, o, &t, environ, false, e);
+	/* --save after the image's default command, as after a run. */
+	if (rv == 0 && !o->dry_run && o->save != NULL && o->cmd == CMD_RUN && o->command.n == 0 &&
+	    ctr_save(&c, o->save, o->quiet, e) < 0)
 		rv = -1;
 free:
 	ctr_setup_free(&c);

@@ -96,6 +96,8 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'N', "1");
 	if (s->image_scripts)
 		puts_(&b, 'M', "1");
+	if (s->entry_default)
+		puts_(&b, 'F', "1");
 	if (s->as_user) {
 		char ids[64];
 
@@ -206,12 +208,14 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 		case 'Q':
 		case 'N':
 		case 'M':
+		case 'F':
 			if (n != 1 || (v[0] != '0' && v[0] != '1'))
 				goto malformed;
 			*(tag == 'P'   ? &s->prefix
 			  : tag == 'Q' ? &s->quiet
 			  : tag == 'N' ? &s->apptainer_env
-				       : &s->image_scripts) = v[0] == '1';
+			  : tag == 'M' ? &s->image_scripts
+				       : &s->entry_default) = v[0] == '1';
 			break;
 		case 'G':
 			if (parse_num(v, n, 0, 3600L * 1000, &s->grace_ms) < 0)

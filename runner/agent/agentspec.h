@@ -27,6 +27,10 @@
  *             /bin/sh, as apptainer does (imageenv.h): the runtime did not,
  *           Y an entrypoint candidate (repeatable): the first that is an
  *             executable file in the container runs each worker's argv
+ *           F 0|1 the candidates are the image's default command (`ctrun
+ *             --image IMG` with no command): the first found runs with no
+ *             arguments, and each worker's argv (a shell) only when there is
+ *             none: not an error, unlike Y alone
  *           X "UID GID": before anything else the supervisor enters a user
  *             namespace of its own mapping UID and GID to its root
  *             (asuser.h), so the workers are the caller inside
@@ -87,6 +91,7 @@ struct agent_spec {
 	struct strv libdirs;  /* appended to LD_LIBRARY_PATH (the agent drops those
 			       * that do not exist in the container first) */
 	struct strv entry;    /* entrypoint candidates, in order; empty = none */
+	bool entry_default;   /* F: the first candidate alone, else the argv */
 	bool apptainer_env;   /* complete apptainer's --cleanenv environment */
 	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
 	bool as_user;         /* X: switch to uid, gid (asuser.h) */

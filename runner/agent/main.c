@@ -240,6 +240,17 @@ static const char *entrypoint(const struct agent_spec *s, bool *via_sh)
 	return NULL;
 }
 
+/* A worker's command line: through the entrypoint when there is one, or
+ * the entrypoint alone when it is the image's default command (F). */
+static int entry_argv(const struct agent_spec *s, const char *entry, bool via_sh,
+		      char *const *argv, struct strv *out)
+{
+	if (entry != NULL && ((via_sh && strv_push(out, "/bin/sh") < 0) ||
+			      strv_push(out, entry) < 0))
+		return -1;
+	return entry != NULL && s->entry_default ? 0 : strv_extend(out, argv);
+}
+
 /* What every mode does before a command runs: the container's own
  * environment completed (apptainer's, --clean-env's, the image's scripts),
  * the library directories that exist, the entrypoint, the working
@@ -267,7 +278,8 @@ static int prepare(struct agent_spec *s, struct strv *own, const char **entry, b
 	}
 	strv_free(&s->libdirs);
 	s->libdirs = dirs;
-	if (s->entry.n > 0 && (*entry = entrypoint(s, via_sh)) == NULL) {
+	/* The image's default command (F) without one: the argv, a shell. */
+	if (s->entry.n > 0 && (*entry = entrypoint(s, via_sh)) == NULL && !s->entry_default) {
 		fprintf(stderr, "ctrun: --entrypoint: the image has no entrypoint on %s (looked for",
 			s->host);
 		for (size_t i = 0; i < s->entry.n; i++)
@@ -310,8 +322,7 @@ static int supervisor(struct agent_spec *s)
 		if (entry != NULL) {
 			struct strv a = { 0 };
 
-			if ((via_sh && strv_push(&a, "/bin/sh") < 0) || strv_push(&a, entry) < 0 ||
-			    strv_extend(&a, s->w[i].argv.v) < 0) {
+			if (entry_argv(s, entry, via_sh, s->w[i].argv.v, &a) < 0) {
 				fail("agent: out of memory", NULL);
 				return EXIT_CTRUN;
 			}
@@ -491,9 +502,7 @@ static int exec_mode(const char *spec, bool print)
 		fail("agent", &e);
 		return EXIT_CTRUN;
 	}
-	if ((entry != NULL && ((via_sh && strv_push(&argv, "/bin/sh") < 0) ||
-			       strv_push(&argv, entry) < 0)) ||
-	    strv_extend(&argv, s.w[0].argv.v) < 0) {
+	if (entry_argv(&s, entry, via_sh, s.w[0].argv.v, &argv) < 0) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;
 	}

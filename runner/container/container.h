@@ -79,10 +79,6 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 		  const struct strv *argv, long restart, struct supervise_result *r,
 		  struct err *e);
 
-/* Runs a plan in the foreground and returns the runtime's exit status
- * (for `ctrun shell`); signals are left to the terminal. */
-int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e);
-
 /* `ctrun shell` (and `ctrun env --image`, print): c->spec.argv run through
  * the agent's exec mode (set up with agent = true), so it sees the
  * environment a worker sees (agentspec_worker_env: every layer but the

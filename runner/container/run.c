@@ -124,6 +124,8 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 	    strv_extend(&as->entry, p->agent_entry.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "agent spec");
 	as->apptainer_env = p->agent_apptainer_env;
+	/* No command: the entrypoint alone, else the shell (cmd_shell.c). */
+	as->entry_default = c->spec.run_default && as->entry.n > 0;
 	as->image_scripts = p->agent_image_scripts;
 	/* Who the workers are (ident.c): HOME, USER and LOGNAME over the
 	 * container's own, and the agent's switch to the caller's ids. */
@@ -182,12 +184,15 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 		putchar('\n');
 	}
 	if (as->entry.n > 0) {
-		printf("# agent runs each command through the first entrypoint found of:");
+		printf(as->entry_default ? "# agent runs, with no arguments, the image's default "
+					   "command: the first found of:"
+					 : "# agent runs each command through the first entrypoint "
+					   "found of:");
 		for (size_t i = 0; i < as->entry.n; i++) {
 			putchar(' ');
 			shell_quote(stdout, as->entry.v[i]);
 		}
-		putchar('\n');
+		printf(as->entry_default ? "; the command above when none is there\n" : "\n");
 	}
 	if (as->apptainer_env)
 		printf("# agent completes apptainer's environment: the image's /etc/environment "
@@ -498,17 +503,6 @@ static int run_fg(struct ctr_setup *c, struct ctr_plan *p, char *const *envp, st
 	sigaction(SIGQUIT, &oquit, NULL);
 	sigaction(SIGTERM, &oterm, NULL);
 	sigaction(SIGHUP, &ohup, NULL);
-	return rv;
-}
-
-int ctr_run_foreground(struct ctr_setup *c, char *const *envp, struct err *e)
-{
-	struct ctr_plan p = { 0 };
-	int rv = -1;
-
-	if (ctr_make_plan(c, &p, e) == 0)
-		rv = run_fg(c, &p, envp, e);
-	ctr_plan_free(&p);
 	return rv;
 }
 

@@ -68,7 +68,13 @@ entrypoint() {
 		--dry-run -- true > plain.txt
 	PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --entrypoint \
 		--image "$BB" --dry-run -- true > entry.txt
+	PATH="$stubs:$PATH" ENROOT_DATA_PATH=$TMPD/data "$CTRUN" --runtime enroot --image "$BB" \
+		--dry-run < /dev/null > default.txt
 	grep -q '^rc() {$' plain.txt || fail "without --entrypoint the conf does not replace rc()"
+	# No command: not enroot's rc but the agent's, alone, else a shell.
+	grep -q '^rc() {$' default.txt || fail "with no command the conf does not replace rc()"
+	grep -q "^# agent runs, with no arguments, the image's default command: the first found of: /etc/rc; the command above when none is there$" \
+		default.txt || fail "with no command the agent does not run the image's rc: $(cat default.txt)"
 	# With --entrypoint the agent runs the image's rc (with the worker's environment).
 	grep -q "^# agent runs each command through the first entrypoint found of: /etc/rc$" entry.txt ||
 		fail "with --entrypoint the agent does not run the image's rc"

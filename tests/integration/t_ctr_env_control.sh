@@ -8,7 +8,8 @@
 # -> ctrun -> srun) and from `ctrun shell --image IMG CMD`, under runc (OCI,
 # as root and as a user), crun, ch-run, a real enroot and a real Singularity
 # where installed; --entrypoint sees the worker's environment and `ctrun env
-# --image` prints exactly what a worker gets.  Then the image's default command in its WorkingDir (a docker
+# --image` prints exactly what a worker gets; so does the image's default
+# command (no command) under enroot and Singularity.  Then the image's default command in its WorkingDir (a docker
 # archive whose config has one; an enroot squashfs whose rc cds), and bad
 # input: one line, exit 2, nothing started.
 . "$(dirname "$0")/lib.sh"
@@ -181,6 +182,55 @@ behaviour "enroot: --entrypoint sees the worker's environment; ctrun env --image
 	eval 'enroot_env && entry_and_env enroot'
 behaviour "singularity: --entrypoint sees the worker's environment; ctrun env --image prints it" \
 	eval 'sing_env && entry_and_env singularity'
+
+# The image's default command (`ctrun --image IMG`, no command) gets the
+# table's environment as a shell does (every layer but the contract), under
+# enroot and Singularity too, which used to run it themselves with their own
+# environment: an /etc/rc (enroot's form: sourced, no #!), a runscript before
+# it, and without either a shell (no error), its exit status ctrun's.
+rm -rf defimg && cp -a "$ROOTFS" defimg
+cp img/etc/environment defimg/etc/environment
+printf '[ $# -eq 0 ] || exec "$@"\nexec sh %q\n' "$TMPD/probe.sh" > defimg/etc/rc
+mksquashfs defimg rcdef.sqsh -comp gzip -noappend -quiet > /dev/null
+mkdir -p defimg/.singularity.d
+printf '#!/bin/sh\nexec sh %q\n' "$TMPD/probe.sh" > defimg/.singularity.d/runscript
+chmod 755 defimg/.singularity.d/runscript
+echo 'echo "the rc ran, not the runscript"' > defimg/etc/rc
+mksquashfs defimg rundef.sqsh -comp gzip -noappend -quiet > /dev/null
+rm -rf defimg/.singularity.d defimg/etc/rc
+mksquashfs defimg nodef.sqsh -comp gzip -noappend -quiet > /dev/null
+image_default() { # runtime image
+	local out RANK0=unset
+	out=$(srun -N1 -n1 "$CTRUN" -q --runtime "$1" --image "$2" < /dev/null)
+	assert_eq "$(line host image image unset unset fromhost unset)" "$out" "$1 $2: host < image"
+	out=$(srun -N1 -n1 "$CTRUN" -q --runtime "$1" --image "$2" "${flags_layers[@]}" < /dev/null)
+	assert_eq "$(line host cli host cli file fromhost "$tricky")" "$out" \
+		"$1 $2: --env KEY, --env-file, --env KEY=VALUE"
+	out=$(srun -N1 -n1 "$CTRUN" -q --runtime "$1" --image "$2" "${flags_clean[@]}" < /dev/null)
+	assert_eq "$(line unset file host unset file fromhost "$tricky")" "$out" "$1 $2: --clean-env"
+	# Exactly what a shell (`ctrun shell --image IMG CMD`) sees.
+	out=$(srun -N1 -n1 "$CTRUN" -q --runtime "$1" shell --image "$2" "${flags_clean[@]}" -- \
+		sh "$TMPD/probe.sh")
+	assert_eq "$(line unset file host unset file fromhost "$tricky")" "$out" "$1 $2: a shell, --clean-env"
+}
+no_default() { # runtime
+	local out
+	set +e
+	out=$(echo 'echo "sh sees KEYED=$KEYED HOST_ONLY=${HOST_ONLY-unset}"; exit 7' |
+		srun -N1 -n1 "$CTRUN" -q --runtime "$1" --image nodef.sqsh --clean-env --env KEYED=cli)
+	rc=$?
+	set -e
+	assert_eq "sh sees KEYED=cli HOST_ONLY=unset" "$out" "$1: no rc nor runscript: a shell"
+	assert_eq 7 "$rc" "$1: the shell's exit status"
+	srun -N1 -n1 "$CTRUN" --runtime "$1" --image nodef.sqsh --dry-run > dry.txt < /dev/null
+	grep -q "^# agent runs, with no arguments, the image's default command: the first found of: " dry.txt ||
+		fail "$1: --dry-run does not say the agent runs the image's default: $(cat dry.txt)"
+}
+behaviour "enroot: the image's default command sees --env and --clean-env" \
+	eval 'enroot_env && image_default enroot rcdef.sqsh && no_default enroot'
+behaviour "singularity: the image's default command sees --env and --clean-env" \
+	eval 'sing_env && image_default singularity rcdef.sqsh && image_default singularity rundef.sqsh &&
+		no_default singularity'
 
 
 # As an HPC user (rootless runc): the same rows through srun.

@@ -13,7 +13,7 @@
 # - --workdir absent from the read-only image: one line (exit 125);
 # - --entrypoint runs the image's runscript with the command (a directory
 #   image with /.singularity.d/runscript), and without one says so; with no
-#   command at all, the runscript runs alone (`run`);
+#   command at all, the runscript runs alone (the agent runs it, as `run` would);
 # - --gpu-isolation: only the step's GPUs' device nodes inside (--contain),
 #   each worker its own, /tmp and the working directory still the host's;
 # - DDP 2x2 from the torch squashfs, the same weights as every runtime.
@@ -72,7 +72,7 @@ entrypoint() {
 	assert_eq "runscript got: echo a b;a b" "$(sing --entrypoint --image dirimg -- echo a b | tr '\n' ';' | sed 's/;$//')" \
 		"the command through the runscript"
 	assert_eq "a b" "$(sing --image dirimg -- echo a b)" "without --entrypoint"
-	# No command: the image's default, `singularity run` (its runscript), as apptainer run does.
+	# No command: the image's default, its runscript alone (run by the agent), as apptainer run does.
 	assert_eq "runscript got: " "$(sing --image dirimg < /dev/null)" "no command: the runscript"
 	run_rc sing --entrypoint --image "$BBSIF" -- true 2> err.txt
 	assert_eq 125 "$rc" "--entrypoint without a runscript"

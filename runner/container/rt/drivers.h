@@ -55,10 +55,10 @@ enum ctr_default_cmd {
 	/* ctrun looks in the root: /etc/rc, else a SIF's runscript, through
 	 * /bin/sh; else a shell (the runtime runs exactly what it is given). */
 	DEFAULT_CMD_ROOT,
-	/* The runtime runs the image's rc itself: spec.entrypoint, no argv. */
+	/* The agent runs the adapter's entrypoint candidates (enroot: /etc/rc;
+	 * apptainer: the runscript, /etc/rc) with no arguments, else a shell:
+	 * spec.entrypoint and spec.run_default, argv the shell. */
 	DEFAULT_CMD_ENTRYPOINT,
-	/* The image's default as `apptainer run` gives it: spec.run_default. */
-	DEFAULT_CMD_RUN,
 };
 
 struct ctr_driver {

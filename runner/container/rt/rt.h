@@ -124,8 +124,9 @@ struct ctr_spec {
 				   * enroot: --rw over its own start of the squashfs;
 				   * apptainer: --writable-tmpfs) */
 	bool agent;               /* argv is ctrun-agent (which enters cwd itself) */
-	bool run_default;         /* apptainer: the image's default command (argv empty):
-				   * runscript, /etc/rc, else a shell */
+	bool run_default;         /* the image's default command (no command given): the
+				   * agent runs the first entrypoint alone, else argv
+				   * (a shell) */
 	bool quiet;               /* ctrun -q: the runtime's own notes too */
 	bool rootless;            /* the caller is not root: user namespace (OCI) */
 	uid_t uid;

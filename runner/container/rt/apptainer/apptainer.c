@@ -8,7 +8,10 @@
  * Always `exec`: `run` would start the image's runscript, and without one
  * `/bin/sh /.ctrun/agent`, which sh cannot read.  --entrypoint is the
  * agent's: it runs each worker through /.singularity.d/runscript (or an
- * enroot image's /etc/rc), as `apptainer run IMAGE COMMAND` does.
+ * enroot image's /etc/rc), as `apptainer run IMAGE COMMAND` does; with no
+ * command (the image's default) it runs the first of them alone, else a
+ * shell, as `apptainer run IMAGE` does but in every release (Singularity 3
+ * has no `run` for an image it did not build: "no run driver found").
  *
  * Binds.  Both launchers apply every --bind before every --mount
  * (apptainer launcher_linux.go setBinds), so ctrun sends all of them one
@@ -51,13 +54,6 @@
 #include <string.h>
 
 #include "gpu_pin.h"
-
-/* The image's default command: its runscript, else enroot's /etc/rc, else
- * a shell (bash where there is one). */
-#define APP_DEFAULT_SCRIPT                                                                    \
-	"if [ -x /.singularity.d/runscript ]; then exec /.singularity.d/runscript; fi; "     \
-	"if [ -f /etc/rc ]; then exec /bin/sh /etc/rc; fi; "                                  \
-	"if [ -x /bin/bash ]; then exec /bin/bash; fi; exec /bin/sh"
 
 /* The code point at the start of s (n bytes), its length in *len; -1 when
  * it is not UTF-8. */
@@ -359,14 +355,6 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 			      strv_push(&p->agent_entry, "/etc/rc") < 0))
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	ret |= strv_push(&p->argv, s->image);
-	if (s->run_default) {
-		/* The image's default (no command), as `apptainer run` gives it but
-		 * in every release: Singularity 3 has no `run` for an image it did
-		 * not build ("no run driver found").  A fixed script, no user word. */
-		ret |= strv_push(&p->argv, "/bin/sh");
-		ret |= strv_push(&p->argv, "-c");
-		ret |= strv_push(&p->argv, APP_DEFAULT_SCRIPT);
-	}
 	ret |= strv_extend(&p->argv, s->argv.v);
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
 nomem:
@@ -386,7 +374,7 @@ const struct ctr_driver ctr_driver_apptainer = {
 	.root = ROOT_IMAGE_FILE,
 	.app_version = true,
 	.gpus = GPU_PASS_NV,
-	.default_cmd = DEFAULT_CMD_RUN,
+	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.plan = rt_apptainer_plan,
 };
 
@@ -397,6 +385,6 @@ const struct ctr_driver ctr_driver_singularity = {
 	.root = ROOT_IMAGE_FILE,
 	.app_version = true,
 	.gpus = GPU_PASS_NV,
-	.default_cmd = DEFAULT_CMD_RUN,
+	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.plan = rt_apptainer_plan,
 };

@@ -10,8 +10,9 @@
  *   environ() cats enroot.environ: KEY="VALUE" lines (enroot strips one pair
  *             of surrounding quotes, so a value that itself starts and ends
  *             with a quote survives)
- *   rc()      `exec "$@"`: the image's /etc/rc (its entrypoint) is skipped
- *             unless asked for
+ *   rc()      `exec "$@"`: the image's /etc/rc (its entrypoint) is always
+ *             skipped; the agent runs it when asked for (--entrypoint, or
+ *             no command: the image's default) with the worker's environment
  * The workers' environment does not go through enroot at all: the agent
  * reads it from its spec. */
 #include "drivers.h"
@@ -32,8 +33,7 @@ static const char conf_text[] =
 	"}\n"
 	"environ() {\n"
 	"\tcat -- \"${BASH_SOURCE[0]%/*}/enroot.environ\"\n"
-	"}\n";
-static const char conf_rc[] =
+	"}\n"
 	"rc() {\n"
 	"\texec \"$@\"\n"
 	"}\n";
@@ -144,15 +144,14 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * squashfs's /.singularity.d/env, as apptainer does (agent/imageenv.h). */
 	p->agent_image_scripts = true;
 	p->agent_host_env = true;
-	/* --entrypoint with the agent: the agent runs the image's rc with each
-	 * worker's environment (--env reaches the entrypoint), as under every
-	 * runtime; enroot runs it itself only for the image's default command. */
-	if (s->entrypoint && s->agent && strv_push(&p->agent_entry, "/etc/rc") < 0) {
+	/* --entrypoint, or no command (the image's default): the agent runs the
+	 * image's rc with each worker's environment (--env reaches it), as under
+	 * every runtime; enroot never runs it itself (rc() above). */
+	if (s->entrypoint && strv_push(&p->agent_entry, "/etc/rc") < 0) {
 		err_sys(e, EXIT_CTRUN, "enroot plan");
 		goto fail;
 	}
-	if (asprintf(&conf, "%s%s", conf_text, s->entrypoint && !s->agent ? "" : conf_rc) < 0)
-		conf = NULL;
+	conf = strdup(conf_text);
 	tabtext = strv_lines(&tab);
 	envtext = strv_lines(&env);
 	if (file(p, s->rundir, "enroot.conf", conf, e) < 0 ||

@@ -70,8 +70,10 @@ static void test_shell_gets_pwd(void **state)
 	spec_free(&s);
 }
 
-/* No command: the image's default through a fixed script, not `run`
- * (Singularity 3 has no run driver for an image it did not build). */
+/* No command: the image's default is the agent's (its exec mode, the
+ * workers' environment), never `run` (Singularity 3 has no run driver for
+ * an image it did not build) nor a script of apptainer's: exec IMAGE, the
+ * agent, and the runscript then /etc/rc as its candidates. */
 static void test_image_default_without_run(void **state)
 {
 	struct ctr_spec s;
@@ -81,15 +83,18 @@ static void test_image_default_without_run(void **state)
 	(void)state;
 	spec_init(&s, "singularity", "singularity");
 	s.app = sing342;
-	s.agent = false;
+	s.entrypoint = true;
 	s.run_default = true;
-	strv_free(&s.argv);
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_string_equal(p.argv.v[1], "exec");
-	assert_string_equal(p.argv.v[p.argv.n - 3], "/bin/sh");
-	assert_string_equal(p.argv.v[p.argv.n - 2], "-c");
-	assert_non_null(strstr(p.argv.v[p.argv.n - 1], "exec /.singularity.d/runscript"));
+	assert_string_equal(p.argv.v[p.argv.n - 2], "/.ctrun/agent");
+	assert_string_equal(p.argv.v[p.argv.n - 1], "/.ctrun/spec");
 	assert_true(strv_find(&p.argv, "run") < 0);
+	assert_true(strv_find(&p.argv, "-c") < 0);
+	assert_int_equal(p.agent_entry.n, 2);
+	assert_string_equal(p.agent_entry.v[0], "/.singularity.d/runscript");
+	assert_string_equal(p.agent_entry.v[1], "/etc/rc");
+	assert_true(p.agent_apptainer_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }

@@ -140,7 +140,10 @@ static void test_root_and_no_home(void **state)
 	spec_free(&s);
 }
 
-static void test_entrypoint_keeps_the_images_rc(void **state)
+/* enroot never runs the image's rc itself, not even for the image's
+ * default command (no command: spec.run_default): the agent does, with the
+ * workers' environment (--env, --clean-env). */
+static void test_image_default_is_the_agents(void **state)
 {
 	struct ctr_spec s;
 	struct ctr_plan p = { 0 };
@@ -150,10 +153,14 @@ static void test_entrypoint_keeps_the_images_rc(void **state)
 	(void)state;
 	spec_init(&s);
 	s.entrypoint = true;
+	s.run_default = true;
 	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
 	conf = file(&p, "enroot.conf")->data;
-	assert_null(strstr(conf, "rc()"));
+	assert_non_null(strstr(conf, "rc() {\n\texec \"$@\"\n}"));
 	assert_non_null(strstr(conf, "environ()"));
+	assert_int_equal(p.agent_entry.n, 1);
+	assert_string_equal(p.agent_entry.v[0], "/etc/rc");
+	assert_string_equal(p.argv.v[p.argv.n - 1], "/.ctrun/spec");
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
@@ -289,7 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_argv_env_and_files),
 		cmocka_unit_test(test_root_and_no_home),
-		cmocka_unit_test(test_entrypoint_keeps_the_images_rc),
+		cmocka_unit_test(test_image_default_is_the_agents),
 		cmocka_unit_test(test_entrypoint_with_the_agent_runs_rc_through_it),
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
