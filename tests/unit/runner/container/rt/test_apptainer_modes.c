@@ -1,7 +1,8 @@
 /* test_apptainer_modes.c - the apptainer/singularity adapter's run modes
  * (issue 24): --writable (--writable-tmpfs, refused by Singularity 3.x),
  * --root (--fakeroot, Singularity 3.x's subordinate ids) and --no-home.
- * The rest of the adapter: test_apptainer.c, whose fixtures these repeat. */
+ * The rest of the adapter: test_apptainer.c; the fixture both use is
+ * ctrtest.h's CTRTEST_APPTAINER part. */
 #define CTRTEST_APPTAINER
 #include "ctrtest.h"
 
