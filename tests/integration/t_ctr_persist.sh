@@ -397,7 +397,10 @@ enroot_save_named() {
 		as root "$CTRUN" -q --no-prefix --runtime enroot --image "$TMPD/$f.sqsh" -- cat /usr/local/efile
 		assert_eq e "$out" "enroot runs $f.sqsh"
 	done
-	unsquashfs -l esave.sqsh | grep -qE '/\.lock$|/\.ctrun$' && fail "enroot's lock or ctrun's mount point saved"
+	# The listing whole first: an early grep -q would end unsquashfs with
+	# SIGPIPE, and under pipefail the match would go unseen.
+	unsquashfs -l esave.sqsh > esave.list
+	! grep -qE '/\.lock$|/\.ctrun$' esave.list || fail "enroot's lock or ctrun's mount point saved"
 	as root "$CTRUN" -q --runtime enroot --image bb.sqsh --save "$TMPD/nope.sqsh" -- true
 	assert_eq 2 "$rc" "enroot --save without --name: $out"
 }
