@@ -112,6 +112,26 @@ fail:
 	return NULL;
 }
 
+int open_regular(const char *path, int flags, struct stat *st)
+{
+	struct stat own;
+	int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), saved;
+
+	if (st == NULL)
+		st = &own;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0)
+		saved = errno;
+	else if (S_ISREG(st->st_mode))
+		return fd;
+	else
+		saved = EINVAL;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
 int mkdir_p(const char *path, unsigned mode)
 {
 	char buf[PATH_MAX];

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Whole-string decimal integer in [min, max]; -1 (errno EINVAL/ERANGE) otherwise. */
@@ -17,6 +18,13 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Reads a small file whole (NUL-terminated); caller frees. */
 char *read_file(const char *path, size_t *len);
+/* open(2) of a file that must be a regular one, for a path that someone
+ * else could have made (a shared store, a group's folder): with O_NONBLOCK,
+ * so a FIFO or a device put there cannot stall the open, then fstat.  The
+ * descriptor (O_CLOEXEC, O_NOCTTY added; *st filled when st is not NULL),
+ * or -1 with errno: open's (ELOOP: a link under O_NOFOLLOW), or EINVAL when
+ * it is not a regular file (then *st says what it is). */
+int open_regular(const char *path, int flags, struct stat *st);
 /* mkdir -p with mode; 0 if it exists already as a directory. */
 int mkdir_p(const char *path, unsigned mode);
 /* Waits for child pid at most timeout_ms, then SIGKILLs and reaps it.

@@ -10,6 +10,7 @@
 #include "sif.h"
 #include "spawn.h"
 #include "unpack.h"
+#include "util.h"
 
 const char *image_kind_name(enum image_kind k)
 {
@@ -44,9 +45,10 @@ int image_detect(const char *path, enum image_kind *kind, struct err *e)
 		*kind = IMAGE_DIR;
 		return 0;
 	}
-	if (!S_ISREG(st.st_mode))
+	/* open_regular: a FIFO swapped in after the stat cannot stall the open. */
+	fd = open_regular(path, O_RDONLY, NULL);
+	if (fd < 0 && errno == EINVAL)
 		return err_set(e, EXIT_CTRUN, "image %s: not a regular file or directory", path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_sys(e, EXIT_CTRUN, "image %s", path);
 	n = pread(fd, head, sizeof(head), 0);

@@ -174,10 +174,11 @@ int image_mount_kernel(const char *path, unsigned long long offset, unsigned lon
 {
 	struct loop_info64 info;
 	char dev[32];
-	int img = open(path, O_RDONLY | O_CLOEXEC), loop, rv = 0;
+	int img = open_regular(path, O_RDONLY, NULL), loop, rv = 0;
 
 	if (img < 0)
-		return err_sys(e, EXIT_CTRUN, "image %s", path);
+		return errno == EINVAL ? err_set(e, EXIT_CTRUN, "image %s: not a regular file", path)
+				       : err_sys(e, EXIT_CTRUN, "image %s", path);
 	if (size == 0) {
 		close(img);
 		return err_set(e, EXIT_CTRUN, "image %s: no size for its squashfs", path);

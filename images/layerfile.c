@@ -25,31 +25,39 @@ int layerfile_apply(const char *blob, size_t idx, const char *what, const char *
 	struct archive *a;
 	unsigned char head[16];
 	char name[512];
-	ssize_t n = -1;
+	ssize_t n;
 	int fd, rv = -1;
 
 	snprintf(name, sizeof(name), "layer %zu (%s)", idx + 1, what);
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", name);
-	fd = open(blob, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, head, sizeof(head));
-		close(fd);
+	/* One descriptor for the look and the unpack: the blob lies in a store
+	 * a group may share, where a FIFO put in its place must not stall us. */
+	fd = open_regular(blob, O_RDONLY, NULL);
+	if (fd < 0)
+		return errno == EINVAL ? err_set(e, EXIT_CTRUN, "%s: %s: not a regular file", name, blob)
+				       : err_sys(e, EXIT_CTRUN, "%s: %s", name, blob);
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 0) {
+		err_sys(e, EXIT_CTRUN, "%s: %s", name, blob);
+		goto out;
 	}
-	if (n < 0)
-		return err_sys(e, EXIT_CTRUN, "%s: %s", name, blob);
 	if (archive_filter_check(head, (size_t)n, name, e) < 0)
-		return -1;
+		goto out;
 	a = archive_read_new();
-	if (a == NULL)
-		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+	if (a == NULL) {
+		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+		goto out;
+	}
 	archive_filters_enable(a);
 	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, blob, BLOCK) != ARCHIVE_OK)
+	if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK)
 		err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
 	else
 		rv = layer_apply(a, dest, name, l, e);
 	archive_read_free(a);
+out:
+	close(fd);
 	return rv;
 }
 

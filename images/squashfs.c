@@ -51,10 +51,11 @@ int squashfs_check(const char *path, unsigned long long offset, unsigned long lo
 {
 	unsigned char sb[96];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, O_RDONLY, NULL);
 
 	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", path);
+		return errno == EINVAL ? err_set(e, EXIT_CTRUN, "%s: not a regular file", path)
+				       : err_sys(e, EXIT_CTRUN, "%s", path);
 	n = pread(fd, sb, sizeof(sb), (off_t)offset);
 	close(fd);
 	if (n != (ssize_t)sizeof(sb))
@@ -121,9 +122,10 @@ int squashfs_region(const char *path, enum image_kind kind, unsigned long long *
 
 	*offset = *size = 0;
 	if (kind == IMAGE_SIF) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(path, O_RDONLY, NULL);
 		if (fd < 0)
-			return err_sys(e, EXIT_CTRUN, "%s", path);
+			return errno == EINVAL ? err_set(e, EXIT_CTRUN, "%s: not a regular file", path)
+					       : err_sys(e, EXIT_CTRUN, "%s", path);
 		r = sif_read_fd(fd, &p, e);
 		close(fd);
 		if (r < 0)
