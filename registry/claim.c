@@ -85,23 +85,32 @@ static int try_create(struct claim *c, struct err *e)
 	return 1;
 }
 
-/* The holder of the claim at path: "HOST PID", and whether it is dead;
- * *mine_pid gets its pid when it was of this host (else 0). */
-static bool holder_dead(const char *path, char *who, size_t size, long *mine_pid)
+enum holder { HOLDER_ALIVE, HOLDER_DEAD, HOLDER_NONE };
+
+/* The holder of the claim at path: "HOST PID" into who, and whether it is
+ * dead; *mine_pid gets its pid when it was of this host (else 0).
+ * HOLDER_NONE: what is there is not a file ctrun makes (a FIFO, a link, a
+ * folder), so no one holds the claim. */
+static enum holder holder_of(const char *path, char *who, size_t size, long *mine_pid)
 {
 	char buf[128], host[64] = "", me[64];
 	long pid = 0;
 	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = -1;
+	int fd = open_regular(path, O_RDONLY | O_NOFOLLOW, &st);
 
 	snprintf(who, size, "another ctrun");
-	if (fd < 0)
-		return false; /* gone: the next round tries to create it */
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (fstat(fd, &st) < 0)
+	*mine_pid = 0;
+	if (fd < 0 && (errno == EINVAL || errno == ELOOP))
+		return HOLDER_NONE;
+	if (fd < 0 && errno == ENOENT)
+		return HOLDER_ALIVE; /* gone: the next round tries to create it */
+	if (fd < 0 && lstat(path, &st) < 0)
 		st.st_mtime = time(NULL);
-	close(fd);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
 	if (n > 0) {
 		buf[n] = '\0';
 		if (sscanf(buf, "%63s %ld", host, &pid) == 2)
@@ -110,8 +119,8 @@ static bool holder_dead(const char *path, char *who, size_t size, long *mine_pid
 	host_name(me, sizeof(me));
 	*mine_pid = strcmp(host, me) == 0 ? pid : 0;
 	if (pid > 0 && n > 0 && strcmp(host, me) == 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-		return true;
-	return time(NULL) - st.st_mtime > CLAIM_STALE_S;
+		return HOLDER_DEAD;
+	return time(NULL) - st.st_mtime > CLAIM_STALE_S ? HOLDER_DEAD : HOLDER_ALIVE;
 }
 
 /* What a dead puller of this host left under tmp/ (NAME.HOST.PID). */
@@ -160,6 +169,7 @@ int claim_take(const char *store, const char *digest, const char *image, long wa
 	    xsnprintf(c->path, sizeof(c->path), "%s/tmp/%s.claim", store, digest + 7) < 0)
 		return err_set(e, EXIT_CTRUN, "pull claim: bad digest or path");
 	for (;;) {
+		enum holder h;
 		int r;
 
 		if (stat(image, &st) == 0)
@@ -173,14 +183,18 @@ int claim_take(const char *store, const char *digest, const char *image, long wa
 			}
 			return r;
 		}
-		if (holder_dead(c->path, who, sizeof(who), &dead_pid)) {
+		h = holder_of(c->path, who, sizeof(who), &dead_pid);
+		if (h != HOLDER_ALIVE) {
 			/* Only one waiter wins the rename; it removes the dead claim. */
 			snprintf(dead, sizeof(dead), "%s.dead.%ld", c->path, (long)getpid());
 			if (rename(c->path, dead) == 0) {
-				unlink(dead);
+				remove_tree(dead);
 				if (dead_pid > 0)
 					remove_leftovers(store, dead_pid);
-				if (!quiet)
+				if (!quiet && h == HOLDER_NONE)
+					fprintf(stderr, "ctrun: %s is not a claim (not a regular file: "
+						"someone put it there): removed\n", c->path);
+				else if (!quiet)
 					fprintf(stderr, "ctrun: %s, pulling %.19s, is gone: taking over\n",
 						who, digest);
 			}
@@ -218,82 +232,207 @@ void claim_release(struct claim *c)
 	c->held = false;
 }
 
-int job_record_key(const char *job, const char *step, const char *reference, char *out,
-		   size_t size)
+/* Letters, digits and `extra`, at least one, at most 64. */
+static bool plain(const char *s, const char *extra)
 {
-	uint64_t h = 14695981039346656037ULL;
+	size_t n = strlen(s);
 
-	for (const char *p = reference; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (const char *p = job; *p; p++)
-		if (!(*p >= '0' && *p <= '9') && *p != '_')
-			return -1;
-	for (const char *p = step; *p; p++)
-		if (!(*p >= '0' && *p <= '9'))
-			return -1;
-	return xsnprintf(out, size, "%s.%s-%016llx", job, step, (unsigned long long)h) < 0 ? -1 : 0;
+	if (n == 0 || n > 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (extra[0] != '\0' && ((*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || strchr(extra, *p) != NULL))))
+			return false;
+	return true;
 }
 
-int job_record_write(const char *store, const char *key, const char *text, struct err *e)
+int job_record_of(const struct job_run *r, const char *reference, struct job_record *out)
 {
-	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
-	size_t len = strlen(text);
+	const char *restart = r->restart != NULL ? r->restart : "0";
+	uint64_t h = 14695981039346656037ULL;
+
+	if (r->job == NULL || r->step == NULL || !plain(r->job, "") || !plain(r->step, "") ||
+	    !plain(restart, "") || (r->start != NULL && !plain(r->start, "")) ||
+	    (r->cluster != NULL && !plain(r->cluster, "._-")) ||
+	    (r->node != NULL && !plain(r->node, "._-")))
+		return -1;
+	for (const char *p = reference; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return -1;
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	}
+	/* Each node's own record when the store is each node's. */
+	if (r->node != NULL) {
+		h = (h ^ 0) * 1099511628211ULL;
+		for (const char *p = r->node; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	}
+	if (xsnprintf(out->key, sizeof(out->key), "%s.%s-%016llx", r->job, r->step,
+		      (unsigned long long)h) < 0)
+		return -1;
+	return xsnprintf(out->run, sizeof(out->run),
+			 "ctrun job record\nrun %s %s.%s restart %s start %s node %s\nreference %s\n",
+			 r->cluster != NULL ? r->cluster : "-", r->job, r->step, restart,
+			 r->start != NULL ? r->start : "-", r->node != NULL ? r->node : "-",
+			 reference) < 0 ? -1 : 0;
+}
+
+int job_record_format(const struct job_record *r, const char *result, char *out, size_t size)
+{
+	int len = (int)strcspn(result, "\n");
+
+	return xsnprintf(out, size, "%s%.*s\n", r->run, len, result) < 0 ? -1 : 0;
+}
+
+int job_record_parse(const struct job_record *r, const char *text, char *out, size_t size)
+{
+	size_t n = strlen(r->run), len;
+	const char *rest = text + n;
+
+	if (strncmp(text, r->run, n) != 0)
+		return 0;
+	len = strcspn(rest, "\n");
+	if (rest[len] != '\n' || rest[len + 1] != '\0')
+		return 0;
+	if (rest[0] == '!')
+		return xsnprintf(out, size, "%.*s", (int)len - 1, rest + 1) < 0 ? 0 : 2;
+	if (len != 71 || xsnprintf(out, size, "%.*s", (int)len, rest) < 0 || !digest_valid(out))
+		return 0;
+	return 1;
+}
+
+/* A temporary file of ours under tmp/ that no one named before
+ * (job-XXXXXX.HOST.PID, O_EXCL, mode 0600: only this user reads it). */
+static int tmp_record(const char *store, char *tmp, size_t size, struct err *e)
+{
+	static const char name[] = "job-XXXXXX";
+	size_t suffix;
 	int fd;
 
+	if (store_tmp(store, name, tmp, size, e) < 0)
+		return -1;
+	/* What follows the X's: .HOST.PID */
+	suffix = strlen(tmp) - strlen(store) - strlen("/tmp/") - strlen(name);
+	fd = mkostemps(tmp, (int)suffix, O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "job record: a temporary file in %s/tmp", store);
+	return fd;
+}
+
+int job_record_write(const char *store, const struct job_record *r, const char *result,
+		     struct err *e)
+{
+	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX], text[JOB_TEXT_MAX];
+	int fd, rc;
+
 	if (xsnprintf(dir, sizeof(dir), "%s/jobs", store) < 0 ||
-	    xsnprintf(path, sizeof(path), "%s/%s", dir, key) < 0 ||
-	    store_tmp(store, "job", tmp, sizeof(tmp), e) < 0)
+	    xsnprintf(path, sizeof(path), "%s/%s", dir, r->key) < 0)
 		return err_set(e, EXIT_CTRUN, "image store %s: path too long", store);
+	if (job_record_format(r, result, text, sizeof(text)) < 0)
+		return err_set(e, EXIT_CTRUN, "job record %s: too long", path);
 	if (mkdir_p(dir, store_dir_mode(store)) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = tmp_record(store, tmp, sizeof(tmp), e);
 	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", tmp);
-	if (write_all(fd, text, len) < 0 || write_all(fd, "\n", 1) < 0 || close(fd) < 0) {
+		return -1;
+	if (write_all(fd, text, strlen(text)) < 0 || close(fd) < 0) {
 		unlink(tmp);
 		return err_sys(e, EXIT_CTRUN, "%s", tmp);
 	}
-	if (rename(tmp, path) < 0) {
+	/* rename replaces a file, a link or a FIFO at the name; a folder
+	 * someone made there goes first. */
+	rc = rename(tmp, path);
+	if (rc < 0 && (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST)) {
+		remove_tree(path);
+		rc = rename(tmp, path);
+	}
+	if (rc < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", path);
 		unlink(tmp);
-		return err_sys(e, EXIT_CTRUN, "%s", path);
+		return -1;
 	}
 	return 0;
 }
 
-int job_record_wait(const char *store, const char *key, long wait_s, bool quiet, char *digest,
-		    size_t size, struct err *e)
+/* This run's record at path: 1 a digest, 2 task 0's error (in out), 0
+ * none yet; *why says what was there instead (kept from an earlier call
+ * when nothing is there). */
+static int record_read(const char *path, const struct job_record *r, char *out, size_t size,
+		       char *why, size_t wsize)
+{
+	char buf[JOB_TEXT_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd = open_regular(path, O_RDONLY | O_NOFOLLOW, &st), got;
+
+	if (fd < 0) {
+		if (errno == EINVAL || errno == ELOOP)
+			snprintf(why, wsize, "; ignored there: not a regular file");
+		return 0;
+	}
+	/* Another user's file names no digest this user's tasks run. */
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(why, wsize, "; ignored there: a file of uid %u", (unsigned)st.st_uid);
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	got = job_record_parse(r, buf, out, size);
+	if (got == 0)
+		snprintf(why, wsize, "; ignored there: a record of another run");
+	return got;
+}
+
+int job_record_wait(const char *store, const struct job_record *r, long wait_s, bool quiet,
+		    char *digest, size_t size, struct err *e)
 {
 	long long start = now_s(), deadline = start + wait_s;
-	char path[PATH_MAX], buf[1100];
+	char path[PATH_MAX], why[96] = "";
 	bool said = false;
 
-	if (xsnprintf(path, sizeof(path), "%s/jobs/%s", store, key) < 0)
+	if (xsnprintf(path, sizeof(path), "%s/jobs/%s", store, r->key) < 0)
 		return err_set(e, EXIT_CTRUN, "image store %s: path too long", store);
 	for (;;) {
-		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int got = record_read(path, r, digest, size, why, sizeof(why));
 
-		if (fd >= 0) {
-			ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-			close(fd);
-			buf[n > 0 ? n : 0] = '\0';
-			buf[strcspn(buf, "\n")] = '\0';
-			if (buf[0] == '!')
-				return err_set(e, EXIT_CTRUN, "the step's task 0 could not pull the "
-					       "image: %s", buf + 1);
-			if (!digest_valid(buf))
-				return err_set(e, EXIT_CTRUN, "%s: not a digest", path);
-			return xsnprintf(digest, size, "%s", buf) < 0 ? -1 : 0;
-		}
+		if (got == 1)
+			return 0;
+		if (got == 2)
+			return err_set(e, EXIT_CTRUN, "the step's task 0 could not pull the image: %s",
+				       digest);
 		if (!said && !quiet && now_s() - start >= 2) {
 			fprintf(stderr, "ctrun: waiting for the step's task 0 to resolve the image "
-				"(%s)\n", path);
+				"(%s%s)\n", path, why);
 			said = true;
 		}
 		if (now_s() >= deadline)
 			return err_set(e, EXIT_CTRUN, "gave up after %ld s waiting for the step's task "
-				       "0 to resolve the image (no %s; is the image store shared "
-				       "by the nodes? see [registry] store_shared)", wait_s, path);
+				       "0 to resolve the image (no record of this run at %s%s; is the "
+				       "image store shared by the nodes? see [registry] store_shared)",
+				       wait_s, path, why);
 		sleep_ms(POLL_MS);
 	}
+}
+
+void job_records_sweep(const char *store)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	time_t now = time(NULL);
+	struct dirent *d;
+	struct stat st;
+	DIR *dh;
+
+	if (xsnprintf(dir, sizeof(dir), "%s/jobs", store) < 0 || (dh = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dh)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
+		    fstatat(dirfd(dh), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now - st.st_mtime < JOB_RECORD_TTL_S ||
+		    xsnprintf(p, sizeof(p), "%s/%s", dir, d->d_name) < 0)
+			continue;
+		remove_tree(p);
+	}
+	closedir(dh);
 }

@@ -308,8 +308,7 @@ static int obtain(struct session *s, const struct registry_cfg *c, const char *s
 	if (f <= 0)
 		return f < 0 ? -1 : (found(c, store, digest, p, e) == 1 ? 0 : -1);
 	/* Ours to pull: the step's other tasks may look now. */
-	if (c->job_key != NULL && c->job_leader &&
-	    job_record_write(store, c->job_key, digest, e) < 0)
+	if (c->job != NULL && c->job_leader && job_record_write(store, c->job, digest, e) < 0)
 		goto fail;
 	if (store_tmp(store, digest + 7, tmp, sizeof(tmp), e) < 0)
 		goto fail;
@@ -379,7 +378,7 @@ static int follow(const struct registry_cfg *c, const char *store, struct image_
 	struct claim cl;
 	int f;
 
-	if (job_record_wait(store, c->job_key, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S,
+	if (job_record_wait(store, c->job, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S,
 			    c->quiet, digest, sizeof(digest), e) < 0)
 		return -1;
 	if (c->verbose > 0)
@@ -406,7 +405,7 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	char store[PATH_MAX], digest[80], idx_digest[80] = "";
 	struct manifest m = { 0 }, pm = { 0 };
 	const struct manifest *img = &m;
-	bool leader = c->job_key != NULL && c->job_leader;
+	bool leader = c->job != NULL && c->job_leader;
 	struct image_ref r;
 	struct session s;
 	int rv = -1, f;
@@ -417,7 +416,7 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	ref_format(&r, p->ref, sizeof(p->ref));
 	if (store_init(store, e) < 0)
 		return -1;
-	if (c->job_key != NULL && !leader && r.digest[0] == '\0') {
+	if (c->job != NULL && !leader && r.digest[0] == '\0') {
 		f = follow(c, store, &r, p, e);
 		if (f != 0)
 			return f < 0 ? -1 : 0;
@@ -465,7 +464,8 @@ done:
 		struct err e2 = { 0 };
 
 		snprintf(rec, sizeof(rec), "%s%s", rv == 0 ? "" : "!", rv == 0 ? p->digest : e->msg);
-		job_record_write(store, c->job_key, rec, &e2);
+		job_record_write(store, c->job, rec, &e2);
+		job_records_sweep(store);
 	}
 	return rv;
 }

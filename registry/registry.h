@@ -9,6 +9,7 @@
  *   refs/<host>/<repo>/<tag>     the digest a tag had when it was last pulled
  *   refs/<host>/<repo>/@sha256-<hex>  an index digest: the platform manifest chosen
  *   blobs/sha256/<hex>           layers and configs, verified (shared by all images)
+ *   jobs/<job>.<step>-<hash>     the digest a job step's task 0 resolved (claim.h)
  *   tmp/                         downloads and unpacks under way (name.host.pid)
  */
 #ifndef CTRUN_REGISTRY_H
@@ -20,6 +21,8 @@
 
 #include "err.h"
 #include "strv.h"
+
+struct job_record;
 
 struct registry_cfg {
 	const char *store;               /* NULL: registry_default_store */
@@ -34,9 +37,10 @@ struct registry_cfg {
 	bool quiet, progress;
 	char *const *envp;               /* credentials' $VAR, HOME, XDG_* */
 	long wait_s;                     /* bound on waiting for another puller; 0 = 1800 */
-	/* One digest per job step (claim.h): the step's record key, and
-	 * whether this is its task 0, which resolves the tag (NULL: none). */
-	const char *job_key;
+	/* One digest per job step (claim.h): the step's record, and whether
+	 * this is its task 0 (a node-local store: the node's first task),
+	 * which resolves the tag (NULL: none). */
+	const struct job_record *job;
 	bool job_leader;
 };
 

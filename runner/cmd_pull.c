@@ -32,27 +32,46 @@ static const char pull_usage[] =
 extern char **environ;
 
 /* One digest per job step: in a step (not a batch script's ctrun, which
- * hands its digest on itself), with a store the nodes share, task 0
- * resolves and the others follow its record (registry/claim.h). */
-static void job_of(const struct options *o, struct registry_cfg *c, char *key, size_t size)
+ * hands its digest on itself), task 0 resolves and the others follow its
+ * record (registry/claim.h).  With a store each node has for itself, the
+ * tasks of one node share it: the node's first task resolves for them, in
+ * a record of that node's (issue 33). */
+static void job_of(const struct options *o, struct registry_cfg *c, struct job_record *rec)
 {
-	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
-	const char *procid = getenv("SLURM_PROCID"), *mode = o->reg_store_shared;
-	char store[PATH_MAX];
+	const char *procid = getenv("SLURM_PROCID"), *localid = getenv("SLURM_LOCALID");
+	const char *mode = o->reg_store_shared, *node = getenv("SLURMD_NODENAME");
+	struct job_run run = {
+		.cluster = getenv("SLURM_CLUSTER_NAME"), .job = getenv("SLURM_JOB_ID"),
+		.step = getenv("SLURM_STEP_ID"), .restart = getenv("SLURM_RESTART_COUNT"),
+		.start = getenv("SLURM_JOB_START_TIME"),
+	};
+	char store[PATH_MAX], host[64];
 	struct err e = { 0 };
 	bool shared;
 
-	if (job == NULL || step == NULL || procid == NULL || o->image == NULL)
+	if (run.job == NULL || run.step == NULL || procid == NULL || o->image == NULL)
 		return;
 	if (mode == NULL || strcmp(mode, "auto") == 0)
 		shared = image_store_dir(o, store, sizeof(store), &e) == 0 &&
 			 stage_on_network_fs(store);
 	else
 		shared = strcmp(mode, "true") == 0;
-	if (!shared || job_record_key(job, step, o->image, key, size) < 0)
+	if (!shared) {
+		if (node == NULL || node[0] == '\0') {
+			if (gethostname(host, sizeof(host) - 1) < 0)
+				return;
+			host[sizeof(host) - 1] = '\0';
+			host[strcspn(host, ".")] = '\0';
+			node = host;
+		}
+		if (localid == NULL)
+			return;
+		run.node = node;
+	}
+	if (job_record_of(&run, o->image, rec) < 0)
 		return;
-	c->job_key = key;
-	c->job_leader = strcmp(procid, "0") == 0;
+	c->job = rec;
+	c->job_leader = strcmp(shared ? procid : localid, "0") == 0;
 }
 
 static void cfg_of(const struct options *o, struct registry_cfg *c)
@@ -139,10 +158,11 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 				return -1;
 		}
 	} else {
-		char line[800], key[128];
+		struct job_record rec;
+		char line[800];
 
 		if (image == o->image)
-			job_of(o, &c, key, sizeof(key));
+			job_of(o, &c, &rec);
 		if (registry_pull(&c, image, &p, e) < 0)
 			return -1;
 		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) >= 0)
