@@ -232,16 +232,16 @@ void claim_release(struct claim *c)
 	c->held = false;
 }
 
-/* Letters, digits and `extra`, at least one, at most 64. */
-static bool plain(const char *s, const char *extra)
+/* Digits (and letters when `letters`) and the bytes of `also`: 1 to 64. */
+static bool plain(const char *s, bool letters, const char *also)
 {
 	size_t n = strlen(s);
 
 	if (n == 0 || n > 64)
 		return false;
 	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (extra[0] != '\0' && ((*p >= 'a' && *p <= 'z') ||
-		      (*p >= 'A' && *p <= 'Z') || strchr(extra, *p) != NULL))))
+		if (!(*p >= '0' && *p <= '9') && strchr(also, *p) == NULL &&
+		    !(letters && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))))
 			return false;
 	return true;
 }
@@ -251,10 +251,11 @@ int job_record_of(const struct job_run *r, const char *reference, struct job_rec
 	const char *restart = r->restart != NULL ? r->restart : "0";
 	uint64_t h = 14695981039346656037ULL;
 
-	if (r->job == NULL || r->step == NULL || !plain(r->job, "") || !plain(r->step, "") ||
-	    !plain(restart, "") || (r->start != NULL && !plain(r->start, "")) ||
-	    (r->cluster != NULL && !plain(r->cluster, "._-")) ||
-	    (r->node != NULL && !plain(r->node, "._-")))
+	if (r->job == NULL || r->step == NULL || !plain(r->job, false, "_") ||
+	    !plain(r->step, false, "") || !plain(restart, false, "") ||
+	    (r->start != NULL && !plain(r->start, false, "")) ||
+	    (r->cluster != NULL && !plain(r->cluster, true, "._-")) ||
+	    (r->node != NULL && !plain(r->node, true, "._-")))
 		return -1;
 	for (const char *p = reference; *p; p++) {
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -263,7 +264,7 @@ int job_record_of(const struct job_run *r, const char *reference, struct job_rec
 	}
 	/* Each node's own record when the store is each node's. */
 	if (r->node != NULL) {
-		h = (h ^ 0) * 1099511628211ULL;
+		h *= 1099511628211ULL; /* a NUL between the two */
 		for (const char *p = r->node; *p; p++)
 			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	}
@@ -294,8 +295,10 @@ int job_record_parse(const struct job_record *r, const char *text, char *out, si
 	len = strcspn(rest, "\n");
 	if (rest[len] != '\n' || rest[len + 1] != '\0')
 		return 0;
-	if (rest[0] == '!')
-		return xsnprintf(out, size, "%.*s", (int)len - 1, rest + 1) < 0 ? 0 : 2;
+	if (rest[0] == '!') {
+		snprintf(out, size, "%.*s", (int)len - 1, rest + 1); /* cut to fit: a message */
+		return 2;
+	}
 	if (len != 71 || xsnprintf(out, size, "%.*s", (int)len, rest) < 0 || !digest_valid(out))
 		return 0;
 	return 1;
@@ -389,19 +392,20 @@ int job_record_wait(const char *store, const struct job_record *r, long wait_s, 
 		    char *digest, size_t size, struct err *e)
 {
 	long long start = now_s(), deadline = start + wait_s;
-	char path[PATH_MAX], why[96] = "";
+	char path[PATH_MAX], why[96] = "", said_there[900];
 	bool said = false;
 
 	if (xsnprintf(path, sizeof(path), "%s/jobs/%s", store, r->key) < 0)
 		return err_set(e, EXIT_CTRUN, "image store %s: path too long", store);
 	for (;;) {
-		int got = record_read(path, r, digest, size, why, sizeof(why));
+		int got = record_read(path, r, said_there, sizeof(said_there), why, sizeof(why));
 
 		if (got == 1)
-			return 0;
+			return xsnprintf(digest, size, "%s", said_there) < 0
+				       ? err_set(e, EXIT_CTRUN, "job record %s: digest too long", path) : 0;
 		if (got == 2)
 			return err_set(e, EXIT_CTRUN, "the step's task 0 could not pull the image: %s",
-				       digest);
+				       said_there);
 		if (!said && !quiet && now_s() - start >= 2) {
 			fprintf(stderr, "ctrun: waiting for the step's task 0 to resolve the image "
 				"(%s%s)\n", path, why);

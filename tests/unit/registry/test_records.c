@@ -157,6 +157,24 @@ static void test_wait_ignores_an_earlier_runs_error(void **state)
 	assert_string_equal(d, "sha256:" HEX64B);
 }
 
+/* Task 0's error, however long, reaches a task that waits with room for a
+ * digest only (as pull.c's does): at once, not after [registry] wait. */
+static void test_wait_takes_a_long_error_at_once(void **state)
+{
+	struct job_record r = run_of(NULL, NULL);
+	const char *store = store_of(*state);
+	char why[600], d[80];
+	struct err e = { 0 };
+
+	memset(why, 'x', sizeof(why) - 1);
+	why[0] = '!';
+	why[sizeof(why) - 1] = '\0';
+	assert_int_equal(job_record_write(store, &r, why, &e), 0);
+	assert_int_equal(job_record_wait(store, &r, 5, true, d, sizeof(d), &e), -1);
+	assert_non_null(strstr(e.msg, "could not pull the image: xxxx"));
+	assert_null(strstr(e.msg, "gave up"));
+}
+
 /* Another user's file at the name, with the very text this run expects:
  * ignored (only root can make one here, so only root runs it). */
 static void test_wait_ignores_another_users_record(void **state)
@@ -262,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_record_text_is_the_run_and_one_result_line),
 		T(test_wait_is_not_stalled_by_a_fifo_at_the_record),
 		T(test_wait_ignores_an_earlier_runs_error),
+		T(test_wait_takes_a_long_error_at_once),
 		T(test_wait_ignores_another_users_record),
 		T(test_write_replaces_a_folder_at_the_record),
 		T(test_sweep_removes_records_of_runs_long_over),
