@@ -147,11 +147,13 @@ planted_path() {
 	local shared=$TMPD/shared planted
 	mkdir -p "$shared" && chmod 1777 "$shared"
 	planted=$shared/docker:/$REG_HOST/ctrun-test/busybox:latest
+	unsquashfs -q -d "$TMPD/planted-root" "$busybox" >/dev/null
+	echo planted > "$TMPD/planted-root/planted"
+	mksquashfs "$TMPD/planted-root" "$TMPD/planted.sqsh" -quiet -no-progress >/dev/null
+	rm -rf "$TMPD/planted-root"
+	chmod 644 "$TMPD/planted.sqsh"
 	su "$user" -s /bin/bash -c "set -e; umask 022; cd '$shared'
-		unsquashfs -q -d root '$busybox' >/dev/null
-		echo planted > root/planted
-		mkdir -p '${planted%/*}'
-		mksquashfs root '$planted' -quiet -no-progress >/dev/null; rm -rf root"
+		mkdir -p '${planted%/*}'; cp '$TMPD/planted.sqsh' '$planted'"
 	[ -f "$planted" ] || fail "the planted image was not made"
 	run_rc sh -c "cd '$shared' && exec '$CTRUN' --image '$ref' -- sh -c 'cat /planted 2>/dev/null; echo \$CTRUN_IMAGE_ENV'" > out 2> err
 	cat out err
