@@ -110,8 +110,7 @@ int archive_filter_check(const unsigned char *head, size_t n, const char *what, 
 		       "it with gzip or zstd)", what, name);
 }
 
-/* "64 GiB", "1 MiB", else bytes. */
-static void size_str(unsigned long long v, char *out, size_t size)
+void size_str(unsigned long long v, char *out, size_t size)
 {
 	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
 
