@@ -122,6 +122,14 @@ void size_str(unsigned long long v, char *out, size_t size)
 			return;
 		}
 	}
+	for (int i = 0; i < 4; i++) {
+		unsigned long long u = 1ULL << (10 * (4 - i));
+
+		if (v >= u) {
+			snprintf(out, size, "%.1f %s", (double)v / (double)u, units[i]);
+			return;
+		}
+	}
 	snprintf(out, size, "%llu bytes", v);
 }
 

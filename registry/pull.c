@@ -118,6 +118,16 @@ static void *downloader(void *arg)
 			return NULL;
 		}
 		i = j->next++;
+		/* A blob twice in one image (an empty layer): once it is in the
+		 * store, found there (two downloads would share a tmp/ name). */
+		for (size_t k = 0; k < i; k++)
+			while (!j->stop && j->state[k] == 0 &&
+			       strcmp(j->blobs[k].digest, j->blobs[i].digest) == 0)
+				pthread_cond_wait(&j->done, &j->lock);
+		if (j->stop) {
+			pthread_mutex_unlock(&j->lock);
+			return NULL;
+		}
 		pthread_mutex_unlock(&j->lock);
 		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, &e);
 		pthread_mutex_lock(&j->lock);
@@ -179,8 +189,6 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	struct progress prog;
 	int rv = -1;
 
-	if (blobs_budget(store, m, c->max_unpacked, name, e) < 0)
-		return -1;
 	if (store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
 	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0 ||
 	    xsnprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir) < 0)
@@ -336,6 +344,9 @@ static int obtain(struct session *s, const struct registry_cfg *c, const char *s
 
 	if (f != 0)
 		return f < 0 ? -1 : 0;
+	/* Bounded by the manifest's sizes before anything is downloaded. */
+	if (blobs_budget(store, img, c->max_unpacked, p->ref, e) < 0)
+		return -1;
 	f = claim_take(store, digest, p->sqsh, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S, c->quiet,
 		       &cl, e);
 	if (f <= 0)

@@ -323,10 +323,10 @@ static void test_blob_sizes_bounded_before_download(void **state)
 				      "[cache] max_unpacked (550 bytes)"));
 	/* All of them together. */
 	assert_int_equal(blobs_fit(&m, 1000, 0, 1 << 20, "img", &e), -1);
-	assert_non_null(strstr(e.msg, "its layers are 1100 bytes, more than [cache] max_unpacked"));
+	assert_non_null(strstr(e.msg, "its layers are 1.1 KiB, more than [cache] max_unpacked (1000 bytes)"));
 	/* More to download than the store has free. */
-	assert_int_equal(blobs_fit(&m, 0, 1200, 1199, "img", &e), -1);
-	assert_non_null(strstr(e.msg, "1200 bytes to download, more than the 1199 bytes free"));
+	assert_int_equal(blobs_fit(&m, 0, 1200, 1000, "img", &e), -1);
+	assert_non_null(strstr(e.msg, "1.2 KiB to download, more than the 1000 bytes free"));
 	/* A config over 16 MiB is never downloaded. */
 	m.config.size = (16 << 20) + 1;
 	assert_int_equal(blobs_fit(&m, 0, 0, 1ULL << 40, "img", &e), -1);
