@@ -32,6 +32,24 @@ unsigned store_dir_mode(const char *store)
 	return 0700;
 }
 
+/* A folder of a group's store exactly 02770, whatever the umask of the
+ * member who made it (or of an older ctrun that made it 2750): on the
+ * folder itself, not on a link put there since, and only when it is the
+ * caller's (only its owner may chmod it). */
+static int group_mode(const char *p, struct err *e)
+{
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rv = 0;
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image store %s", p);
+	if (fstat(fd, &st) < 0 ||
+	    (st.st_uid == geteuid() && (st.st_mode & 07777) != 02770 && fchmod(fd, 02770) < 0))
+		rv = err_sys(e, EXIT_CTRUN, "image store %s", p);
+	close(fd);
+	return rv;
+}
+
 int store_mkdir(const char *store, const char *path, struct err *e)
 {
 	unsigned mode = store_dir_mode(store);
@@ -45,26 +63,12 @@ int store_mkdir(const char *store, const char *path, struct err *e)
 			continue;
 		if (s > p + from && s[-1] != '/') {
 			char c = *s;
-			int fd;
 
 			*s = '\0';
-			if (mkdir(p, mode) == 0) {
-				/* Exactly the group's mode, whatever this member's umask: on
-				 * the folder made here, not on a link put there since. */
-				fd = mode == 0700 ? -2
-						  : open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-							       O_CLOEXEC);
-				if (fd == -1 || (fd >= 0 && fchmod(fd, mode) < 0)) {
-					err_sys(e, EXIT_CTRUN, "%s", p);
-					if (fd >= 0)
-						close(fd);
-					return -1;
-				}
-				if (fd >= 0)
-					close(fd);
-			} else if (errno != EEXIST) {
+			if (mkdir(p, mode) < 0 && errno != EEXIST)
 				return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", p);
-			}
+			if (mode != 0700 && group_mode(p, e) < 0)
+				return -1;
 			*s = c;
 		}
 		if (*s == '\0')

@@ -9,9 +9,10 @@
 #    first's; after one member's `ctrun cache gc` the other still pulls.
 #  - A member swaps the content of a blob in blobs/ (same size): the other
 #    member's next pull uses the registry's bytes, never the swapped ones.
-#  - A member plants tmp/HEX.part (a FIFO; bytes that are not the blob's):
-#    the other's pull neither hangs nor fails, and applies only the
-#    registry's bytes.
+#  - A member plants tmp/HEX.part (a FIFO, a link to a file of the other's,
+#    bytes that are not the blob's): the other's pull neither hangs nor
+#    fails nor writes through the link, and applies only the registry's
+#    bytes.
 # ctrunmate and ctrunproj are this test's own: made here (with
 # ensure-user.sh's options) and removed on exit, also when an earlier run
 # that was killed left them.
@@ -131,7 +132,8 @@ planted_part() { # KIND
 	run_rc as "$a" -q cache gc --budget 100G
 	run_rc as "$a" -q cache remove "$latest"
 	case $1 in
-	fifo) su "$b" -s /bin/sh -c "mkfifo -m 666 '$store/tmp/${layer#sha256:}.part'" ;;
+	fifo) su "$b" -s /bin/sh -c "mkfifo '$store/tmp/${layer#sha256:}.part'" ;;
+	link) su "$b" -s /bin/sh -c "ln -s '$TMPD/auth-$a.json' '$store/tmp/${layer#sha256:}.part'" ;;
 	bytes) su "$b" -s /bin/sh -c "head -c 500000 /dev/urandom > '$store/tmp/${layer#sha256:}.part'" ;;
 	esac || fail "$b could not plant the partial download"
 	run_rc as "$a" -v pull "$latest" > out 2> err
@@ -146,6 +148,11 @@ planted_part() { # KIND
 }
 fifo_part() { planted_part fifo; }
 behaviour "a FIFO planted as a partial download: the pull goes on without it" fifo_part
+link_part() {
+	planted_part link
+	cmp -s auth.json "auth-$a.json" || fail "the link's target was written"
+}
+behaviour "a link planted as a partial download: not followed, the pull goes on" link_part
 bytes_part() {
 	planted_part bytes
 	grep -q "the partial download was not the blob's; downloading it whole" err ||
