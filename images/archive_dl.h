@@ -28,7 +28,8 @@
 	X(archive_entry_set_hardlink) X(archive_entry_set_pathname) X(archive_entry_size) \
 	X(archive_errno) X(archive_error_string) X(archive_set_error)                     \
 	X(archive_read_new) X(archive_read_free) X(archive_read_open)                     \
-	X(archive_read_open_filename) X(archive_read_support_filter_gzip)                 \
+	X(archive_read_open_filename) X(archive_read_open_fd)                             \
+	X(archive_read_support_filter_gzip)                                               \
 	X(archive_read_support_filter_bzip2) X(archive_read_support_filter_compress)      \
 	X(archive_read_support_filter_xz) X(archive_read_support_filter_lzma)             \
 	X(archive_read_support_filter_lzip) X(archive_read_support_filter_zstd)           \
@@ -68,6 +69,7 @@ int archive_dl_load(struct err *e);
 #define archive_read_free (archive_dl.archive_read_free)
 #define archive_read_open (archive_dl.archive_read_open)
 #define archive_read_open_filename (archive_dl.archive_read_open_filename)
+#define archive_read_open_fd (archive_dl.archive_read_open_fd)
 #define archive_read_support_filter_gzip (archive_dl.archive_read_support_filter_gzip)
 #define archive_read_support_filter_bzip2 (archive_dl.archive_read_support_filter_bzip2)
 #define archive_read_support_filter_compress (archive_dl.archive_read_support_filter_compress)

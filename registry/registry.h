@@ -10,6 +10,9 @@
  *   refs/<host>/<repo>/@sha256-<hex>  an index digest: the platform manifest chosen
  *   blobs/sha256/<hex>           layers and configs, verified (shared by all images)
  *   tmp/                         downloads and unpacks under way (name.host.pid)
+ * Whom a store is trusted from, and why nothing found in it is used
+ * unchecked: store.h (store_trust), blobs.h; docs/images.md, "Who may
+ * write the store".
  */
 #ifndef CTRUN_REGISTRY_H
 #define CTRUN_REGISTRY_H
