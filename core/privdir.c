@@ -41,6 +41,39 @@ int privdir_make(const char *path, unsigned flags, struct err *e)
 	return 0;
 }
 
+int trust_check(const struct stat *st, bool want_dir, const struct trust *t, char *why,
+		size_t size)
+{
+	bool group_store = t->group != TRUST_NO_GROUP;
+
+	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) {
+		snprintf(why, size, "%s", S_ISLNK(st->st_mode) ? "a symlink"
+				: want_dir ? "not a directory" : "not a regular file");
+		return -1;
+	}
+	if (!group_store && st->st_uid != t->me && !(t->root && st->st_uid == 0)) {
+		if (t->me == 0)
+			snprintf(why, size, "not owned by root");
+		else
+			snprintf(why, size, "owned by uid %u, neither yours (uid %u)%s",
+				 (unsigned)st->st_uid, (unsigned)t->me, t->root ? " nor root's" : "");
+		return -1;
+	}
+	if (!group_store && (st->st_mode & 022) != 0) {
+		snprintf(why, size, "writable by group or others");
+		return -1;
+	}
+	if ((st->st_mode & 002) != 0) {
+		snprintf(why, size, "writable by others");
+		return -1;
+	}
+	if ((st->st_mode & 020) != 0 && st->st_gid != t->group) {
+		snprintf(why, size, "writable by group %u", (unsigned)st->st_gid);
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether parent/name is a directory of ours that no one else may enter. */
 static bool ours(const char *path)
 {

@@ -8,6 +8,11 @@
 #ifndef CTRUN_PRIVDIR_H
 #define CTRUN_PRIVDIR_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include "err.h"
 
 enum {
@@ -31,5 +36,28 @@ int privdir_make(const char *path, unsigned flags, struct err *e);
  * else a new one from mkdtemp), and one line on stderr says why. */
 int privdir_default(const char *parent, const char *name, char *out, size_t size,
 		    struct err *e);
+
+/* Whom the caller trusts to have made, or to be able to change, a file or
+ * directory it is about to use: itself, root (unless `root` is false), and,
+ * in a group's image store, the members of that group.  The node's shared
+ * cache trusts root alone ({ 0, true, TRUST_NO_GROUP }), a user's image
+ * store the user and root, a group store its members too. */
+#define TRUST_NO_GROUP ((gid_t)-1)
+struct trust {
+	uid_t me;    /* the caller (euid) */
+	bool root;   /* root's are trusted too */
+	gid_t group; /* a group whose members may write; TRUST_NO_GROUP: none */
+};
+
+/* Pure: 0 when st (an lstat) is a directory (want_dir) or a regular file
+ * that only t's trusted users can have made or can change: owned by t->me
+ * or root (or, with a group, by anyone: only members could make it in a
+ * directory only members can write), writable by no other user, and by
+ * group only when it is t->group.  Else -1 and why, a phrase for a message
+ * ("not a directory", "a symlink", "not owned by root", "owned by uid 1001,
+ * neither yours (uid 1000) nor root's", "writable by group or others",
+ * "writable by others", "writable by group 100"). */
+int trust_check(const struct stat *st, bool want_dir, const struct trust *t, char *why,
+		size_t size);
 
 #endif

@@ -110,8 +110,7 @@ int archive_filter_check(const unsigned char *head, size_t n, const char *what, 
 		       "it with gzip or zstd)", what, name);
 }
 
-/* "64 GiB", "1 MiB", else bytes. */
-static void size_str(unsigned long long v, char *out, size_t size)
+void size_str(unsigned long long v, char *out, size_t size)
 {
 	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
 
@@ -120,6 +119,14 @@ static void size_str(unsigned long long v, char *out, size_t size)
 
 		if (v >= u && v % u == 0) {
 			snprintf(out, size, "%llu %s", v / u, units[i]);
+			return;
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		unsigned long long u = 1ULL << (10 * (4 - i));
+
+		if (v >= u) {
+			snprintf(out, size, "%.1f %s", (double)v / (double)u, units[i]);
 			return;
 		}
 	}

@@ -37,6 +37,9 @@ struct unpack_limit {
 	unsigned long long max, used; /* max 0 = no bound */
 };
 
+/* "64 GiB", "1 MiB" (an exact multiple), "1.5 GiB", else "N bytes". */
+void size_str(unsigned long long v, char *out, size_t size);
+
 /* Adds n bytes; -1 with e naming the image, the limit and the setting to
  * raise once the total passes max. */
 int unpack_limit_add(struct unpack_limit *l, unsigned long long n, struct err *e);

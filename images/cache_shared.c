@@ -30,6 +30,7 @@
 
 #include "cache.h"
 #include "cache_int.h"
+#include "privdir.h"
 #include "unpack.h"
 #include "util.h"
 
@@ -88,18 +89,18 @@ int cache_try_lock(int fd, int how)
  * 1 fine, 0 missing, -1 with e. */
 static int step_ok(const char *path, bool top, struct err *e)
 {
+	static const struct trust root_only = { 0, true, TRUST_NO_GROUP };
 	struct stat st;
+	char why[96];
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
 	if (top && S_ISLNK(st.st_mode) && st.st_uid == 0 && stat(path, &st) < 0)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "shared cache %s", path);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0)
+	if (trust_check(&st, true, &root_only, why, sizeof(why)) < 0)
 		return err_set(e, EXIT_CTRUN, "shared cache %s: %s; a shared cache must be root's "
 			       "directories that no one else can write (ctrun cache create --shared, "
-			       "as root, makes it so)", path,
-			       !S_ISDIR(st.st_mode) ? "not a directory" :
-			       st.st_uid != 0 ? "not owned by root" : "writable by group or others");
+			       "as root, makes it so)", path, why);
 	return 1;
 }
 

@@ -16,52 +16,84 @@
 #include "spawn.h"
 #include "util.h"
 
-#define CONFIG_MAX (16u << 20)
 #define BLOCK 65536
 
-int layerfile_apply(const char *blob, size_t idx, const char *what, const char *dest,
+int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
 		    struct unpack_limit *l, struct err *e)
 {
 	struct archive *a;
 	unsigned char head[16];
 	char name[512];
 	ssize_t n;
-	int fd, rv = -1;
+	int rv = -1;
 
 	snprintf(name, sizeof(name), "layer %zu (%s)", idx + 1, what);
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", name);
-	/* One descriptor for the look and the unpack: the blob lies in a store
-	 * a group may share, where a FIFO put in its place must not stall us. */
-	fd = open_regular(blob, O_RDONLY, NULL);
-	if (fd < 0)
-		return errno == EINVAL ? err_set(e, EXIT_CTRUN, "%s: %s: not a regular file", name, blob)
-				       : err_sys(e, EXIT_CTRUN, "%s: %s", name, blob);
 	n = pread(fd, head, sizeof(head), 0);
-	if (n < 0) {
-		err_sys(e, EXIT_CTRUN, "%s: %s", name, blob);
-		goto out;
-	}
+	if (n < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", name);
 	if (archive_filter_check(head, (size_t)n, name, e) < 0)
-		goto out;
+		return -1;
 	a = archive_read_new();
-	if (a == NULL) {
-		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
-		goto out;
-	}
+	if (a == NULL)
+		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
 	archive_filters_enable(a);
 	archive_read_support_format_tar(a);
-	if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK)
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		err_sys(e, EXIT_CTRUN, "%s", name);
+	else if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK)
 		err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
 	else
 		rv = layer_apply(a, dest, name, l, e);
 	archive_read_free(a);
-out:
-	close(fd);
 	return rv;
 }
 
-int layerfile_config(const char *config, const char *dest, struct err *e)
+/* The config's bytes, never more than LAYERFILE_CONFIG_MAX of them read:
+ * its size is checked first, and the read stops one byte past the bound. */
+static char *read_config(int fd, const char *what, size_t *len, struct err *e)
+{
+	size_t cap = LAYERFILE_CONFIG_MAX + 1, n = 0;
+	struct stat st;
+	char *buf;
+	ssize_t r;
+
+	if (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", what);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)LAYERFILE_CONFIG_MAX) {
+		err_set(e, EXIT_CTRUN, "%s: %s", what, S_ISREG(st.st_mode) ? "larger than 16 MiB" :
+			"not a regular file");
+		return NULL;
+	}
+	if ((size_t)st.st_size + 1 < cap)
+		cap = (size_t)st.st_size + 1;
+	buf = malloc(cap + 1);
+	if (buf == NULL) {
+		err_sys(e, EXIT_CTRUN, "%s", what);
+		return NULL;
+	}
+	while (n < cap && (r = read(fd, buf + n, cap - n)) != 0) {
+		if (r < 0) {
+			err_sys(e, EXIT_CTRUN, "%s", what);
+			free(buf);
+			return NULL;
+		}
+		n += (size_t)r;
+	}
+	if (n > LAYERFILE_CONFIG_MAX) { /* grew since the fstat */
+		err_set(e, EXIT_CTRUN, "%s: larger than 16 MiB", what);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+int layerfile_config(int fd, const char *dest, struct err *e)
 {
 	struct imgconfig c;
 	json_object *j;
@@ -69,18 +101,13 @@ int layerfile_config(const char *config, const char *dest, struct err *e)
 	size_t len;
 	int rv;
 
-	text = read_file(config, &len);
+	text = read_config(fd, "image config", &len, e);
 	if (text == NULL)
-		return err_sys(e, EXIT_CTRUN, "image config %s", config);
-	if (len > CONFIG_MAX) {
-		free(text);
-		return err_set(e, EXIT_CTRUN, "image config %s: larger than %u bytes", config,
-			       CONFIG_MAX);
-	}
+		return -1;
 	j = json_tokener_parse(text);
 	free(text);
 	if (j == NULL)
-		return err_set(e, EXIT_CTRUN, "image config %s: not JSON", config);
+		return err_set(e, EXIT_CTRUN, "image config: not JSON");
 	rv = imgconfig_parse(j, "image config", &c, e);
 	json_object_put(j);
 	if (rv < 0)

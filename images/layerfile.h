@@ -11,14 +11,19 @@
 #include "archive_filter.h"
 #include "err.h"
 
-/* Applies layer file `blob` (the idx-th, from 0, named `what` in errors)
- * onto dest, counting against l (NULL: no bound). */
-int layerfile_apply(const char *blob, size_t idx, const char *what, const char *dest,
+/* The largest image config read (its size is checked before it is read). */
+#define LAYERFILE_CONFIG_MAX (16u << 20)
+
+/* Applies the layer file open at fd (read from offset 0; the idx-th, from
+ * 0, named `what` in errors) onto dest, counting against l (NULL: no
+ * bound). */
+int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
 		    struct unpack_limit *l, struct err *e);
 
-/* The image config JSON at `config` (bounded: 16 MiB) written into dest as
- * a docker archive's is. */
-int layerfile_config(const char *config, const char *dest, struct err *e);
+/* The image config JSON open at fd (bounded: LAYERFILE_CONFIG_MAX, checked
+ * before anything is read, and no more read) written into dest as a docker
+ * archive's is. */
+int layerfile_config(int fd, const char *dest, struct err *e);
 
 /* mksquashfs of dir into the new file out (gzip level 1, every file root's as
  * enroot's import makes them, no xattrs); out must not exist. */

@@ -1,8 +1,12 @@
 /* blobs.h - one blob from the registry into the store's blob cache:
  * verified against its digest and size before it is published (a mismatch
- * deletes it and fails), resumed with an HTTP Range after a dropped
- * connection, and, when an earlier pull was interrupted, from the bytes it
- * left (tmp/<hex>.part, taken by rename so that one puller resumes it). */
+ * deletes it and fails) and again before a blob found in the store is used
+ * (one that is not the digest's bytes is downloaded anew), resumed with an
+ * HTTP Range after a dropped connection, and, when an earlier pull was
+ * interrupted, from the bytes it left (tmp/<hex>.part, taken by rename so
+ * that one puller resumes them, then read only and hashed with the rest:
+ * when the whole is not the blob, it is downloaded whole once more).
+ * Bounded before anything is downloaded (blobs_budget). */
 #ifndef CTRUN_BLOBS_H
 #define CTRUN_BLOBS_H
 
@@ -19,9 +23,27 @@ struct blob_meter {
 	void *arg;
 };
 
-/* The blob d of s's repository in the store: *path gets its file.
- * Present already: nothing is downloaded. */
+/* The blob d of s's repository, from the store or downloaded into it: a
+ * descriptor (offset 0) of exactly its bytes, size and digest checked, on
+ * a file no one but the caller or root can change (a blob another member
+ * of a group's store owns is copied while it is hashed), so what is
+ * applied is what was verified whatever is renamed in the store
+ * meanwhile.  -1 with e. */
 int blob_fetch(struct session *s, const char *store, const struct descriptor *d,
-	       struct blob_meter *m, char *path, size_t size, struct err *e);
+	       struct blob_meter *m, struct err *e);
+
+/* Pure: refuses (EXIT_CTRUN, naming the image `name`, the blob and the
+ * bound) an image whose config is larger than LAYERFILE_CONFIG_MAX, one of
+ * whose layers, or all of them together, are larger than max ([cache]
+ * max_unpacked; 0 none: a compressed layer is hardly ever larger than what
+ * it unpacks to), or whose `need` bytes still to download are more than the
+ * store's `avail` free bytes.  By the manifest's sizes, before anything is
+ * downloaded; a download is then cut at its declared size (blob_fetch). */
+int blobs_fit(const struct manifest *m, unsigned long long max, unsigned long long need,
+	      unsigned long long avail, const char *name, struct err *e);
+/* blobs_fit with the bytes of m not in store yet and the free space of
+ * the store's file system. */
+int blobs_budget(const char *store, const struct manifest *m, unsigned long long max,
+		 const char *name, struct err *e);
 
 #endif

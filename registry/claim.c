@@ -333,8 +333,8 @@ int job_record_write(const char *store, const struct job_record *r, const char *
 		return err_set(e, EXIT_CTRUN, "image store %s: path too long", store);
 	if (job_record_format(r, result, text, sizeof(text)) < 0)
 		return err_set(e, EXIT_CTRUN, "job record %s: too long", path);
-	if (mkdir_p(dir, store_dir_mode(store)) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", dir);
+	if (store_mkdir(store, dir, e) < 0)
+		return -1;
 	fd = tmp_record(store, tmp, sizeof(tmp), e);
 	if (fd < 0)
 		return -1;

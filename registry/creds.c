@@ -441,9 +441,7 @@ int creds_authjson(const char *text, size_t len, const char *file, const char *h
 
 /* ---- the files ---- */
 
-/* The file whole (NUL-terminated; at most CREDS_FILE_MAX bytes), NULL with
- * errno ENOENT when there is none, or NULL with e set. */
-static char *read_creds_file(const char *path, size_t *len, bool quiet, struct err *e)
+char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e)
 {
 	static struct strv warned; /* each file's warning once per process */
 	struct stat st;
@@ -555,7 +553,7 @@ int creds_find(const char *host, const char *repo, const char *user, char *const
 
 		if (paths[i][0] == '\0')
 			continue;
-		text = read_creds_file(paths[i], &len, quiet, e);
+		text = creds_read_file(paths[i], &len, quiet, e);
 		if (text == NULL) {
 			if (errno == ENOENT)
 				continue;

@@ -70,6 +70,13 @@ int creds_authjson(const char *text, size_t len, const char *file, const char *h
  * on stderr per process ("ctrun: warning: FILE is readable by others
  * (chmod 600 FILE)") unless quiet.  1 found, 0 none, -1 a file unreadable
  * or malformed (EXIT_USAGE). */
+/* A credentials file whole (NUL-terminated), opened without blocking, only
+ * when it is a regular file of at most 1 MiB (a FIFO would stall a pull,
+ * a device stream forever); warns once when others can read it (unless
+ * quiet).  NULL with errno ENOENT when there is none, else NULL with e set
+ * (EXIT_USAGE).  The caller wipes and frees it. */
+char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e);
+
 int creds_find(const char *host, const char *repo, const char *user, char *const *envp, bool quiet,
 	       struct cred *c, struct err *e);
 

@@ -33,6 +33,9 @@
 #define PARALLEL_DEFAULT 4
 #define PARALLEL_MAX 16
 #define WAIT_DEFAULT_S 1800
+/* Blobs downloaded ahead of the layer being applied: each holds a
+ * descriptor until it is applied (RLIMIT_NOFILE is often 1024). */
+#define FETCH_AHEAD 64
 
 int registry_default_store(char *const *envp, char *out, size_t size, struct err *e)
 {
@@ -88,8 +91,8 @@ struct job {
 	struct session *s;
 	const char *store;
 	const struct descriptor *blobs; /* [0] the config, then the layers */
-	size_t n, next;
-	char (*paths)[PATH_MAX];
+	size_t n, next, applied;        /* applied: blobs [0, applied) are used */
+	int *fds;                       /* each blob's verified bytes (blob_fetch), -1 none */
 	int *state;                     /* 0 waiting, 1 done, -1 failed */
 	struct err first;
 	bool stop;
@@ -108,14 +111,27 @@ static void *downloader(void *arg)
 		int r;
 
 		pthread_mutex_lock(&j->lock);
+		while (!j->stop && j->next < j->n && j->next >= j->applied + FETCH_AHEAD)
+			pthread_cond_wait(&j->done, &j->lock);
 		if (j->stop || j->next == j->n) {
 			pthread_mutex_unlock(&j->lock);
 			return NULL;
 		}
 		i = j->next++;
+		/* A blob twice in one image (an empty layer): once it is in the
+		 * store, found there (two downloads would share a tmp/ name). */
+		for (size_t k = 0; k < i; k++)
+			while (!j->stop && j->state[k] == 0 &&
+			       strcmp(j->blobs[k].digest, j->blobs[i].digest) == 0)
+				pthread_cond_wait(&j->done, &j->lock);
+		if (j->stop) {
+			pthread_mutex_unlock(&j->lock);
+			return NULL;
+		}
 		pthread_mutex_unlock(&j->lock);
-		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, j->paths[i], PATH_MAX, &e);
+		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, &e);
 		pthread_mutex_lock(&j->lock);
+		j->fds[i] = r;
 		j->state[i] = r < 0 ? -1 : 1;
 		if (r < 0 && !j->stop) {
 			j->first = e;
@@ -147,32 +163,48 @@ static void tick(struct blob_meter *m)
 		progress_add(p, m->done - p->done);
 }
 
-/* Downloads, unpacks, makes the squashfs at sqsh_tmp. */
+/* Blob i is applied: its descriptor goes, and a later one may download. */
+static void applied(struct job *j, size_t i)
+{
+	pthread_mutex_lock(&j->lock);
+	close(j->fds[i]);
+	j->fds[i] = -1;
+	j->applied = i + 1;
+	pthread_cond_broadcast(&j->done);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Downloads, unpacks, makes the squashfs in a folder of its own (0700:
+ * nothing another member of a group's store can reach or plant) and
+ * publishes it at `final` by rename. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
-		 const struct manifest *m, const char *name, const char *sqsh_tmp, struct err *e)
+		 const struct manifest *m, const char *name, const char *final, struct err *e)
 {
 	struct unpack_limit lim = { .image = name, .max = c->max_unpacked };
 	struct job j = { .s = s, .store = store };
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];
 	size_t nth = 0, want;
-	char root[PATH_MAX], dir[PATH_MAX], what[300];
+	char root[PATH_MAX], dir[PATH_MAX], sqsh[PATH_MAX], what[300];
 	struct progress prog;
 	int rv = -1;
 
 	if (store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
-	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0)
+	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0 ||
+	    xsnprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir) < 0)
 		return -1;
 	if (mkdir(dir, 0700) < 0 || mkdir(root, 0755) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", root);
 	j.n = m->nlayers + 1;
 	all = calloc(j.n, sizeof(*all));
-	j.paths = calloc(j.n, PATH_MAX);
+	j.fds = calloc(j.n, sizeof(int));
 	j.state = calloc(j.n, sizeof(int));
-	if (all == NULL || j.paths == NULL || j.state == NULL) {
+	if (all == NULL || j.fds == NULL || j.state == NULL) {
 		err_sys(e, EXIT_CTRUN, "pull");
 		goto out;
 	}
+	for (size_t i = 0; i < j.n; i++)
+		j.fds[i] = -1;
 	all[0] = m->config;
 	for (size_t i = 0; i < m->nlayers; i++) {
 		all[i + 1] = m->layers[i];
@@ -203,14 +235,16 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	for (size_t i = 1; i < j.n; i++) {
 		if (wait_blob(&j, i) < 0)
 			goto join;
-		if (layerfile_apply(j.paths[i], i - 1, all[i].digest, root, &lim, e) < 0) {
+		if (layerfile_apply(j.fds[i], i - 1, all[i].digest, root, &lim, e) < 0) {
 			pthread_mutex_lock(&j.lock);
 			j.stop = true;
+			pthread_cond_broadcast(&j.done);
 			pthread_mutex_unlock(&j.lock);
 			goto join;
 		}
+		applied(&j, i);
 	}
-	if (wait_blob(&j, 0) < 0 || layerfile_config(j.paths[0], root, e) < 0)
+	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], root, e) < 0)
 		goto join;
 	rv = 0;
 join:
@@ -223,12 +257,18 @@ join:
 	pthread_mutex_destroy(&j.lock);
 	pthread_cond_destroy(&j.done);
 	pthread_mutex_destroy(&j.meter.lock);
-	if (rv == 0 && (image_sanitize(root, e) < 0 || squashfs_make(root, sqsh_tmp, e) < 0))
+	if (rv == 0 && (image_sanitize(root, e) < 0 || squashfs_make(root, sqsh, e) < 0))
 		rv = -1;
+	/* Readable by the members of a group's store whatever this one's umask. */
+	if (rv == 0 && (chmod(sqsh, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
+		rv = err_sys(e, EXIT_CTRUN, "%s", final);
 out:
 	remove_tree(dir);
+	for (size_t i = 0; j.fds != NULL && i < j.n; i++)
+		if (j.fds[i] >= 0)
+			close(j.fds[i]);
 	free(all);
-	free(j.paths);
+	free(j.fds);
 	free(j.state);
 	return rv;
 }
@@ -242,18 +282,20 @@ static void host_platform(char *arch, size_t asz, char *variant, size_t vsz)
 	platform_from_machine(u.machine, arch, asz, variant, vsz);
 }
 
+/* The image of digest in the store: 1 there (and the store and the file
+ * trusted: store_image_check), 0 not, -1 refused. */
 static int found(const struct registry_cfg *c, const char *store, const char *digest,
 		 struct pulled *p, struct err *e)
 {
-	struct stat st;
+	int r;
 
 	(void)c;
 	if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0)
 		return -1;
-	if (stat(p->sqsh, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	snprintf(p->digest, sizeof(p->digest), "%s", digest);
-	return 1;
+	r = store_image_check(store, p->sqsh, e);
+	if (r == 1)
+		snprintf(p->digest, sizeof(p->digest), "%s", digest);
+	return r;
 }
 
 static int store_of(const struct registry_cfg *c, char *buf, size_t size, struct err *e)
@@ -297,12 +339,14 @@ static int offline(const struct registry_cfg *c, const char *store, const struct
 static int obtain(struct session *s, const struct registry_cfg *c, const char *store,
 		  const struct manifest *img, const char *digest, struct pulled *p, struct err *e)
 {
-	char tmp[PATH_MAX];
 	struct claim cl;
 	int f = found(c, store, digest, p, e);
 
 	if (f != 0)
 		return f < 0 ? -1 : 0;
+	/* Bounded by the manifest's sizes before anything is downloaded. */
+	if (blobs_budget(store, img, c->max_unpacked, p->ref, e) < 0)
+		return -1;
 	f = claim_take(store, digest, p->sqsh, c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S, c->quiet,
 		       &cl, e);
 	if (f <= 0)
@@ -310,19 +354,10 @@ static int obtain(struct session *s, const struct registry_cfg *c, const char *s
 	/* Ours to pull: the step's other tasks may look now. */
 	if (c->job != NULL && c->job_leader && job_record_write(store, c->job, digest, e) < 0)
 		goto fail;
-	if (store_tmp(store, digest + 7, tmp, sizeof(tmp), e) < 0)
-		goto fail;
 	if (!c->quiet && !c->progress)
 		fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
-	if (build(s, c, store, img, p->ref, tmp, e) < 0) {
-		unlink(tmp);
+	if (build(s, c, store, img, p->ref, p->sqsh, e) < 0)
 		goto fail;
-	}
-	if (rename(tmp, p->sqsh) < 0) {
-		err_sys(e, EXIT_CTRUN, "%s", p->sqsh);
-		unlink(tmp);
-		goto fail;
-	}
 	claim_release(&cl);
 	snprintf(p->digest, sizeof(p->digest), "%s", digest);
 	p->fresh = true;

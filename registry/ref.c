@@ -27,6 +27,8 @@ static int bad(struct err *e, const char *s, const char *why, const char *hint)
 
 bool ref_is_reference(const char *s)
 {
+	if (s[0] == '/' || s[0] == '.')
+		return false;
 	return strncmp(s, PREFIX, strlen(PREFIX)) == 0 || strchr(s, '#') != NULL;
 }
 

@@ -32,9 +32,12 @@ struct image_ref {
 };
 
 /* Pure: true when s is written as a reference: it starts with docker://,
- * or it holds a '#' (enroot/pyxis's HOST#REPO).  Nothing else is ever
- * guessed to be one (a path that exists is a path: the caller checks that
- * first). */
+ * or it holds a '#' (enroot/pyxis's HOST#REPO), and it does not start with
+ * '/' or '.'.  Such a string is always a reference, whatever the working
+ * directory holds: docker://reg/app is also the relative path
+ * docker:/reg/app, which another user may have planted; a file of such a
+ * name is reached as ./docker:... .  Nothing else is ever guessed to be
+ * one. */
 bool ref_is_reference(const char *s);
 
 /* Pure: parses s (with or without docker://) into r.  Errors (EXIT_USAGE)

@@ -11,6 +11,9 @@
  *   blobs/sha256/<hex>           layers and configs, verified (shared by all images)
  *   jobs/<job>.<step>-<hash>     the digest a job step's task 0 resolved (claim.h)
  *   tmp/                         downloads and unpacks under way (name.host.pid)
+ * Whom a store is trusted from, and why nothing found in it is used
+ * unchecked: store.h (store_trust), blobs.h; docs/images.md, "Who may
+ * write the store".
  */
 #ifndef CTRUN_REGISTRY_H
 #define CTRUN_REGISTRY_H

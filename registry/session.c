@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,7 +107,8 @@ void session_close(struct session *s)
 	explicit_bzero(&s->cred, sizeof(s->cred));
 }
 
-/* [registry] auth_file: an auth.json of the site's or the user's choice. */
+/* [registry] auth_file: an auth.json of the site's or the user's choice,
+ * read as the other credentials files are (regular, bounded, no blocking). */
 static int cred_auth_file(struct session *s, const char *host, struct err *e)
 {
 	const char *f = s->cfg->auth_file;
@@ -116,11 +118,16 @@ static int cred_auth_file(struct session *s, const char *host, struct err *e)
 
 	if (f == NULL)
 		return 0;
-	text = read_file(f, &len);
-	if (text == NULL)
-		return err_sys(e, EXIT_CTRUN, "[registry] auth_file %s", f);
-	r = len > (1u << 20) ? err_set(e, EXIT_CTRUN, "[registry] auth_file %s: larger than 1 MiB", f)
-			     : creds_authjson(text, len, f, host, s->ref.repo, &s->cred, e);
+	text = creds_read_file(f, &len, s->cfg->quiet, e);
+	if (text == NULL) {
+		char why[sizeof(e->msg)];
+
+		if (errno == ENOENT)
+			return err_sys(e, EXIT_CTRUN, "[registry] auth_file %s", f);
+		snprintf(why, sizeof(why), "%s", e->msg);
+		return err_set(e, EXIT_CTRUN, "[registry] auth_file: %s", why);
+	}
+	r = creds_authjson(text, len, f, host, s->ref.repo, &s->cred, e);
 	explicit_bzero(text, len);
 	free(text);
 	return r;
@@ -175,6 +182,16 @@ static int basic_line(const struct cred *cr, const char *prefix, char *out, size
 	return 0;
 }
 
+/* Pure: whether a and b ("HOST", "HOST:PORT", "[V6]:PORT") name the same
+ * host, ports aside (a netrc machine entry is for every port of its host). */
+static bool same_host_name(const char *a, const char *b)
+{
+	size_t la = a[0] == '[' ? strcspn(a, "]") + 1 : strcspn(a, ":");
+	size_t lb = b[0] == '[' ? strcspn(b, "]") + 1 : strcspn(b, ":");
+
+	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
 /* A token from the challenge's realm, into s->auth. */
 static int get_token(struct session *s, const struct challenge *ch, struct err *e)
 {
@@ -184,6 +201,7 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 	struct http_resp o;
 	long ttl;
 	int rv = -1;
+	bool other_realm = false;
 
 	if (curl_dl_load(e) < 0)
 		return -1;
@@ -203,14 +221,18 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 		goto out;
 	}
 	cred_lookup(s, e);
-	/* enroot's .credentials name the realm's host (curl --netrc matches
-	 * the URL it fetches: auth.docker.io, authn.nvidia.com). */
+	/* enroot's .credentials may name the realm's host alone (curl --netrc
+	 * matches the URL it fetches); those are sent only to a realm on the
+	 * registry's own host name: a registry that names another host's token
+	 * service as its realm must not receive a token of the user's there. */
 	if (!s->cred.found) {
 		char ro[600];
+		const char *rh = http_origin(ch->realm, ro, sizeof(ro)) == 0 ? strstr(ro, "://") : NULL;
 
-		if (http_origin(ch->realm, ro, sizeof(ro)) == 0 && strstr(ro, "://") != NULL &&
-		    strcmp(strstr(ro, "://") + 3, s->host) != 0)
-			cred_lookup_host(s, strstr(ro, "://") + 3, e);
+		if (rh != NULL && strcmp(rh + 3, s->host) != 0 && same_host_name(rh + 3, s->host))
+			cred_lookup_host(s, rh + 3, e);
+		else if (rh != NULL && !same_host_name(rh + 3, s->host))
+			other_realm = true;
 	}
 	if (s->cred.found && basic_line(&s->cred, "Authorization: Basic ", basic, sizeof(basic), e) < 0)
 		goto out;
@@ -219,9 +241,11 @@ static int get_token(struct session *s, const struct challenge *ch, struct err *
 	if (http_do(&s->http, &r, &o, e) < 0)
 		goto out;
 	if (o.status == 401 || o.status == 403) {
-		err_set(e, EXIT_CTRUN, "%s refused the credentials for %s (%ld): %s", ch->realm,
+		err_set(e, EXIT_CTRUN, "%s refused the credentials for %s (%ld): %s%s", ch->realm,
 			s->host, o.status, s->cred.found ? s->cred.source :
-			"none found: put them in ~/.config/containers/auth.json or enroot's .credentials");
+			"none found: put them in ~/.config/containers/auth.json or enroot's .credentials",
+			!s->cred.found && other_realm ? " under the registry's own host name (an entry "
+			"for the token realm's host is not sent for another host's registry)" : "");
 	} else if (o.status != 200) {
 		err_set(e, EXIT_CTRUN, "token endpoint %s answered %ld", ch->realm, o.status);
 	} else if (token_parse(o.body, o.len, token, sizeof(token), &ttl, e) == 0 &&

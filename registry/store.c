@@ -32,18 +32,68 @@ unsigned store_dir_mode(const char *store)
 	return 0700;
 }
 
-int store_init(const char *store, struct err *e)
+/* A folder of a group's store exactly 02770, whatever the umask of the
+ * member who made it (or of an older ctrun that made it 2750): on the
+ * folder itself, not on a link put there since, and only when it is the
+ * caller's (only its owner may chmod it). */
+static int group_mode(const char *p, struct err *e)
 {
-	static const char *const sub[] = { "", "/blobs", "/blobs/sha256", "/images", "/refs", "/tmp" };
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rv = 0;
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image store %s", p);
+	if (fstat(fd, &st) < 0 ||
+	    (st.st_uid == geteuid() && (st.st_mode & 07777) != 02770 && fchmod(fd, 02770) < 0))
+		rv = err_sys(e, EXIT_CTRUN, "image store %s", p);
+	close(fd);
+	return rv;
+}
+
+int store_mkdir(const char *store, const char *path, struct err *e)
+{
+	unsigned mode = store_dir_mode(store);
+	size_t from = strlen(store);
 	char p[PATH_MAX];
 
+	if (xsnprintf(p, sizeof(p), "%s", path) < 0 || strncmp(p, store, from) != 0)
+		return err_set(e, EXIT_CTRUN, "image store %s: %s is not in it", store, path);
+	for (char *s = p + from;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		if (s > p + from && s[-1] != '/') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST)
+				return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", p);
+			if (mode != 0700 && group_mode(p, e) < 0)
+				return -1;
+			*s = c;
+		}
+		if (*s == '\0')
+			return 0;
+	}
+}
+
+int store_init(const char *store, struct err *e)
+{
+	static const char *const sub[] = { "/blobs/sha256", "/images", "/refs", "/tmp", "/jobs" };
+	char p[PATH_MAX];
+	struct trust t;
+
+	if (mkdir_p(store, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", store);
+	/* Whose it is first: nothing is made in a store that is not trusted. */
+	if (store_trust(store, &t, e) < 0)
+		return -1;
 	for (size_t i = 0; i < sizeof(sub) / sizeof(*sub); i++) {
 		if (xsnprintf(p, sizeof(p), "%s%s", store, sub[i]) < 0)
 			return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
-		if (mkdir_p(p, i == 0 ? 0700 : store_dir_mode(store)) < 0)
-			return err_sys(e, EXIT_CTRUN, "image store %s ([registry] store)", p);
+		if (store_mkdir(store, p, e) < 0)
+			return -1;
 	}
-	return 0;
+	return store_trust(store, &t, e) < 0 ? -1 : 0;
 }
 
 static int by_digest(const char *store, const char *digest, const char *dir, const char *pre,
@@ -106,15 +156,21 @@ int store_ref_read(const char *store, const struct image_ref *r, char *digest, s
 		   struct err *e)
 {
 	char path[PATH_MAX], kb[80], buf[128];
+	struct trust t;
+	struct stat st;
 	ssize_t n;
 	int fd;
 
 	if (ref_path(store, r, key_of(r, kb, sizeof(kb)), path, sizeof(path), e) < 0)
 		return -1;
-	/* Not blocking: a FIFO a group member put there is no record. */
-	fd = open_regular(path, O_RDONLY | O_NOFOLLOW, NULL);
+	fd = store_trust(store, &t, e);
+	if (fd <= 0)
+		return fd;
+	fd = store_open(path, &t, &st, e);
+	if (fd == -2)
+		return 0;
 	if (fd < 0)
-		return errno == ENOENT || errno == EINVAL ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n < 0)
@@ -136,14 +192,15 @@ int store_ref_write(const char *store, const struct image_ref *r, const char *ke
 	    store_tmp(store, "ref", tmp, sizeof(tmp), e) < 0)
 		return -1;
 	*strrchr(path, '/') = '\0';
-	if (mkdir_p(path, store_dir_mode(store)) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", path);
+	if (store_mkdir(store, path, e) < 0)
+		return -1;
 	path[strlen(path)] = '/';
 	n = snprintf(line, sizeof(line), "%s\n", digest);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, STORE_FILE_MODE);
 	if (fd < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", tmp);
-	if (write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, STORE_FILE_MODE) < 0 || write_all(fd, line, (size_t)n) < 0 ||
+	    fsync(fd) < 0) {
 		err_sys(e, EXIT_CTRUN, "%s", tmp);
 		close(fd);
 		unlink(tmp);

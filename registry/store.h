@@ -11,15 +11,44 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "privdir.h"
 #include "ref.h"
 
-/* Makes the store's folders (0700 for a user's own store; a site's shared
- * store keeps the modes its admin gave it). */
+/* Makes the store's folders (0700 for a user's own store, 02770 whatever
+ * the umask in a group's; a site's store keeps the modes its admin gave
+ * it), then checks whom it can be trusted from (store_trust): -1 with e
+ * naming the path and its owner when not. */
 int store_init(const char *store, struct err *e);
 
 /* The mode of the store's new folders: 0700, or 02770 in a group's
  * store (its root setgid and group-writable: docs/images.md). */
 unsigned store_dir_mode(const char *store);
+
+/* The mode of the files the store's users make (blobs, images, records):
+ * readable by the group of a group's store whatever a member's umask; a
+ * user's own store is private by its 0700 folders. */
+#define STORE_FILE_MODE 0644
+
+/* Makes the missing folders of path, which lies under store, with the
+ * mode of the store's folders (exactly 02770 in a group's store). */
+int store_mkdir(const char *store, const char *path, struct err *e);
+
+/* store_trust.c: whom the store is trusted from.  1 when its root and its
+ * folders are the caller's or root's and no one else can write them, or
+ * it is a group's store (root setgid and group-writable) of a group the
+ * caller is in, made by a member (t->group is then that group; any member
+ * may own what is in it); for root, only a store no one but root can
+ * write.  0 when the store does not exist; -1 with e (EXIT_CTRUN, one line
+ * naming the path, what is wrong, its owner and mode) otherwise. */
+int store_trust(const char *store, struct trust *t, struct err *e);
+/* Opens a file of the store to read, never blocking (O_NONBLOCK: a FIFO
+ * cannot stall the open) nor following a link, and only when it is a
+ * regular file t trusts (trust_check): the descriptor, -2 when missing,
+ * -1 with e.  *st gets its fstat. */
+int store_open(const char *path, const struct trust *t, struct stat *st, struct err *e);
+/* The image file path of the store, checked with its store: 1 there and
+ * trusted, 0 missing, -1 refused (e). */
+int store_image_check(const char *store, const char *path, struct err *e);
 
 /* <store>/blobs/sha256/<hex> of a "sha256:<hex>" digest. */
 int store_blob(const char *store, const char *digest, char *out, size_t size, struct err *e);

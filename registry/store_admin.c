@@ -26,13 +26,16 @@ static struct {
 	struct store_image *v;
 	size_t n;
 	const char *remove; /* a digest whose records go */
+	struct trust t;     /* whom the store is trusted from */
 } walk;
 
 static int read_record(const char *path, char *digest, size_t size)
 {
 	char buf[128];
+	struct err e = { 0 };
+	struct stat st;
 	ssize_t n;
-	int fd = open_regular(path, O_RDONLY | O_NOFOLLOW, NULL); /* a FIFO: no record */
+	int fd = store_open(path, &walk.t, &st, &e);
 
 	if (fd < 0)
 		return -1;
@@ -80,7 +83,8 @@ static int on_ref(const char *path, const struct stat *st, int type, struct FTW 
 	return 0;
 }
 
-static int walk_refs(const char *store, struct store_image *v, size_t n, const char *remove)
+static int walk_refs(const char *store, const struct trust *t, struct store_image *v, size_t n,
+		     const char *remove)
 {
 	char refs[PATH_MAX];
 
@@ -90,6 +94,7 @@ static int walk_refs(const char *store, struct store_image *v, size_t n, const c
 	walk.v = v;
 	walk.n = n;
 	walk.remove = remove;
+	walk.t = *t;
 	if (nftw(refs, on_ref, 16, FTW_PHYS) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
@@ -100,10 +105,15 @@ int store_images(const char *store, struct store_image **out, size_t *n, struct 
 	char dir[PATH_MAX], p[PATH_MAX];
 	struct store_image *v = NULL;
 	struct dirent *d;
+	struct trust t;
 	DIR *dh;
+	int r;
 
 	*out = NULL;
 	*n = 0;
+	r = store_trust(store, &t, e);
+	if (r <= 0)
+		return r;
 	if (xsnprintf(dir, sizeof(dir), "%s/images", store) < 0)
 		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
 	dh = opendir(dir);
@@ -134,7 +144,7 @@ int store_images(const char *store, struct store_image **out, size_t *n, struct 
 		(*n)++;
 	}
 	closedir(dh);
-	walk_refs(store, v, *n, NULL);
+	walk_refs(store, &t, v, *n, NULL);
 	*out = v;
 	return 0;
 }
@@ -143,8 +153,11 @@ int store_remove(const char *store, const char *what, struct err *e)
 {
 	char digest[80], path[PATH_MAX];
 	struct image_ref r;
-	int found;
+	struct trust t;
+	int found = store_trust(store, &t, e);
 
+	if (found <= 0)
+		return found;
 	if (digest_valid(what)) {
 		snprintf(digest, sizeof(digest), "%s", what);
 	} else {
@@ -156,7 +169,7 @@ int store_remove(const char *store, const char *what, struct err *e)
 	}
 	if (store_image(store, digest, path, sizeof(path), e) < 0)
 		return -1;
-	walk_refs(store, NULL, 0, digest);
+	walk_refs(store, &t, NULL, 0, digest);
 	if (unlink(path) < 0)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
 	return 1;
@@ -172,33 +185,25 @@ static int on_size(const char *path, const struct stat *st, int type, struct FTW
 	return 0;
 }
 
-int store_gc(const char *store, unsigned long long *freed, struct err *e)
+/* Removes what is in dir (a folder of the store: it stays, with its owner
+ * and mode, so a group's store stays every member's), only what is older
+ * than min_age seconds; *freed gets the bytes. */
+static int empty_folder(const char *dir, long long min_age, unsigned long long *freed,
+			struct err *e)
 {
-	char p[PATH_MAX];
-	struct dirent *d;
 	time_t now = time(NULL);
-	DIR *dh;
+	struct dirent *d;
+	DIR *dh = opendir(dir);
 
-	*freed = 0;
-	if (xsnprintf(p, sizeof(p), "%s/blobs/sha256", store) < 0)
-		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
-	tree_bytes = 0;
-	if (nftw(p, on_size, 16, FTW_PHYS) == 0) {
-		*freed += tree_bytes;
-		if (remove_tree(p) < 0 || mkdir(p, 0700) < 0)
-			return err_sys(e, EXIT_CTRUN, "%s", p);
-	}
-	if (xsnprintf(p, sizeof(p), "%s/tmp", store) < 0)
-		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
-	dh = opendir(p);
 	if (dh == NULL)
-		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", p);
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", dir);
 	while ((d = readdir(dh)) != NULL) {
 		char f[PATH_MAX];
 		struct stat st;
 
-		if (d->d_name[0] == '.' || xsnprintf(f, sizeof(f), "%s/%s", p, d->d_name) < 0 ||
-		    lstat(f, &st) < 0 || now - st.st_mtime < TMP_STALE_S)
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
+		    xsnprintf(f, sizeof(f), "%s/%s", dir, d->d_name) < 0 || lstat(f, &st) < 0 ||
+		    now - st.st_mtime < min_age)
 			continue;
 		tree_bytes = 0;
 		nftw(f, on_size, 16, FTW_PHYS);
@@ -207,4 +212,23 @@ int store_gc(const char *store, unsigned long long *freed, struct err *e)
 	}
 	closedir(dh);
 	return 0;
+}
+
+int store_gc(const char *store, unsigned long long *freed, struct err *e)
+{
+	char p[PATH_MAX];
+	struct trust t;
+	int r;
+
+	*freed = 0;
+	r = store_trust(store, &t, e);
+	if (r <= 0)
+		return r;
+	if (xsnprintf(p, sizeof(p), "%s/blobs/sha256", store) < 0)
+		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+	if (empty_folder(p, 0, freed, e) < 0)
+		return -1;
+	if (xsnprintf(p, sizeof(p), "%s/tmp", store) < 0)
+		return err_set(e, EXIT_USAGE, "image store %s: path too long", store);
+	return empty_folder(p, TMP_STALE_S, freed, e);
 }

@@ -166,7 +166,7 @@ static int remove_one(const struct options *o, const struct cache_cfg *c, const 
 		}
 	}
 	/* A pulled image: by its reference or digest, from the image store. */
-	if (!c->shared && (ref_is_reference(arg) || digest_valid(arg)) && stat(arg, &st) < 0) {
+	if (!c->shared && (ref_is_reference(arg) || (digest_valid(arg) && stat(arg, &st) < 0))) {
 		int r;
 
 		if (image_store_dir(o, store, sizeof(store), e) < 0)

@@ -125,11 +125,10 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 	struct stat st;
 
 	*path = NULL;
-	/* A path that exists is always a path. */
-	if (stat(image, &st) == 0)
-		return 0;
+	/* A reference is always a reference (ref.h): never a file of its name
+	 * in the working directory, which another user may have made. */
 	if (!ref_is_reference(image))
-		return errno == ENOENT ? not_found(image, e) : 0;
+		return stat(image, &st) < 0 && errno == ENOENT ? not_found(image, e) : 0;
 	cfg_of(o, &c);
 	/* The batch step's pull, by digest. */
 	sp = handed != NULL ? strchr(handed, ' ') : NULL;

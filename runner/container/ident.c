@@ -159,6 +159,10 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 	struct stat st;
 	char path[PATH_MAX];
 
+	/* A runtime that binds a passwd and group of its own (ch-run) needs
+	 * mount points for them, which the overlay may not be able to hold. */
+	s->no_idfile_points = !mount_point_possible(s, "/etc/passwd") ||
+			      !mount_point_possible(s, "/etc/group");
 	/* The home at its own path (with --root at /root, as enroot --root and
 	 * apptainer --fakeroot bind it); one that is not a directory here is
 	 * not bound (HOME still names it). */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "holder.h"
+#include "inroot.h"
 #include "userns.h"
 #include "util.h"
 
@@ -112,6 +113,25 @@ static int stage(const struct ctr_spec *s, const struct ctr_plan *p, struct err 
 	return 0;
 }
 
+/* plan.ovl_points: a mount point the runtime itself needs, made in the
+ * overlay's upper layer where the image has nothing at that path.
+ * Whatever is there, a symlink too, is left to the runtime as before. */
+static int runtime_point(int rootfd, const struct ctr_mount *m, struct err *e)
+{
+	struct err ignored = { 0 };
+	int fd = inroot_open(rootfd, m->dst, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, INROOT_CHROOT,
+			     NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT || mount_point_create(rootfd, m, &ignored) == 0)
+		return 0;
+	return err_sys(e, EXIT_CTRUN, "the image has no %s, on which %s mounts, and ctrun could "
+		       "not make it in the container's own layer", m->dst, m->src);
+}
+
 int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
@@ -174,6 +194,12 @@ int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *
 	rootfd = open(p->ovl_merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: %s", p->ovl_merged);
+	for (size_t i = 0; i < p->ovl_points.n; i++) {
+		if (runtime_point(rootfd, &p->ovl_points.v[i], e) < 0) {
+			close(rootfd);
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		if (mount_point_provided(&s->mounts, i))
 			continue;

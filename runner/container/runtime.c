@@ -152,6 +152,15 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 		fputs(" on ", stdout);
 		shell_quote(stdout, p->ovl_merged);
 		fputs(" with the mount points created", stdout);
+		if (p->ovl_points.n > 0) {
+			/* ch-run's own (rt.h ovl_points). */
+			fputs(" (also, where the image has none:", stdout);
+			for (size_t i = 0; i < p->ovl_points.n; i++) {
+				putchar(' ');
+				shell_quote(stdout, p->ovl_points.v[i].dst);
+			}
+			putchar(')');
+		}
 		if (s->named_upper != NULL) {
 			fputs(", its upper layer ", stdout);
 			shell_quote(stdout, s->named_upper);

@@ -43,25 +43,25 @@ bool stage_on_network_fs(const char *path)
 	return false;
 }
 
-/* Runs argv (PATH lookup, no shell) with the caller's stderr, and waits.
- * Its exit status, -1 when it could not run. */
-static int run_tool(char *const argv[], char *const *envp, bool quiet_stdout)
+/* What `ctrun __stage prepare` prints on a node that found the job's
+ * directory there already (stagedir.h): another node made it. */
+#define STAGE_SHARED_LINE "ctrun-stage: the job's directory was there already"
+
+/* Starts argv (PATH lookup, no shell) with the caller's stderr; its
+ * stdout is out (-1: the caller's), closed here.  Its pid, or -1. */
+static pid_t start_tool(char *const argv[], char *const *envp, int out)
 {
 	pid_t pid = fork();
-	int status;
 
-	if (pid < 0)
-		return -1;
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 		sigset_t none;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (null >= 0) {
+		if (null >= 0)
 			dup2(null, STDIN_FILENO);
-			if (quiet_stdout)
-				dup2(null, STDOUT_FILENO);
-		}
+		if (out >= 0)
+			dup2(out, STDOUT_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -69,10 +69,56 @@ static int run_tool(char *const argv[], char *const *envp, bool quiet_stdout)
 		fprintf(stderr, "ctrun: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	if (out >= 0)
+		close(out);
+	return pid;
+}
+
+/* Its exit status, -1 when it could not run. */
+static int wait_tool(pid_t pid)
+{
+	int status;
+
+	if (pid < 0)
+		return -1;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+size_t stage_count_shared(int fd)
+{
+	char buf[4096], line[128];
+	size_t len = 0, count = 0, want = strlen(STAGE_SHARED_LINE);
+	bool overlong = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof(line))
+					line[len++] = buf[i];
+				else
+					overlong = true;
+				continue;
+			}
+			/* The line, or its end: srun's --label (SLURM_LABELIO)
+			 * puts "N: " before it. */
+			if (!overlong && len >= want &&
+			    memcmp(line + len - want, STAGE_SHARED_LINE, want) == 0 &&
+			    (len == want || (len > want + 1 && line[len - want - 2] == ':' &&
+					     line[len - want - 1] == ' ')))
+				count++;
+			len = 0;
+			overlong = false;
+		}
+	}
+	return count;
 }
 
 const char *stage_dir_of(const struct options *o)
@@ -80,18 +126,39 @@ const char *stage_dir_of(const struct options *o)
 	return o->stage_dir != NULL ? o->stage_dir : STAGE_DEFAULT_DIR;
 }
 
-/* One task on every node of the job: `ctrun __stage WHAT DIR NAME`. */
+/* One task on every node of the job: `ctrun __stage WHAT DIR NAME`.
+ * *shared: how many nodes said that another had made the job's directory
+ * (their stdout, read through a pipe while srun runs). */
 static int on_every_node(const struct topo *t, char *const *env, const char *what,
-			 const struct stage *s)
+			 const struct stage *s, size_t *shared)
 {
-	char nodes[32], self[PATH_MAX];
-	char *argv[] = { "srun", nodes, "--ntasks-per-node=1", "--kill-on-bad-exit=0", self,
-			 "__stage", (char *)what, (char *)s->dir, (char *)s->name, NULL };
+	char nodes[32], tasks[32], self[PATH_MAX];
+	/* --ntasks too: a job's own SLURM_NTASKS (sbatch -n) would otherwise
+	 * put more than one task on a node. */
+	char *argv[] = { "srun", nodes, tasks, "--ntasks-per-node=1", "--kill-on-bad-exit=0",
+			 self, "__stage", (char *)what, (char *)s->dir, (char *)s->name, NULL };
+	int fds[2];
+	pid_t pid;
 
-	if (realpath("/proc/self/exe", self) == NULL)
+	*shared = 0;
+	if (realpath("/proc/self/exe", self) == NULL || pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	snprintf(nodes, sizeof(nodes), "--nodes=%ld", t->nnodes);
-	return run_tool(argv, env, true);
+	snprintf(tasks, sizeof(tasks), "--ntasks=%ld", t->nnodes);
+	pid = start_tool(argv, env, fds[1]);
+	*shared = pid > 0 ? stage_count_shared(fds[0]) : 0;
+	close(fds[0]);
+	return wait_tool(pid);
+}
+
+enum stage_choice stage_choose(bool must, long nnodes, bool image_on_network,
+			       bool dir_on_network)
+{
+	if (must)
+		return STAGE_TRY; /* the nodes' prepare tells whether they share it */
+	if (nnodes < 2 || !image_on_network)
+		return STAGE_NOT;
+	return dir_on_network ? STAGE_NOT_SHARED : STAGE_TRY;
 }
 
 int stage_image(const struct options *o, const struct topo *t, struct strv *env,
@@ -100,6 +167,7 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 	const char *mode = o->stage != NULL ? o->stage : "auto", *base, *failed;
 	char *argv[] = { "sbcast", s->from, s->to, NULL };
 	bool must = strcmp(mode, "sbcast") == 0;
+	size_t shared;
 	struct stat st;
 	int rc;
 
@@ -118,9 +186,21 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 				       "image is not staged)", o->image);
 		return 0;
 	}
-	if (!must && (t->nnodes < 2 || !stage_on_network_fs(s->from))) {
+	switch (stage_choose(must, t->nnodes, stage_on_network_fs(s->from),
+			     stage_on_network_fs(s->dir))) {
+	case STAGE_NOT:
 		s->from[0] = '\0';
 		return 0;
+	case STAGE_NOT_SHARED:
+		if (!o->quiet)
+			fprintf(stderr, "ctrun: not staged: the stage directory %s is on a network "
+				"file system, which every node sees: every node reads %s where it "
+				"is (set [cache] stage_dir to a node-local directory)\n", s->dir,
+				s->from);
+		s->from[0] = '\0';
+		return 0;
+	case STAGE_TRY:
+		break;
 	}
 	base = strrchr(s->from, '/') + 1;
 	if (stagedir_name(s->name, sizeof(s->name), geteuid(), t->job_id, e) < 0) {
@@ -139,12 +219,26 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 	/* The private directory first, on every node: sbcast follows a
 	 * symlink and truncates what it names (stagedir.h). */
 	failed = "making the job's private directory";
-	rc = on_every_node(t, env->v, "prepare", s);
+	rc = on_every_node(t, env->v, "prepare", s, &shared);
 	/* Both steps are part of staging's time (--timings). */
 	phase_mark("stage (prepare)");
+	if (rc == 0 && shared > 0) {
+		/* A node found the directory another had made: they share the
+		 * stage directory (stagedir.h), and so see the image where it
+		 * is; sbcast would find the first node's copy on the others. */
+		if (!o->quiet)
+			fprintf(stderr, "ctrun: %snot staged: the nodes share the stage directory %s "
+				"(%zu of %ld found the job's directory there that another had "
+				"made): every node reads %s where it is (set [cache] stage_dir to "
+				"a node-local directory)\n", must ? "--stage sbcast: " : "", s->dir,
+				shared, t->nnodes, s->from);
+		stage_remove(t, env->v, s);
+		s->from[0] = s->to[0] = s->name[0] = '\0';
+		return 0;
+	}
 	if (rc == 0) {
 		failed = "sbcast";
-		rc = run_tool(argv, env->v, false);
+		rc = wait_tool(start_tool(argv, env->v, -1));
 		phase_mark("stage (sbcast)");
 	}
 	if (rc != 0) {
@@ -167,9 +261,11 @@ int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 
 void stage_remove(const struct topo *t, char *const *env, const struct stage *s)
 {
+	size_t shared;
+
 	if (s->name[0] == '\0')
 		return;
-	if (on_every_node(t, env, "remove", s) != 0)
+	if (on_every_node(t, env, "remove", s, &shared) != 0)
 		fprintf(stderr, "ctrun: could not remove the staged copies %s/%s on every node "
 			"(the next staging there, or ctrun cache gc there, will)\n", s->dir,
 			s->name);
@@ -229,8 +325,16 @@ int stage_node_main(char *const *argv, size_t n, struct err *e)
 	    uid != geteuid())
 		return err_set(e, EXIT_USAGE, "usage (internal, run by ctrun's batch step): ctrun "
 			       "__stage prepare|remove STAGE_DIR ctrun-stage.UID.JOB.HEX");
-	if (strcmp(argv[0], "prepare") == 0)
-		return stagedir_prepare(argv[1], argv[2], e) < 0 ? -1 : 0;
+	if (strcmp(argv[0], "prepare") == 0) {
+		bool found;
+
+		if (stagedir_prepare(argv[1], argv[2], &found, e) < 0)
+			return -1;
+		/* Read by the batch step (stage_count_shared). */
+		if (found && (printf("%s\n", STAGE_SHARED_LINE) < 0 || fflush(stdout) != 0))
+			return err_sys(e, EXIT_CTRUN, "staging: telling the batch step");
+		return 0;
+	}
 	if (stagedir_remove(argv[1], argv[2], e) < 0)
 		return -1;
 	{

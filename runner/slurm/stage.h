@@ -10,11 +10,15 @@
  * CTRUN_STAGED_TO (the copy), and removes the directories when the step is
  * over (`ctrun __stage remove`).  Each node's ctrun uses the copy only if
  * it is a regular file of its own of the image's size in a directory no
- * one else can enter; else it says so and reads the original. */
+ * one else can enter; else it says so and reads the original.  A node whose
+ * prepare finds the job's directory made already (by another node: they
+ * share the stage directory) says so on its stdout, and then nothing is
+ * staged: every node sees the image where it is. */
 #ifndef CTRUN_STAGE_H
 #define CTRUN_STAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 #include "options.h"
@@ -29,11 +33,24 @@ struct stage {
 };
 
 /* Batch step: stages o->image when [container] stage says so (sbcast; auto:
- * an image on a network file system, more than one node), sets the two
- * variables in env.  Nothing staged is not an error in auto (a line says
- * why); with stage = sbcast it is (EXIT_CTRUN). */
+ * an image on a network file system, more than one node, a stage directory
+ * on none), sets the two variables in env.  Nothing staged is not an error
+ * in auto (a line says why); with stage = sbcast it is (EXIT_CTRUN), but
+ * for a stage directory the nodes share: the prepare step finds out (a node
+ * finds the job's directory that another made), and nothing is staged, in
+ * either mode (one line says so): every node reads the image where it is. */
 int stage_image(const struct options *o, const struct topo *t, struct strv *env,
 		struct stage *s, struct err *e);
+/* Whether to stage: --stage sbcast (must) always tries; auto stages an
+ * image on a network file system for more than one node, never onto a
+ * stage directory on a network file system (every node sees it).  Pure. */
+enum stage_choice { STAGE_NOT, STAGE_NOT_SHARED, STAGE_TRY };
+enum stage_choice stage_choose(bool must, long nnodes, bool image_on_network,
+			       bool dir_on_network);
+/* The number of nodes whose `ctrun __stage prepare` said that another node
+ * had made the job's directory, from their output on fd (read to its end;
+ * lines of another kind are not counted). */
+size_t stage_count_shared(int fd);
 /* Batch step, after the last step: removes the job's directory, and the
  * caller's of ended jobs, on every node (an srun of `ctrun __stage
  * remove`, best effort). */

@@ -192,7 +192,7 @@ out:
 	return rv;
 }
 
-int stagedir_prepare(const char *dir, const char *name, struct err *e)
+int stagedir_prepare(const char *dir, const char *name, bool *found, struct err *e)
 {
 	char path[4096];
 	unsigned long long bytes;
@@ -216,6 +216,7 @@ int stagedir_prepare(const char *dir, const char *name, struct err *e)
 		return err_set(e, EXIT_CTRUN, "stage directory %s: path too long", dir);
 	/* mkdir never follows a symlink; what exists already must be a
 	 * directory of ours that no one else can enter (privdir.h). */
+	*found = mkdir(path, 0700) < 0 && errno == EEXIST;
 	if (privdir_make(path, PRIVDIR_UNREADABLE, e) < 0)
 		return err_wrap(e, "staging refused");
 	return 0;

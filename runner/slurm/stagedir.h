@@ -37,8 +37,14 @@ bool stagedir_name_parse(const char *name, uid_t *uid, char *job, size_t jsize);
  * is a directory of the caller's that no one else can enter.  dir itself
  * must be one where others cannot rename or remove that directory (the
  * caller's or root's; sticky if others may write to it).  -1 with e
- * (EXIT_CTRUN) naming what is wrong. */
-int stagedir_prepare(const char *dir, const char *name, struct err *e);
+ * (EXIT_CTRUN) naming what is wrong.
+ *
+ * *found: the directory was there already.  Its name is the job's, with
+ * 64 random bits, made once per node by one task per node, and another
+ * user cannot make a directory of the caller's (nor one this check
+ * accepts): so it was made by this job on another node, which sees the
+ * same dir.  The nodes share the stage directory. */
+int stagedir_prepare(const char *dir, const char *name, bool *found, struct err *e);
 
 /* Removes dir/name and the files in it if it is a directory of the
  * caller's (no one else's, never through a symlink); nothing when it is

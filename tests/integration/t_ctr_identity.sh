@@ -24,25 +24,14 @@ gid=$(id -g "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 [ -d "$home" ] || fail "test user $user has no home directory $home"
 
-# Real enroot and Singularity are built into /opt by ../shared/tools: their
-# behaviours ("enroot: ...", "singularity: ...") skip alone on a machine
-# without them (tests/skips.allowed).
+# Real enroot and Singularity rows skip alone without /opt's (ctrlib.sh).
 runtimes=(oci crun charliecloud enroot singularity)
-with_rt() { # RUNTIME FUNCTION: FUNCTION RUNTIME, where RUNTIME is installed
-	case $1 in
-	enroot) [ -x /opt/enroot/bin/enroot ] ||
-		skip "no real enroot in /opt/enroot (../shared/tools/build-enroot.sh builds 4.1.2 there)" ;;
-	singularity) [ -x /opt/singularity/bin/singularity ] ||
-		skip "no real Singularity in /opt/singularity (../shared/tools/build-singularity.sh builds 3.4.2 there)" ;;
-	esac
-	"$2" "$1"
-}
 # Every runtime of tests/deps.sh must be here: runc, crun and ch-run are
 # Debian packages; enroot is built by ../shared/tools/build-enroot.sh.
 command -v ch-run > /dev/null || fail "no ch-run (tests/deps.sh installs charliecloud-runtime)"
 
 cd "$TMPD"
-mkdir -p u u/stmp && chmod 777 u u/stmp
+rt_rows_setup "$user"
 # A file of the home that the container shows only when the home is bound.
 marker=.ctrun-it-identity-$$
 install -o "$user" -g "$gid" -m 644 /dev/null "$home/$marker"
@@ -79,17 +68,6 @@ need_image BBDIR busybox-rootfs
 mksquashfs "$BBDIR" u/bb-nodev.sqsh -comp gzip -noappend -quiet -no-progress -e dev/null > /dev/null
 chmod 644 u/bb-nodev.sqsh
 image_of() { if [ "$1" = singularity ]; then echo "$TMPD/u/bb-nodev.sqsh"; else echo "$BB"; fi; }
-
-# enroot: the nodes' GPUs are fakes (its NVIDIA hook would want
-# nvidia-container-cli); its runtime directory per user.
-ENV_COMMON="PATH=/opt/enroot/bin:/opt/singularity/bin:$PATH CTRUN_NV=false SINGULARITY_TMPDIR=$TMPD/u/stmp"
-as_user() { # CMD... in $TMPD/u, as the test user
-	su "$user" -s /bin/bash -c "cd '$TMPD/u' && export SLURM_CONF='$SLURM_CONF' $ENV_COMMON \
-		ENROOT_RUNTIME_PATH='$TMPD/u/enroot-run-user' && $(printf '%q ' "$@")"
-}
-as_root() {
-	(cd "$TMPD/u" && env $ENV_COMMON ENROOT_RUNTIME_PATH="$TMPD/u/enroot-run-root" "$@")
-}
 
 user_is_themselves() { # RUNTIME
 	local rt=$1 out f=.ctrun-it-identity-f-$1-$$

@@ -73,6 +73,53 @@ pinned() {
 	assert_eq "$before" "$(reg_requests | wc -l)" "requests made for a digest the store holds"
 }
 behaviour "pinned by the index digest: pulled once, then no request at all" pinned
+
+# Issue 29.10: enroot's .credentials may hold an entry for a token realm's
+# host alone (authn.nvidia.com).  The registry names the realm; one that
+# names another host's token service must not get a token of the user's
+# from it.  Here the registry is reached as $REG_NAME (a host name) and its
+# realm lives at $REG_ADDR (another name for the host, as another registry's
+# token service would be); the user's only entry is the realm's host.
+realm_creds() { # HOST-TO-PULL STORE: a pull with the realm's host's entry alone
+	mkdir -p "$TMPD/enroot"
+	printf 'machine %s login %s password %s\n' "$REG_ADDR" "$REG_USER" "$REG_PASSWORD" > "$TMPD/enroot/.credentials"
+	chmod 600 "$TMPD/enroot/.credentials"
+	# On a node: $REG_NAME resolves there (the machine's /etc/hosts is not touched).
+	run_rc env HOME="$TMPD/nohome" ENROOT_CONFIG_PATH="$TMPD/enroot" CTRUN_REGISTRY_STORE="$TMPD/$2" \
+		srun -N1 "$CTRUN" pull "docker://$1/ctrun-test/busybox:latest" > out 2> err
+	cat err
+}
+realm_other_host() {
+	local before
+	before=$(reg_token_requests | grep -c " $REG_USER " || true)
+	realm_creds "$REG_NAME" store-realm1
+	assert_eq 125 "$rc" "a pull whose realm is another host's, with that host's entry alone"
+	assert_eq "$before" "$(reg_token_requests | grep -c " $REG_USER " || true)" \
+		"token requests that carried the user's credentials"
+	grep -q "token realm's host is not sent" err || fail "the error does not say why no credentials went"
+	assert_eq 1 "$(grep -vc "^srun: " err)" "lines of the error (srun adds its own)"
+}
+behaviour "a token realm on another host: its host's credentials are not sent" realm_other_host
+
+realm_same_host() {
+	realm_creds "$REG_HOST" store-realm2
+	assert_eq 0 "$rc" "a pull whose realm is on the registry's host (another port)"
+	reg_token_requests | grep -q "^200 $REG_USER " || fail "no token for the user"
+}
+behaviour "a token realm on the registry's own host: the host's entry is used" realm_same_host
+
+# Issue 29.11: [registry] auth_file is read as the other credentials files:
+# a FIFO there (another user's, or a mistake) must not hang the pull.
+auth_file_fifo() {
+	mkfifo "$TMPD/auth.fifo"
+	run_rc timeout 20 env CTRUN_REGISTRY_AUTH_FILE="$TMPD/auth.fifo" CTRUN_REGISTRY_STORE="$TMPD/store-fifo" \
+		"$CTRUN" pull "docker://$REG_HOST/ctrun-test/busybox:latest" > out 2> err
+	cat err
+	[ "$rc" != 124 ] || fail "the pull hung on a FIFO as [registry] auth_file"
+	grep -q "auth_file: $TMPD/auth.fifo is not a regular file" err || fail "the FIFO is not named"
+	rm -f "$TMPD/auth.fifo"
+}
+behaviour "[registry] auth_file a FIFO: said, never opened to block" auth_file_fifo
 reg_stop
 
 reg_start --storage "$STORAGE"

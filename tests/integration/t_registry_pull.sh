@@ -11,6 +11,7 @@
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/reglib.sh"
 reg_image_storage STORAGE
+need_image busybox busybox.sqsh
 user=$("$CTRUN_REPO/tests/cluster/ensure-user.sh")
 cd "$TMPD"
 reg_start --storage "$STORAGE"
@@ -138,6 +139,34 @@ missing_file() {
 	grep -q "write docker://$REG_HOST/ctrun-test/busybox:latest" err || fail "no hint"
 }
 behaviour "a missing file written like a reference: how to write one" missing_file
+
+# Issue 29.1: docker://HOST/REPO:TAG is also the relative path docker:/HOST/REPO:TAG.
+# Another user who can write the directory root runs from plants their own
+# image under that name; root's --image docker://... must pull, never run it.
+planted_path() {
+	local shared=$TMPD/shared planted
+	mkdir -p "$shared" && chmod 1777 "$shared"
+	planted=$shared/docker:/$REG_HOST/ctrun-test/busybox:latest
+	unsquashfs -q -d "$TMPD/planted-root" "$busybox" >/dev/null
+	echo planted > "$TMPD/planted-root/planted"
+	mksquashfs "$TMPD/planted-root" "$TMPD/planted.sqsh" -quiet -no-progress >/dev/null
+	rm -rf "$TMPD/planted-root"
+	chmod 644 "$TMPD/planted.sqsh"
+	su "$user" -s /bin/bash -c "set -e; umask 022; cd '$shared'
+		mkdir -p '${planted%/*}'; cp '$TMPD/planted.sqsh' '$planted'"
+	[ -f "$planted" ] || fail "the planted image was not made"
+	run_rc sh -c "cd '$shared' && exec '$CTRUN' --image '$ref' -- sh -c 'cat /planted 2>/dev/null; echo \$CTRUN_IMAGE_ENV'" > out 2> err
+	cat out err
+	assert_eq 0 "$rc" "a run of the reference from a directory holding its name"
+	if grep -q planted out; then fail "the planted file ran as root's image"; fi
+	grep -qx busybox out || fail "the registry's image did not run"
+	# The file itself is still reachable, written as a path.
+	run_rc sh -c "cd '$shared' && exec '$CTRUN' --image './docker:/$REG_HOST/ctrun-test/busybox:latest' -- cat /planted" > out 2> err
+	assert_eq 0 "$rc" "the planted file run as ./docker:..."
+	assert_eq planted "$(cat out)" "the file run by its path"
+	rm -rf "$shared"
+}
+behaviour "a file named like the reference in the working directory: the reference wins, ./docker:... reaches the file" planted_path
 
 both_nodes() {
 	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" -- sh -c 'echo "$(hostname) $CTRUN_IMAGE_ENV"' > out

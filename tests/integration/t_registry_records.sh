@@ -5,28 +5,34 @@
 #    With the tag moved between the runs, both tasks of run 1's step run
 #    the tag's new digest; with run 0 failed (its task 0 wrote an error),
 #    run 1 runs.
-#  - In a group store (setgid 2770, ctrunpeer's, group ctrunteam) the
-#    member ctrunuser is the attacker: a record planted for the victim's
-#    next job id (the very text ctrun writes, naming another image), a FIFO
-#    at that record's name, at a pull's claim and at a tag's record change
-#    nothing and stall no one: the victim's runs take the tag's digest, and
-#    end well within their guard ([registry] wait=3 where a wait applies).
+#  - In a group store (setgid 2770, group ctrunteam) the member ctrunuser
+#    is the attacker, the member ctrunpeer the victim: a record planted for
+#    the victim's next job id (the very text ctrun writes, naming another
+#    image), a FIFO at that record's name, at a pull's claim and at a tag's
+#    record change nothing and stall no one: the victim's runs take the
+#    tag's digest, and end well within their guard ([registry] wait=3 where
+#    a wait applies).
+# ctrunpeer and ctrunteam are this test's own: made here and removed on
+# exit, also when an earlier run that was killed left them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/reglib.sh"
 need_image BBD busybox-docker.tar
 need_image BBO busybox-oci.tar
 attacker=$("$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser)
-victim=$("$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunpeer)
-# The group both belong to (kept, as the users are: test fixtures).
-getent group ctrunteam >/dev/null || groupadd ctrunteam
-usermod -a -G ctrunteam "$attacker"
-usermod -a -G ctrunteam "$victim"
-stop_users() {
+victim=ctrunpeer grp=ctrunteam
+members_gone() {
+	getent passwd "$victim" >/dev/null && scancel --quiet --full --user="$victim" 2>/dev/null || true
 	pkill -KILL -u "$attacker" 2>/dev/null || true
 	pkill -KILL -u "$victim" 2>/dev/null || true
+	if getent passwd "$victim" >/dev/null; then userdel -r "$victim" 2>/dev/null || userdel "$victim" || true; fi
+	if getent group "$grp" >/dev/null; then groupdel "$grp" || true; fi
 }
-trap 'stop_users; cleanup_tmp' EXIT
+trap 'members_gone; cleanup_tmp' EXIT
+getent group "$grp" >/dev/null || groupadd "$grp"
+getent passwd "$victim" >/dev/null || useradd --create-home --shell /bin/bash --user-group "$victim"
+usermod -a -G "$grp" "$attacker"
+usermod -a -G "$grp" "$victim"
 cd "$TMPD"
 reg_start
 reg_client "$TMPD/auth.json"
@@ -104,11 +110,9 @@ requeued_after_failure() {
 behaviour "a requeued job after its tag moved: both tasks of run 1 run the new digest" requeued_after_tag_moved
 behaviour "a requeued job after run 0 failed to pull: run 1 runs" requeued_after_failure
 
-# ---- the group store: ctrunpeer's, ctrunuser planting ----
+# ---- the group store, made by an admin as docs/images.md says; ctrunuser planting ----
 g=$TMPD/gstore
-mkdir "$g"
-chown "$victim:ctrunteam" "$g"
-chmod 2770 "$g"
+install -d -m 2770 -o root -g "$grp" "$g"
 cp auth.json victim-auth.json
 chown "$victim" victim-auth.json
 # "${as_USER[@]}" CMD...: CMD as USER in $TMPD, umask 002 (a group store's

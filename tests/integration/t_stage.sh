@@ -6,7 +6,8 @@
 # ctruns start from those copies, and the copies are gone after the job.  auto
 # does not stage an image on a local file system; a stage directory that
 # does not exist is a one-line error (125); inside srun --stage sbcast says
-# how to stage; a copy that is not whole is refused and the original read.
+# how to stage; a copy that is not whole is refused and the original read;
+# a stage directory the nodes share is noticed, and nothing staged into it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image BB busybox.sqsh
@@ -27,7 +28,9 @@ J
 chmod +x job.sh
 
 stage_sbcast() {
-	run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh sbcast
+	# -n4: the job's own SLURM_NTASKS must not put two prepare tasks on a
+	# node (the second would find the first one's directory).
+	run_rc sbatch --wait --quiet -N2 -n4 -o "$TMPD/job.out" job.sh sbcast
 	cat job.out
 	assert_eq 0 "$rc" "the staged job"
 	job=$(cat jobid)
@@ -51,6 +54,33 @@ auto() {
 	! grep -q "staging" auto.out || fail "auto staged a local image: $(cat auto.out)"
 }
 behaviour "auto: an image on a local file system is not staged" auto
+
+# A stage directory that is one file system for both nodes (here a directory
+# in /tmp, which the test nodes share; a site may set [cache] stage_dir to a
+# shared path by mistake): the nodes see the image already, so nothing is
+# staged (sbcast would find the first node's copy on the second: "File
+# exists"); one line says so, and the job runs from the image where it is.
+cat > shared.sh <<J
+#!/bin/bash
+export CTRUN_CACHE_STAGE_DIR=$TMPD/shared
+exec "$CTRUN" -v --stage "\$1" --image "$TMPD/bb.sqsh" --nproc-per-node 1 -- \
+	sh -c 'ls $TMPD/shared | grep "^ctrun-stage\\." > $TMPD/shared-seen.\$RANK || echo none > $TMPD/shared-seen.\$RANK'
+J
+chmod +x shared.sh
+shared_stage_dir() {
+	mkdir -m 755 shared
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/shared.out" shared.sh sbcast
+	cat shared.out
+	assert_eq 0 "$rc" "the job staging into a shared directory"
+	assert_eq 1 "$(grep -c "not staged" shared.out)" "lines saying it was not staged"
+	grep -q "^ctrun: --stage sbcast: not staged: the nodes share the stage directory $TMPD/shared" shared.out ||
+		fail "the line does not say that the nodes share $TMPD/shared"
+	! grep -q "staged on" shared.out || fail "a node used a staged copy"
+	assert_eq "none none" "$(cat shared-seen.0 shared-seen.1 | tr '\n' ' ' | sed 's/ $//')" \
+		"the job's directories the workers saw in the shared stage directory"
+	assert_eq "" "$(ls -A shared)" "left in the shared stage directory"
+}
+behaviour "a stage directory the nodes share: nothing staged, one line, the job runs from the image where it is" shared_stage_dir
 
 # (This behaviour changes job.sh: the last one that runs it.)
 missing_dir() {

@@ -24,6 +24,7 @@ void ctr_plan_free(struct ctr_plan *p)
 	free(p->ovl_lower);
 	free(p->ovl_tmp);
 	free(p->ovl_merged);
+	mounts_free(&p->ovl_points);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -140,6 +140,11 @@ struct ctr_spec {
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
 	bool subids;              /* the caller has /etc/subuid and /etc/subgid ranges
 				   * (Singularity 3's --fakeroot needs them) */
+	/* Rootless, and the image has no /etc/passwd or /etc/group where its
+	 * /etc (or the nearest directory above) is another user's: the overlay
+	 * cannot get a mount point there (ident.c), so a runtime that binds its
+	 * own passwd (ch-run) is told not to; the ids stay unnamed. */
+	bool no_idfile_points;
 	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
 	/* OCI from a mounted image: the image holder (runner/container/holder.h)
 	 * whose namespaces the runtime's child joins, by descriptor (a pid
@@ -195,6 +200,13 @@ struct ctr_plan {
 	 * for a runtime that binds read-write whatever it is asked
 	 * (charliecloud's ch-run). */
 	bool ovl_stage;
+	/* With ovl: the mount points the runtime itself mounts on (ch-run's
+	 * /dev, /proc, /sys, /tmp, /etc/passwd, /etc/group; src is the
+	 * runtime's binary, for the messages), made in the overlay's upper
+	 * layer where the image has nothing at that path: an image made
+	 * without its pseudo file systems, or FROM scratch.  The image and
+	 * the node cache's entry stay as they are. */
+	struct ctr_mounts ovl_points;
 	/* The runtime refuses to start without $USER (ch-run): where the
 	 * environment has none, USER is the caller's login name (else uid). */
 	bool need_user;

@@ -101,10 +101,72 @@ static void test_other_users_directory_or_symlink_is_refused(void **state)
 	assert_non_null(strstr(e.msg, "symlink that another user (uid 65534) owns"));
 }
 
+/* The rule the shared cache and the image store share (trust_check). */
+static struct stat st_of(mode_t mode, uid_t uid, gid_t gid)
+{
+	struct stat st;
+
+	memset(&st, 0, sizeof(st));
+	st.st_mode = mode;
+	st.st_uid = uid;
+	st.st_gid = gid;
+	return st;
+}
+
+static void test_trust_user_root_and_group(void **state)
+{
+	const struct trust user = { 1000, true, TRUST_NO_GROUP };
+	const struct trust root_only = { 0, true, TRUST_NO_GROUP };
+	const struct trust group = { 1000, true, 500 };
+	struct stat st;
+	char why[128];
+
+	(void)state;
+	/* The caller's and root's, writable by no one else: trusted. */
+	st = st_of(S_IFDIR | 0700, 1000, 1000);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), 0);
+	st = st_of(S_IFDIR | 0755, 0, 0);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), 0);
+	st = st_of(S_IFREG | 0644, 1000, 1000);
+	assert_int_equal(trust_check(&st, false, &user, why, sizeof(why)), 0);
+	/* Another user's, even read-only: not. */
+	st = st_of(S_IFDIR | 0755, 1001, 1001);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), -1);
+	assert_string_equal(why, "owned by uid 1001, neither yours (uid 1000) nor root's");
+	assert_int_equal(trust_check(&st, true, &root_only, why, sizeof(why)), -1);
+	assert_string_equal(why, "not owned by root");
+	/* Writable by group or others: not, unless the group is the store's. */
+	st = st_of(S_IFDIR | 0777, 1000, 1000);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), -1);
+	assert_string_equal(why, "writable by group or others");
+	st = st_of(S_IFDIR | 02770, 1001, 500);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), -1);
+	assert_int_equal(trust_check(&st, true, &group, why, sizeof(why)), 0);
+	st = st_of(S_IFDIR | 02770, 1001, 501);
+	assert_int_equal(trust_check(&st, true, &group, why, sizeof(why)), -1);
+	assert_string_equal(why, "writable by group 501");
+	st = st_of(S_IFDIR | 02777, 1001, 500);
+	assert_int_equal(trust_check(&st, true, &group, why, sizeof(why)), -1);
+	assert_string_equal(why, "writable by others");
+	st = st_of(S_IFDIR | 01777, 0, 0); /* a /tmp is no store */
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), -1);
+	/* The wrong kind of file. */
+	st = st_of(S_IFLNK | 0777, 1000, 1000);
+	assert_int_equal(trust_check(&st, false, &user, why, sizeof(why)), -1);
+	assert_string_equal(why, "a symlink");
+	st = st_of(S_IFIFO | 0644, 1000, 1000);
+	assert_int_equal(trust_check(&st, false, &user, why, sizeof(why)), -1);
+	assert_string_equal(why, "not a regular file");
+	st = st_of(S_IFREG | 0644, 1000, 1000);
+	assert_int_equal(trust_check(&st, true, &user, why, sizeof(why)), -1);
+	assert_string_equal(why, "not a directory");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_made_private_and_accepted_again, setup, teardown),
+		cmocka_unit_test(test_trust_user_root_and_group),
 		cmocka_unit_test_setup_teardown(test_writable_or_readable_by_others_is_refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_file_at_the_path_is_refused, setup, teardown),

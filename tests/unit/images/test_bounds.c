@@ -1,13 +1,18 @@
 /* Unit tests: what an image may cost the node.  A compression bomb stops at
  * [cache] max_unpacked and leaves nothing behind; a layer in a compression
  * that libarchive only decompresses by running a program is refused, and
- * the program never runs. */
+ * the program never runs; a pulled image's config is refused over 16 MiB
+ * before a byte of it is read (issue 29). */
 #define CTRTEST_ARCHIVE_FIXTURE
 #include "ctrtest.h"
 #include "cache.h"
 /* Last: archive_dl.h renames libarchive's functions to its table, which
  * the fixture's own archive writing (ctrtest.h's CTRTEST_ARCHIVES, linked) must not see. */
 #include "archive_filter.h"
+#include "layerfile.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #define MiB (1ULL << 20)
 
@@ -169,6 +174,78 @@ static void test_compressions_are_known_by_their_magic(void **state)
 	assert_null(archive_filter_by_magic((const unsigned char *)"etc/motd", 8));
 }
 
+/* A registry's config blob: its size is checked before it is read, so a
+ * 4 GiB one costs no memory (a child limited to 256 MiB of address space
+ * would fail to hold it, with another message). */
+static void test_image_config_over_16_mib_is_refused_unread(void **state)
+{
+	struct fx *f = *state;
+	int fd = open(f->image, O_RDWR | O_CREAT | O_EXCL, 0600), status;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4LL << 30), 0); /* sparse: no disk */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit as = { 256 * MiB, 256 * MiB };
+		struct err e = { 0 };
+
+		/* Not under ASan, whose shadow memory is address space already. */
+#ifndef __SANITIZE_ADDRESS__
+		if (setrlimit(RLIMIT_AS, &as) < 0)
+			_exit(10);
+#else
+		(void)as;
+#endif
+		if (layerfile_config(fd, f->dest, &e) == 0)
+			_exit(11);
+		if (e.code != EXIT_CTRUN || strstr(e.msg, "larger than 16 MiB") == NULL ||
+		    strchr(e.msg, '\n') != NULL) {
+			fprintf(stderr, "message: %s\n", e.msg);
+			_exit(12);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(fd);
+}
+
+/* The config and a layer applied from descriptors (what blob_fetch hands
+ * out), each read from its start wherever its offset was left. */
+static void test_config_and_layer_applied_from_descriptors(void **state)
+{
+	static const char config[] = "{\"config\": {\"Env\": [\"FROM_CONFIG=1\"]}}";
+	struct fx *f = *state;
+	struct member m = { "etc/motd", 'f', "layer\n", 6 };
+	struct blob b = tar_blob(&m, 1, 1);
+	struct err e = { 0 };
+	char env[4096];
+	int fd;
+
+	write_blob(f->image, b);
+	blob_free(&b);
+	fd = open(f->image, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(lseek(fd, 0, SEEK_END) > 0);
+	assert_int_equal(layerfile_apply(fd, 0, "sha256:x", f->dest, NULL, &e), 0);
+	close(fd);
+	assert_content(in(f, "etc/motd"), "layer\n");
+	write_blob(f->image, (struct blob){ (char *)config, sizeof(config) - 1 });
+	fd = open(f->image, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(lseek(fd, 5, SEEK_SET) == 5);
+	assert_int_equal(layerfile_config(fd, f->dest, &e), 0);
+	close(fd);
+	fd = open(in(f, "etc/environment"), O_RDONLY);
+	assert_true(fd >= 0);
+	env[read(fd, env, sizeof(env) - 1)] = '\0';
+	close(fd);
+	assert_non_null(strstr(env, "FROM_CONFIG=1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +255,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_layer_needing_an_external_decompressor_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive_needing_an_external_decompressor_is_named, setup, teardown),
 		cmocka_unit_test(test_compressions_are_known_by_their_magic),
+		cmocka_unit_test_setup_teardown(test_image_config_over_16_mib_is_refused_unread, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_config_and_layer_applied_from_descriptors, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,14 +1,12 @@
-/* Unit tests: an image file or layer blob that is a FIFO (a group member
- * can put one at a name in a shared image store) is refused at once with
- * a line that says so; nothing blocks waiting for a writer. */
+/* Unit tests: an image file that is a FIFO (a group member can put one at
+ * a name in a shared image store) is refused at once with a line that says
+ * so; nothing blocks waiting for a writer. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
 #include "ctrtest.h"
-#include "archive_filter.h"
 #include "imgmount.h"
-#include "layerfile.h"
 #include "unpack.h"
 
 /* A blocked open ends the test program (SIGALRM), a failure. */
@@ -57,20 +55,6 @@ static void test_kernel_mount_refuses_a_fifo(void **state)
 	assert_non_null(strstr(e.msg, "not a regular file"));
 }
 
-static void test_layer_blob_that_is_a_fifo_is_refused(void **state)
-{
-	struct tmpdir *td = *state;
-	const char *p = fifo_in(td), *root = tmpdir_path(td, "rootfs");
-	struct unpack_limit lim = { .image = "test" };
-	struct err e = { 0 };
-
-	assert_int_equal(mkdir(root, 0755), 0);
-	alarm(GUARD_S);
-	assert_int_equal(layerfile_apply(p, 0, "sha256:planted", root, &lim, &e), -1);
-	alarm(0);
-	assert_non_null(strstr(e.msg, "not a regular file"));
-}
-
 #define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
 
 int main(void)
@@ -79,7 +63,6 @@ int main(void)
 		T(test_squashfs_check_refuses_a_fifo),
 		T(test_squashfs_region_of_a_sif_refuses_a_fifo),
 		T(test_kernel_mount_refuses_a_fifo),
-		T(test_layer_blob_that_is_a_fifo_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

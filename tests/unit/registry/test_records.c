@@ -126,8 +126,6 @@ static void test_wait_is_not_stalled_by_a_fifo_at_the_record(void **state)
 	char path[PATH_MAX], d[80];
 	struct err e = { 0 };
 
-	snprintf(path, sizeof(path), "%s/jobs", store);
-	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/jobs/%s", store, r.key);
 	assert_int_equal(mkfifo(path, 0666), 0);
 	alarm(GUARD_S);
@@ -249,9 +247,9 @@ static void test_fifo_at_a_claim_is_nobodys_claim(void **state)
 	claim_release(&c);
 }
 
-/* ... and at a tag's record: no record (ctrun cache list and offline
- * runs read these). */
-static void test_fifo_at_a_tag_record_is_no_record(void **state)
+/* ... and at a tag's record (ctrun cache list and offline runs read
+ * these): refused at once, no wait. */
+static void test_fifo_at_a_tag_record_is_refused_at_once(void **state)
 {
 	const char *store = store_of(*state);
 	char path[PATH_MAX], d[80];
@@ -264,8 +262,9 @@ static void test_fifo_at_a_tag_record_is_no_record(void **state)
 	snprintf(path, sizeof(path), "%s/refs/%s/%s/%s", store, r.host, r.repo, r.tag);
 	assert_int_equal(mkfifo(path, 0666), 0);
 	alarm(GUARD_S);
-	assert_int_equal(store_ref_read(store, &r, d, sizeof(d), &e), 0);
+	assert_int_equal(store_ref_read(store, &r, d, sizeof(d), &e), -1);
 	alarm(0);
+	assert_non_null(strstr(e.msg, "not a regular file"));
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
@@ -285,7 +284,7 @@ int main(void)
 		T(test_write_replaces_a_folder_at_the_record),
 		T(test_sweep_removes_records_of_runs_long_over),
 		T(test_fifo_at_a_claim_is_nobodys_claim),
-		T(test_fifo_at_a_tag_record_is_no_record),
+		T(test_fifo_at_a_tag_record_is_refused_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

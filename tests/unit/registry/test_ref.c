@@ -143,6 +143,11 @@ static void test_ref_is_reference_only_when_written_as_one(void **state)
 	assert_false(ref_is_reference("ubuntu"));
 	assert_false(ref_is_reference("./images/app.sqsh"));
 	assert_false(ref_is_reference("nvcr.io/nvidia/pytorch:24.06-py3"));
+	/* Written as a path, it is one: how a file of a reference's name is reached. */
+	assert_false(ref_is_reference("./docker://ubuntu"));
+	assert_false(ref_is_reference("/data/team#app.sqsh"));
+	assert_false(ref_is_reference("../a#b"));
+	assert_false(ref_is_reference("docker:/reg.io/app:1"));
 }
 
 static void test_digest_alone_has_no_tag(void **state)

@@ -34,8 +34,15 @@
  * mount's options: read-only, nosuid, nodev unless asked (ocins.c,
  * plan.ovl_stage), and the overlay holds every destination.  ch-run itself
  * binds the host's /dev, /proc, /sys, /etc/hosts, /etc/resolv.conf,
- * /etc/machine-id and $TMPDIR (else /tmp) at /tmp; /dev, /proc, /sys and
- * /tmp must exist in the image.
+ * /etc/machine-id and $TMPDIR (else /tmp) at /tmp, and its own /etc/passwd
+ * and /etc/group; it refuses to start where /dev, /proc, /sys, /tmp,
+ * /etc/passwd or /etc/group is missing ("can't bind: destination not
+ * found"), and an image made with `mksquashfs -e proc sys dev`, or FROM
+ * scratch, has none of them.  So those are mount points of the overlay
+ * too (plan.ovl_points), made in its upper layer where the image has
+ * nothing there.  Rootless, where /etc/passwd cannot be made (the image's
+ * /etc is another user's: spec.no_idfile_points), ch-run gets --no-passwd
+ * and the ids stay unnamed, as under runc.
  *
  * Environment.  ch-run passes its own environment on (unsetting TMPDIR,
  * appending /bin to PATH, adding CH_RUNNING); the image's (its
@@ -119,6 +126,22 @@ static int driver_files(const struct ctr_spec *s, struct ctr_plan *p, struct err
 	return 0;
 }
 
+/* What ch-run mounts on and refuses to start without (its BINDS_DEFAULT
+ * marked required, its passwd and group, its /tmp). */
+static int own_points(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+{
+	static const char *const dirs[] = { "/dev", "/proc", "/sys", "/tmp", NULL };
+	static const char *const files[] = { "/etc/passwd", "/etc/group", NULL };
+
+	for (const char *const *d = dirs; *d != NULL; d++)
+		if (mounts_add(&p->ovl_points, s->bin, *d, false, false, e) < 0)
+			return -1;
+	for (const char *const *f = files; *f != NULL && !s->no_idfile_points; f++)
+		if (mounts_add(&p->ovl_points, s->bin, *f, false, true, e) < 0)
+			return -1;
+	return 0;
+}
+
 int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	int ret = 0;
@@ -151,8 +174,12 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	 * a tmpfs of the run) writable; the cache below is never written. */
 	if (s->writable)
 		ret |= strv_push(&p->argv, "--write");
+	if (s->no_idfile_points)
+		ret |= strv_push(&p->argv, "--no-passwd");
 	if (ret != 0)
 		return err_sys(e, EXIT_CTRUN, "charliecloud plan");
+	if (own_points(s, p, e) < 0)
+		return -1;
 	for (size_t i = 0; i < s->env.n; i++)
 		if (set_env(s, s->env.v[i], &p->argv, e) < 0)
 			return -1;

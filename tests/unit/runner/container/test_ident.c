@@ -349,6 +349,36 @@ static void test_nothing_with_root(void **state)
 	img_free(&m);
 }
 
+/* ch-run binds a passwd and group of its own: where the image has none and
+ * its /etc is another user's (root's here, the caller uid 64242), the
+ * overlay cannot hold their mount points, and the spec says so. */
+static void test_idfile_points_only_where_the_overlay_can_hold_them(void **state)
+{
+	struct img m;
+	struct err e = { 0 };
+	char path[256];
+
+	(void)state;
+	img_init(&m);
+	m.c.spec.rt = ctr_driver_named("charliecloud");
+	assert_int_equal(ctr_ident_mounts(&m.c, true, &e), 0);
+	assert_true(m.c.spec.no_idfile_points);
+	img_file(&m, "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+	assert_int_equal(ctr_ident_mounts(&m.c, true, &e), 0);
+	assert_true(m.c.spec.no_idfile_points); /* /etc/group still missing */
+	img_file(&m, "etc/group", "root:x:0:\n");
+	assert_int_equal(ctr_ident_mounts(&m.c, true, &e), 0);
+	assert_false(m.c.spec.no_idfile_points);
+	/* Root makes any mount point. */
+	snprintf(path, sizeof(path), "%s/etc/passwd", m.root);
+	assert_int_equal(unlink(path), 0);
+	m.c.spec.rootless = false;
+	assert_int_equal(ctr_ident_mounts(&m.c, true, &e), 0);
+	assert_false(m.c.spec.no_idfile_points);
+	assert_int_equal(m.c.spec.mounts.n, 0);
+	img_free(&m);
+}
+
 /* HOME, USER, LOGNAME: the caller's, or root's with --root. */
 static void test_environment(void **state)
 {
@@ -382,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_plain_file_or_no_etc),
 		cmocka_unit_test(test_huge_file_is_refused),
 		cmocka_unit_test(test_nothing_with_root),
+		cmocka_unit_test(test_idfile_points_only_where_the_overlay_can_hold_them),
 		cmocka_unit_test(test_environment),
 	};
 

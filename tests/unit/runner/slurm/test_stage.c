@@ -80,11 +80,57 @@ static void test_local_file_systems_are_not_network(void **state)
 	assert_false(stage_on_network_fs("/nonexistent/path"));
 }
 
+/* auto never stages onto a stage directory every node sees (a network
+ * file system), nor for one node or an image on a local file system;
+ * --stage sbcast always tries (the nodes' prepare tells a shared one). */
+static void test_auto_never_stages_onto_a_network_stage_directory(void **state)
+{
+	(void)state;
+	assert_int_equal(stage_choose(false, 2, true, false), STAGE_TRY);
+	assert_int_equal(stage_choose(false, 2, true, true), STAGE_NOT_SHARED);
+	assert_int_equal(stage_choose(false, 1, true, false), STAGE_NOT);
+	assert_int_equal(stage_choose(false, 2, false, false), STAGE_NOT);
+	assert_int_equal(stage_choose(false, 2, false, true), STAGE_NOT);
+	assert_int_equal(stage_choose(true, 1, false, true), STAGE_TRY);
+}
+
+/* What the prepare step's tasks print, through srun: each node that found
+ * the job's directory made by another says so on a line of its own, bare
+ * or with srun's label; nothing else counts. */
+static void test_nodes_that_found_the_directory_are_counted(void **state)
+{
+	static const char out[] =
+		"ctrun-stage: the job's directory was there already\n"
+		"3: ctrun-stage: the job's directory was there already\n"
+		"xctrun-stage: the job's directory was there already\n"
+		"ctrun-stage: the job's directory was there already, or not\n"
+		"ctrun-stage: the job's directory was there\n"
+		"\n"
+		"ctrun-stage: the job's directory was "; /* ended by the next write */
+	static const char line[] = "ctrun-stage: the job's directory was there already\n";
+	char big[9000];
+	int fds[2];
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], out, sizeof(out) - 1), (ssize_t)(sizeof(out) - 1));
+	assert_int_equal(write(fds[1], "there already\n", 14), 14);
+	/* An overlong line that ends like one is not one. */
+	memset(big, 'x', sizeof(big));
+	memcpy(big + sizeof(big) - strlen(line), line, strlen(line));
+	assert_int_equal(write(fds[1], big, sizeof(big)), (ssize_t)sizeof(big));
+	close(fds[1]);
+	assert_int_equal(stage_count_shared(fds[0]), 3);
+	close(fds[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_copy_is_used_only_when_whole_and_ours),
 		cmocka_unit_test(test_local_file_systems_are_not_network),
+		cmocka_unit_test(test_auto_never_stages_onto_a_network_stage_directory),
+		cmocka_unit_test(test_nodes_that_found_the_directory_are_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,17 +136,21 @@ static void path_of(char *buf, size_t size, const char *leaf)
 static void test_prepare_makes_a_private_directory(void **state)
 {
 	struct err e = { 0 };
+	bool found;
 	struct stat st;
 	char p[128];
 
 	(void)state;
-	assert_int_equal(stagedir_prepare(top, name, &e), 0);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), 0);
+	assert_false(found);
 	path_of(p, sizeof(p), name);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0700);
-	/* Again (a restart): it is ours, fine. */
-	assert_int_equal(stagedir_prepare(top, name, &e), 0);
+	/* Again, as another node that sees the same stage directory: it is
+	 * ours, fine, and found there (the nodes share it: nothing to stage). */
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), 0);
+	assert_true(found);
 	assert_int_equal(stagedir_remove(top, name, &e), 0);
 	assert_int_equal(lstat(p, &st), -1);
 }
@@ -154,6 +158,7 @@ static void test_prepare_makes_a_private_directory(void **state)
 static void test_prepare_refuses_what_another_user_put_at_the_name(void **state)
 {
 	struct err e = { 0 };
+	bool found;
 	char p[128], target[128];
 	struct stat st;
 
@@ -164,7 +169,7 @@ static void test_prepare_refuses_what_another_user_put_at_the_name(void **state)
 	/* A directory of someone else's, even mode 0700. */
 	assert_int_equal(mkdir(p, 0700), 0);
 	assert_int_equal(chown(p, 65534, 65534), 0);
-	assert_int_equal(stagedir_prepare(top, name, &e), -1);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), -1);
 	assert_non_null(strstr(e.msg, "staging refused"));
 	/* remove leaves it alone: not ours. */
 	assert_int_equal(stagedir_remove(top, name, &e), 0);
@@ -172,19 +177,19 @@ static void test_prepare_refuses_what_another_user_put_at_the_name(void **state)
 	assert_int_equal(rmdir(p), 0);
 	/* A directory of ours that others may enter. */
 	assert_int_equal(mkdir(p, 0755), 0);
-	assert_int_equal(stagedir_prepare(top, name, &e), -1);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), -1);
 	assert_int_equal(stagedir_remove(top, name, &e), 0);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(rmdir(p), 0);
 	/* A file, and someone else's symlink to a directory of ours. */
 	assert_int_equal(close(creat(p, 0600)), 0);
-	assert_int_equal(stagedir_prepare(top, name, &e), -1);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), -1);
 	assert_int_equal(stagedir_remove(top, name, &e), 0);
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(mkdir(target, 0700), 0);
 	assert_int_equal(symlink(target, p), 0);
 	assert_int_equal(lchown(p, 65534, 65534), 0);
-	assert_int_equal(stagedir_prepare(top, name, &e), -1);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), -1);
 	assert_int_equal(stagedir_remove(top, name, &e), 0);
 	assert_int_equal(lstat(target, &st), 0); /* not followed */
 	assert_int_equal(unlink(p), 0);
@@ -194,13 +199,14 @@ static void test_prepare_refuses_what_another_user_put_at_the_name(void **state)
 static void test_prepare_refuses_a_stage_dir_others_may_rename_in(void **state)
 {
 	struct err e = { 0 };
+	bool found;
 
 	(void)state;
 	assert_int_equal(chmod(top, 0777), 0);
-	assert_int_equal(stagedir_prepare(top, name, &e), -1);
+	assert_int_equal(stagedir_prepare(top, name, &found, &e), -1);
 	assert_non_null(strstr(e.msg, "sticky"));
 	assert_int_equal(chmod(top, 01777), 0);
-	assert_int_equal(stagedir_prepare("/nonexistent-ctrun-stage", name, &e), -1);
+	assert_int_equal(stagedir_prepare("/nonexistent-ctrun-stage", name, &found, &e), -1);
 }
 
 /* A fake squeue first on PATH that prints $FAKE_SQUEUE: Slurm's answer. */

@@ -340,6 +340,54 @@ static void test_writable_adds_write(void **state)
 	spec_free(&s);
 }
 
+/* ch-run refuses to start where its own mount points are missing (an image
+ * made with `mksquashfs -e proc sys dev`, FROM scratch): they are the
+ * overlay's, made in its upper layer, as directories or files. */
+static void test_ch_runs_own_mount_points_are_the_overlays(void **state)
+{
+	static const char *const want[][2] = {
+		{ "/dev", "dir" }, { "/proc", "dir" }, { "/sys", "dir" }, { "/tmp", "dir" },
+		{ "/etc/passwd", "file" }, { "/etc/group", "file" },
+	};
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	assert_int_equal(p.ovl_points.n, sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < p.ovl_points.n; i++) {
+		assert_string_equal(p.ovl_points.v[i].dst, want[i][0]);
+		assert_string_equal(p.ovl_points.v[i].file ? "file" : "dir", want[i][1]);
+		assert_string_equal(p.ovl_points.v[i].src, "/usr/bin/ch-run");
+	}
+	for (size_t i = 0; i < p.argv.n; i++)
+		assert_string_not_equal(p.argv.v[i], "--no-passwd");
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* Rootless, where the overlay cannot hold /etc/passwd and /etc/group (the
+ * image lacks them, its /etc is root's): ch-run binds none of its own. */
+static void test_no_idfile_points_means_no_passwd(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	s.no_idfile_points = true;
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
+	assert_string_equal(p.argv.v[4], "--no-passwd");
+	assert_int_equal(p.ovl_points.n, 4);
+	for (size_t i = 0; i < p.ovl_points.n; i++)
+		assert_false(p.ovl_points.v[i].file);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +403,8 @@ int main(void)
 		cmocka_unit_test(test_sif_is_refused_naming_the_runtimes_that_run_it),
 		cmocka_unit_test(test_run_directory_with_a_colon_is_refused),
 		cmocka_unit_test(test_writable_adds_write),
+		cmocka_unit_test(test_ch_runs_own_mount_points_are_the_overlays),
+		cmocka_unit_test(test_no_idfile_points_means_no_passwd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
