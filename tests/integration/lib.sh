@@ -141,6 +141,33 @@ wait_job_gone() {
 	return 1
 }
 
+# A group and users of one test's own (a group image store's members):
+# test_members GROUP USER... makes GROUP and each USER that is missing (as
+# tests/cluster/ensure-user.sh does) and puts every USER in GROUP;
+# test_members_gone GROUP USER... (in the test's EXIT trap) ends their jobs and
+# processes and removes them and GROUP, also what a killed earlier run left.
+# ensure-user.sh's users are kept: add them to GROUP with usermod.
+test_members() {
+	local g=$1 u
+	shift
+	getent group "$g" >/dev/null || groupadd "$g"
+	for u in "$@"; do
+		getent passwd "$u" >/dev/null || useradd --create-home --shell /bin/bash --user-group "$u"
+		usermod -a -G "$g" "$u"
+	done
+}
+test_members_gone() {
+	local g=$1 u
+	shift
+	for u in "$@"; do
+		getent passwd "$u" >/dev/null || continue
+		scancel --quiet --full --user="$u" 2>/dev/null || true
+		pkill -KILL -u "$u" 2>/dev/null || true
+		userdel -r "$u" 2>/dev/null || userdel "$u" || true
+	done
+	if getent group "$g" >/dev/null; then groupdel "$g" || true; fi
+}
+
 # Runs a command and records its exit status in $rc without tripping set -e.
 run_rc() { set +e; "$@"; rc=$?; set -e; }
 

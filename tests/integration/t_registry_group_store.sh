@@ -23,17 +23,9 @@ a=$("$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser)
 b=ctrunmate grp=ctrunproj
 cd "$TMPD"
 
-members_gone() {
-	pkill -KILL -u "$b" 2>/dev/null || true
-	if getent passwd "$b" >/dev/null; then userdel -r "$b" 2>/dev/null || userdel "$b" || true; fi
-	if getent group "$grp" >/dev/null; then groupdel "$grp" || true; fi
-}
-# shellcheck disable=SC2064
-trap 'members_gone; cleanup_tmp' EXIT
-getent group "$grp" >/dev/null || groupadd "$grp"
-getent passwd "$b" >/dev/null || useradd --create-home --shell /bin/bash --user-group "$b"
+trap 'test_members_gone "$grp" "$b"; cleanup_tmp' EXIT
+test_members "$grp" "$b"
 usermod -a -G "$grp" "$a"
-usermod -a -G "$grp" "$b"
 
 reg_start --storage "$STORAGE"
 latest=docker://$REG_HOST/ctrun-test/busybox:latest

@@ -21,18 +21,9 @@ need_image BBD busybox-docker.tar
 need_image BBO busybox-oci.tar
 attacker=$("$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser)
 victim=ctrunpeer grp=ctrunteam
-members_gone() {
-	getent passwd "$victim" >/dev/null && scancel --quiet --full --user="$victim" 2>/dev/null || true
-	pkill -KILL -u "$attacker" 2>/dev/null || true
-	pkill -KILL -u "$victim" 2>/dev/null || true
-	if getent passwd "$victim" >/dev/null; then userdel -r "$victim" 2>/dev/null || userdel "$victim" || true; fi
-	if getent group "$grp" >/dev/null; then groupdel "$grp" || true; fi
-}
-trap 'members_gone; cleanup_tmp' EXIT
-getent group "$grp" >/dev/null || groupadd "$grp"
-getent passwd "$victim" >/dev/null || useradd --create-home --shell /bin/bash --user-group "$victim"
+trap 'pkill -KILL -u "$attacker" 2>/dev/null || true; test_members_gone "$grp" "$victim"; cleanup_tmp' EXIT
+test_members "$grp" "$victim"
 usermod -a -G "$grp" "$attacker"
-usermod -a -G "$grp" "$victim"
 cd "$TMPD"
 reg_start
 reg_client "$TMPD/auth.json"
