@@ -26,6 +26,7 @@
 #include "gpu_pin.h"
 #include "imgconfig.h"
 #include "imgmount.h"
+#include "launch.h"
 #include "phase.h"
 #include "privdir.h"
 #include "rootpath.h"
@@ -191,10 +192,9 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 
 		if (mount_parse(o->log_dir, cwd, &m, e) < 0)
 			return err_wrap(e, "--log-dir");
-		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", m.src, t->job_id, t->host) < 0 ||
-		    (!o->dry_run && mkdir_p(logdir, 0755) < 0)) {
+		if (launch_log_dir(m.src, t, !o->dry_run, logdir, sizeof(logdir), e) < 0) {
 			mount_free(&m);
-			return err_sys(e, EXIT_CTRUN, "--log-dir %s", o->log_dir);
+			return -1;
 		}
 		if (mounts_add(ms, m.src, m.src, false, false, e) < 0) {
 			mount_free(&m);
