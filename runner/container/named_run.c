@@ -135,7 +135,6 @@ static int enroot_save(struct ctr_setup *c, bool dry_run, char *const *envp, str
 
 const char *ctr_named_want(const struct options *o)
 {
-	static char want[16];
 	struct cache_cfg cfg;
 	char dir[PATH_MAX], path[PATH_MAX];
 	struct err ignored = { 0 };
@@ -145,8 +144,7 @@ const char *ctr_named_want(const struct options *o)
 	    xsnprintf(path, sizeof(path), "%s/containers/%s/%s", dir, o->name, NAMED_ENROOT) < 0 ||
 	    access(path, F_OK) < 0)
 		return o->runtime;
-	snprintf(want, sizeof(want), "enroot");
-	return want;
+	return "enroot";
 }
 
 int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, char *const *envp,
