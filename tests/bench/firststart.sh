@@ -191,6 +191,7 @@ if [ -z "$enroot" ] || ! command -v hyperfine > /dev/null || [ ! -e "$sqsh" ]; t
 	exit 0
 fi
 hf_runs=${BENCH_HF_RUNS:-10}
+hf_torch=$((hf_runs / 2 > 2 ? hf_runs / 2 : 2))
 new=$work/hf.sqsh
 # Debian's PATH, with enroot's directory first on a node with enroot installed.
 base=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -200,15 +201,16 @@ env_enroot="env ENROOT_RUNTIME_PATH=$work/enroot/rt ENROOT_CACHE_PATH=$work/enro
 prep="rm -rf $work/cache $work/enroot && mkdir -p $work/enroot/rt $work/enroot/cache $work/enroot/data && rm -f $new && cp $sqsh $new && sync $new"
 names=("ctrun, auto, enroot installed" "ctrun --runtime enroot (auto before issue 33)" "enroot start"
 	"ctrun, auto, no enroot on PATH")
-hf() { # LABEL CMD...: hyperfine over the four starts of $new running CMD; a table row each
-	local label=$1 cmds=() args=() i
-	shift
+hf() { # RUNS LABEL CMD...: hyperfine over the four starts of $new running CMD; a table row each
+	local runs=$1 label=$2 cmds=() args=() i
+	shift 2
 	cmds=("$env_ctrun PATH=$with $CTRUN -q --image $new -- $*"
 		"$env_ctrun PATH=$with $CTRUN -q --runtime enroot --image $new -- $*"
 		"$env_enroot PATH=$with $enroot start $new $*"
 		"$env_ctrun PATH=$base $CTRUN -q --image $new -- $*")
 	for i in "${!cmds[@]}"; do args+=(-n "${names[$i]}" "${cmds[$i]}"); done
-	hyperfine -N --style none --runs "$hf_runs" --prepare "$prep" --export-json "$work/hf.json" \
+	# -N runs --prepare without a shell too: give it one.
+	hyperfine -N --style none --runs "$runs" --prepare "sh -c '$prep'" --export-json "$work/hf.json" \
 		"${args[@]}" >&2
 	for i in "${!cmds[@]}"; do
 		/usr/bin/python3 -c 'import json, sys
@@ -222,11 +224,12 @@ cat <<HEAD
 ### Issue 33: \`--runtime auto\` on a node with enroot installed, by hyperfine
 
 The torch squashfs ($(stat -c %s "$sqsh") bytes), a new copy made and synced before every
-run (hyperfine \`--prepare\`, outside the timed command: \`$prep\`), fresh ctrun and enroot
-directories; \`hyperfine -N --runs $hf_runs\`, as root, standalone, enroot $("$enroot" version).
+run (outside the timed command: \`--prepare "sh -c '$prep'"\`), fresh ctrun and enroot
+directories; \`hyperfine -N --runs $hf_runs\` (\`import torch\`: $hf_torch), as root,
+standalone, enroot $("$enroot" version).
 
 | start | command | exactly | mean ± sd s | median s | min–max s |
 |---|---|---|---|---|---|
 HEAD
-hf '`true`' true
-hf '`import torch`' python3 -c "'import torch'"
+hf "$hf_runs" '`true`' true
+hf "$hf_torch" '`import torch`' python3 -c "'import torch'"
