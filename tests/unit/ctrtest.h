@@ -892,8 +892,10 @@ static inline int connect_rank0(long port)
 #include "drivers.h"
 
 /* ctr_pick_runtime into the test's own rt, bin and e. */
-#define PICK(want, kind, image, have) \
-	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+#define PICK(want_, kind_, image_, have_)                                                     \
+	ctr_pick_runtime(&(struct ctr_pick){ .want = want_, .kind = kind_, .image = image_,    \
+					     .have = have_ },                                   \
+			 &rt, bin, sizeof(bin), &e)
 
 static const struct app_version apptainer134 __attribute__((unused)) = { APP_APPTAINER, 1, 3, 4 };
 static const struct app_version sce41 __attribute__((unused)) = { APP_SINGULARITYCE, 4, 1, 0 };

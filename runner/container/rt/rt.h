@@ -243,6 +243,17 @@ struct ctr_pick {
 	enum image_kind kind;
 	const char *image;
 	bool (*have)(const char *bin, char *path, size_t size);
+	/* auto, for a driver with an auto_own (drivers.h) found: whether this
+	 * runtime (binary bin), as configured on the node, adds to a container
+	 * something ctrun's own start does not, and what (into why); arg is
+	 * passed through.  NULL: never asked, the driver is taken. */
+	bool (*adds)(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+		     size_t size);
+	void *arg;
+	/* Out: why auto took one runtime of two that could run the image (for
+	 * -v), "" when it had no such choice; NULL: not wanted. */
+	char *note;
+	size_t note_size;
 };
 /* Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
  * looked for; an unknown name: EXIT_USAGE. */
