@@ -101,14 +101,6 @@ struct entry_ctx {
 	enum image_kind kind;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int write_meta(const char *path, const struct entry_ctx *x, double secs,
 		      struct err *e)
 {
@@ -194,7 +186,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 {
 	struct entry_ctx *x = arg;
 	char rootfs[PATH_MAX], meta[PATH_MAX], last[PATH_MAX];
-	double t0 = now_s();
+	double t0 = (double)mono_ns() / 1e9;
 	int fd;
 
 	if (xsnprintf(rootfs, sizeof(rootfs), "%s/rootfs", tmp) < 0 ||
@@ -217,7 +209,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 		return err_wrap(e, "image %s", x->image);
 	/* The entry's disk use is measured by the first list or gc, not here: a
 	 * walk of the tree would add ~3% to every job start on a cold node. */
-	if (write_meta(meta, x, now_s() - t0, e) < 0)
+	if (write_meta(meta, x, (double)mono_ns() / 1e9 - t0, e) < 0)
 		return -1;
 	fd = open(last, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -227,7 +219,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 	 * own directory was 0700 only while it was being built. */
 	if (chmod(tmp, 0755) < 0)
 		return err_sys(e, EXIT_CTRUN, "cache entry %s", tmp);
-	log_creation(x, now_s() - t0);
+	log_creation(x, (double)mono_ns() / 1e9 - t0);
 	return 0;
 }
 

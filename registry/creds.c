@@ -447,7 +447,6 @@ char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e)
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0) {
@@ -475,23 +474,11 @@ char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e)
 			path);
 		strv_push(&warned, path);
 	}
-	buf = malloc(CREDS_FILE_MAX + 2);
-	if (buf == NULL) {
-		err_sys(e, EXIT_CTRUN, "%s", path);
-		goto fail;
-	}
 	/* The size can change under us: read at most one byte past the bound. */
-	while (n <= CREDS_FILE_MAX) {
-		r = read(fd, buf + n, CREDS_FILE_MAX + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err_sys(e, EXIT_USAGE, "%s", path);
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
+	buf = read_fd_max(fd, CREDS_FILE_MAX + 1, &n);
+	if (buf == NULL) {
+		err_sys(e, errno == ENOMEM ? EXIT_CTRUN : EXIT_USAGE, "%s", path);
+		goto fail;
 	}
 	if (n > CREDS_FILE_MAX) {
 		err_set(e, EXIT_USAGE, "%s is larger than 1 MiB", path);

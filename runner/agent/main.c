@@ -96,20 +96,15 @@ static char *read_environment(void)
 	size_t len = 0;
 	struct stat st;
 	char *text = NULL;
-	ssize_t n;
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (text = malloc(ENVFILE_MAX + 1)) == NULL) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return NULL;
 	}
-	while (len < ENVFILE_MAX && ((n = read(fd, text + len, ENVFILE_MAX - len)) > 0 ||
-				     (n < 0 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
+	text = read_fd_max(fd, ENVFILE_MAX, &len);
 	close(fd);
-	text[len] = '\0';
 	return text;
 }
 

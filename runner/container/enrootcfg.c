@@ -38,7 +38,6 @@ static char *read_cfg(const char *path, size_t *len)
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r = 0;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), saved;
 
 	if (fd < 0)
@@ -49,14 +48,9 @@ static char *read_cfg(const char *path, size_t *len)
 		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		goto fail;
 	}
-	buf = malloc(CFG_MAX + 1);
+	buf = read_fd_max(fd, CFG_MAX, &n);
 	if (buf == NULL)
 		goto fail;
-	while (n < CFG_MAX && ((r = read(fd, buf + n, CFG_MAX - n)) > 0 || (r < 0 && errno == EINTR)))
-		n += r > 0 ? (size_t)r : 0;
-	if (r < 0)
-		goto fail;
-	buf[n] = '\0';
 	close(fd);
 	*len = n;
 	return buf;

@@ -240,25 +240,11 @@ static int read_image_file(int rootfd, const char *file, char **text, size_t *le
 			       "add you to it; shrink it in the image, or run with --root", file,
 			       IDFILES_MAX >> 20);
 	}
-	buf = malloc(IDFILES_MAX + 1);
+	/* Bounded even if it grows while read. */
+	buf = read_fd_max(fd, IDFILES_MAX, &n);
 	if (buf == NULL) {
 		close(fd);
 		return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
-	}
-	/* Bounded even if it grows while read. */
-	while (n < IDFILES_MAX) {
-		ssize_t r = read(fd, buf + n, IDFILES_MAX - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			close(fd);
-			return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
 	}
 	close(fd);
 	*text = buf;
