@@ -19,19 +19,6 @@
 #include "unpack.h"
 #include "util.h"
 
-/* Use locks this process holds (shared) on the entries it handed out: gc and
- * remove skip an entry while its rootfs may be in use.  Released at exit. */
-static int held[64];
-static size_t nheld;
-
-void cache_hold(int fd)
-{
-	if (nheld < sizeof(held) / sizeof(*held))
-		held[nheld++] = fd;
-	else
-		close(fd); /* more than 64 images in one process: not held, still valid */
-}
-
 int cache_path(char *buf, size_t size, const struct cache_cfg *c, const char *sub,
 	       const char *id, const char *suffix, struct err *e)
 {
