@@ -28,7 +28,7 @@
 	X(charliecloud)
 
 /* Image kinds, for the rank table (enum image_kind, kind.h). */
-#define CTR_KINDS (IMAGE_DIR + 1)
+#define CTR_KINDS IMAGE_KINDS
 /* A rank: the driver runs the kind when --runtime names it, auto never
  * picks it (crun: auto's oci already looks for crun). */
 #define CTR_NAMED_ONLY 255

@@ -66,6 +66,17 @@ static void test_every_driver_is_complete_and_named_once(void **state)
 	assert_null(ctr_driver_named("docker"));
 }
 
+/* A kind added to kind.h that no driver ranks would silently be refused
+ * by every runtime: each kind has a driver that auto picks. */
+static void test_every_kind_has_a_driver(void **state)
+{
+	const struct ctr_driver *d[16];
+
+	(void)state;
+	for (enum image_kind k = IMAGE_SQUASHFS; k < IMAGE_KINDS; k++)
+		assert_true(ctr_driver_auto(k, d, 16) > 0);
+}
+
 static void test_root_need_comes_from_the_table(void **state)
 {
 	(void)state;
@@ -98,7 +109,7 @@ static void test_crun_is_chosen_only_by_name(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	for (enum image_kind k = IMAGE_SQUASHFS; k <= IMAGE_DIR; k++) {
+	for (enum image_kind k = IMAGE_SQUASHFS; k < IMAGE_KINDS; k++) {
 		assert_int_equal(PICK("crun", k, "/i", have_runc_and_crun), 0);
 		assert_string_equal(rt->name, "crun");
 		assert_string_equal(bin, "/usr/bin/crun");
@@ -308,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auto_order_per_kind_is_unchanged),
 		cmocka_unit_test(test_every_driver_is_complete_and_named_once),
+		cmocka_unit_test(test_every_kind_has_a_driver),
 		cmocka_unit_test(test_root_need_comes_from_the_table),
 		cmocka_unit_test(test_crun_is_chosen_only_by_name),
 		cmocka_unit_test(test_unknown_runtime_lists_the_table),
