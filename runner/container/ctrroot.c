@@ -4,15 +4,6 @@
 
 #include <string.h>
 
-enum ctr_image_mode ctr_image_mode(const char *name)
-{
-	if (name != NULL && strcmp(name, "mount") == 0)
-		return IMAGE_MODE_MOUNT;
-	if (name != NULL && strcmp(name, "unpack") == 0)
-		return IMAGE_MODE_UNPACK;
-	return IMAGE_MODE_AUTO;
-}
-
 static bool mountable(enum image_kind kind)
 {
 	return kind == IMAGE_SQUASHFS || kind == IMAGE_SIF;

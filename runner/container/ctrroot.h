@@ -24,11 +24,6 @@ enum ctr_root_kind {
 	ROOTFS_PLACEHOLDER, /* --dry-run: the text of what a run would create */
 };
 
-/* --image-mode. */
-enum ctr_image_mode { IMAGE_MODE_AUTO, IMAGE_MODE_MOUNT, IMAGE_MODE_UNPACK };
-/* "auto", "mount", "unpack" (NULL: auto); the options parser checked it. */
-enum ctr_image_mode ctr_image_mode(const char *name);
-
 /* What the decision reads: the runtime only through its need. */
 struct ctr_root_facts {
 	enum ctr_root_need need;

@@ -218,13 +218,14 @@ static int gpu_devices(struct ctr_spec *s, bool collect, bool *present, struct e
 	return 0;
 }
 
-int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
-		char *const *envp, struct err *e)
+int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
+	const struct ctr_ask *o = &c->ask;
+	char *const *envp = o->envp;
 	struct strv ids = { 0 };
 	bool present;
-	const char *nv = o->nv != NULL ? o->nv : "auto";
+	const char *nv = o->nv;
 
 	if (gpu_devices(s, s->rt->gpus == GPU_PASS_HOOK, &present, e) < 0)
 		return -1;

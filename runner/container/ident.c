@@ -90,13 +90,11 @@ static bool has_subids(const char *file, const char *name, uid_t id)
 	return found;
 }
 
-int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e)
+int ctr_ident_init(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
 	struct passwd *pw;
 
-	s->as_root = o->root;
-	s->no_home = o->no_home;
 	errno = 0;
 	pw = getpwuid(s->uid);
 	if (pw != NULL && pw->pw_name[0] != '\0') {

@@ -25,33 +25,10 @@
 struct act {
 	const struct ctr_root_req *q;
 	struct ctr_root *r;
-	struct cache_cfg cfg;
-	char dir[PATH_MAX]; /* the cache directory */
+	const struct cache_cfg *cfg; /* the node cache's settings (ask) */
 	char lock[PATH_MAX]; /* enroot: the creation's lock */
 	bool cached;         /* enroot: its container is there (ctr_root_facts's) */
 };
-
-int ctr_cache_cfg(const struct options *o, struct cache_cfg *c, char *dirbuf, size_t size,
-		  struct err *e)
-{
-	memset(c, 0, sizeof(*c));
-	if (o->cache_dir != NULL) {
-		if (xsnprintf(dirbuf, size, "%s", o->cache_dir) < 0)
-			return err_set(e, EXIT_USAGE, "[cache] dir too long");
-	} else if (cache_default_dir(dirbuf, size, e) < 0) {
-		return -1;
-	}
-	c->dir = dirbuf;
-	c->lookup = o->cache_shared;
-	c->budget_bytes = o->cache_budget;
-	c->max_unpacked = o->cache_max_unpacked;
-	c->quiet = o->quiet;
-	if (o->cache_progress == NULL || strcmp(o->cache_progress, "auto") == 0)
-		c->progress = isatty(STDERR_FILENO) && !o->quiet;
-	else
-		c->progress = strcmp(o->cache_progress, "true") == 0;
-	return 0;
-}
 
 /* Why enroot cannot start `image` from the file, or NULL.  enroot 3.0-4.1
  * (runtime.sh, runtime::start and runtime::_mount_rootfs) take a start
@@ -87,19 +64,19 @@ static int enroot_names(struct act *a, struct err *e)
 {
 	struct ctr_root *r = a->r;
 	char id[CACHE_ID_MAX];
-	const char *data = envp_get(a->q->envp, "ENROOT_DATA_PATH");
+	const char *data = envp_get(a->q->ask->envp, "ENROOT_DATA_PATH");
 
 	if (cache_identity(a->q->image, id, sizeof(id), e) < 0)
 		return -1;
 	if (data != NULL && *data != '\0') {
 		if (xsnprintf(r->enroot_data, sizeof(r->enroot_data), "%s", data) < 0)
 			return err_set(e, EXIT_CTRUN, "ENROOT_DATA_PATH too long");
-	} else if (xsnprintf(r->enroot_data, sizeof(r->enroot_data), "%s/enroot-data", a->dir) < 0) {
+	} else if (xsnprintf(r->enroot_data, sizeof(r->enroot_data), "%s/enroot-data", a->cfg->dir) < 0) {
 		return err_set(e, EXIT_CTRUN, "cache dir too long");
 	}
 	if (xsnprintf(r->enroot_name, sizeof(r->enroot_name), "ctrun-%s", id) < 0 ||
 	    xsnprintf(r->path, sizeof(r->path), "%s/%s", r->enroot_data, r->enroot_name) < 0 ||
-	    xsnprintf(a->lock, sizeof(a->lock), "%s/locks/enroot-%s.lock", a->dir, id) < 0)
+	    xsnprintf(a->lock, sizeof(a->lock), "%s/locks/enroot-%s.lock", a->cfg->dir, id) < 0)
 		return err_set(e, EXIT_CTRUN, "enroot data path too long");
 	return 0;
 }
@@ -110,18 +87,19 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 	const struct ctr_root_req *q = a->q;
 
 	*f = (struct ctr_root_facts){ .need = q->need, .kind = q->kind,
-				      .mode = ctr_image_mode(q->o->image_mode),
-				      .dry_run = q->o->dry_run, .task_share = q->share[0] != '\0',
+				      .mode = q->ask->image_mode,
+				      .dry_run = q->ask->dry_run, .task_share = q->share[0] != '\0',
 				      .root = q->root,
 				      /* --save makes a run writable (named_run.c) */
-				      .writable = q->o->writable || q->o->save != NULL,
+				      .writable = q->ask->writable || q->ask->save != NULL,
 				      .image = q->image };
 	if (q->kind == IMAGE_DIR || q->need == ROOT_IMAGE_FILE)
 		return 0;
-	if (ctr_cache_cfg(q->o, &a->cfg, a->dir, sizeof(a->dir), e) < 0)
+	a->cfg = ctr_ask_cache(q->ask, e);
+	if (a->cfg == NULL)
 		return -1;
 	if (q->need == ROOT_TREE) {
-		f->cached = f->mode == IMAGE_MODE_AUTO && cache_has_entry(&a->cfg, q->image);
+		f->cached = f->mode == IMAGE_MODE_AUTO && cache_has_entry(a->cfg, q->image);
 		/* The host's part of image_mount_possible (the decision knows
 		 * which kinds mount), for this user; it names why not, if not. */
 		(void)image_mount_possible(IMAGE_SQUASHFS, q->root,
@@ -136,7 +114,7 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 		return 0;
 	if (realpath(q->image, a->r->enroot_file) == NULL)
 		return err_sys(e, EXIT_USAGE, "--image %s", q->image);
-	f->no_enroot_file = enroot_file_why_not(a->r->enroot_file, q->envp);
+	f->no_enroot_file = enroot_file_why_not(a->r->enroot_file, q->ask->envp);
 	return 0;
 }
 
@@ -147,13 +125,13 @@ static int cache_entry(struct act *a, bool placeholder, struct err *e)
 
 	if (placeholder) {
 		r->kind = ROOTFS_PLACEHOLDER;
-		if (xsnprintf(r->path, sizeof(r->path), "<%s: node cache entry of %s>", a->dir,
+		if (xsnprintf(r->path, sizeof(r->path), "<%s: node cache entry of %s>", a->cfg->dir,
 			      a->q->image) < 0)
 			return err_set(e, EXIT_CTRUN, "image path too long");
 		return 0;
 	}
 	r->kind = ROOTFS_CACHE;
-	if (cache_get_rootfs(&a->cfg, a->q->image, r->path, sizeof(r->path), e) < 0)
+	if (cache_get_rootfs(a->cfg, a->q->image, r->path, sizeof(r->path), e) < 0)
 		return -1;
 	r->real = true;
 	return 0;
@@ -205,9 +183,9 @@ static int holder(struct act *a, const struct ctr_root_choice *c, struct err *e)
 	if (rv < 0)
 		return -1;
 	if (rv > 0) {
-		if (ctr_image_mode(q->o->image_mode) == IMAGE_MODE_MOUNT)
+		if (q->ask->image_mode == IMAGE_MODE_MOUNT)
 			return err_set(e, EXIT_CTRUN, "--image-mode mount: %s", he.msg);
-		if (q->o->verbose > 0)
+		if (q->ask->verbose > 0)
 			fprintf(stderr, "ctrun: unpacking %s, not mounting it: %s\n", q->image, he.msg);
 		return cache_entry(a, false, e);
 	}
@@ -216,7 +194,7 @@ static int holder(struct act *a, const struct ctr_root_choice *c, struct err *e)
 	if (xsnprintf(r->path, sizeof(r->path), "/proc/self/fd/%d", r->holder.root) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");
 	r->real = true;
-	if (q->o->verbose > 0)
+	if (q->ask->verbose > 0)
 		fprintf(stderr, "ctrun: %s mounted (%s), not unpacked%s\n", q->image,
 			q->root ? "kernel squashfs" : "squashfuse_ll",
 			r->holder.client ? "; the mount of another task of this node" : "");
@@ -299,18 +277,18 @@ static int enroot_data(struct act *a, struct err *e)
 {
 	const struct ctr_root_req *q = a->q;
 	struct ctr_root *r = a->r;
-	struct enroot_create ec = { q->bin, q->image, r->enroot_data, q->envp };
+	struct enroot_create ec = { q->bin, q->image, r->enroot_data, q->ask->envp };
 	char locks[PATH_MAX];
 
 	r->kind = ROOTFS_ENROOT_DATA;
-	if (q->o->dry_run) {
+	if (q->ask->dry_run) {
 		r->real = a->cached;
 		return 0;
 	}
 	if (mkdir_p(r->enroot_data, 0700) < 0 ||
-	    xsnprintf(locks, sizeof(locks), "%s/locks", a->dir) < 0 || mkdir_p(locks, 0700) < 0)
+	    xsnprintf(locks, sizeof(locks), "%s/locks", a->cfg->dir) < 0 || mkdir_p(locks, 0700) < 0)
 		return err_sys(e, EXIT_CTRUN, "enroot data %s", r->enroot_data);
-	if (cache_create_once_e(a->lock, r->path, enroot_create, &ec, q->o->quiet, e) < 0)
+	if (cache_create_once_e(a->lock, r->path, enroot_create, &ec, q->ask->quiet, e) < 0)
 		return -1;
 	r->real = true;
 	return 0;
@@ -338,7 +316,7 @@ static int act(struct act *a, const struct ctr_root_choice *c, struct err *e)
 		return enroot_data(a, e);
 	case ROOTFS_ENROOT_FILE:
 		r->kind = ROOTFS_ENROOT_FILE;
-		if (a->q->o->verbose > 0)
+		if (a->q->ask->verbose > 0)
 			fprintf(stderr, "ctrun: enroot starts %s from the file (squashfuse), not "
 				"unpacked\n", a->q->image);
 		return 0;
@@ -356,7 +334,7 @@ int ctr_root_prepare(const struct ctr_root_req *q, struct ctr_root *r, struct er
 
 	if (facts(&a, &f, e) < 0 || ctr_root_decide(&f, &c, e) < 0)
 		return -1;
-	if (c.why_unpacked != NULL && q->o->verbose > 0)
+	if (c.why_unpacked != NULL && q->ask->verbose > 0)
 		fprintf(stderr, q->need == ROOT_ENROOT
 				? "ctrun: unpacking %s for enroot, not starting it from the file: %s\n"
 				: "ctrun: unpacking %s, not mounting it: %s\n",

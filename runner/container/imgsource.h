@@ -21,8 +21,7 @@ struct ctr_root_req {
 	bool *rundir_made;       /* made already; set when made here for the holder */
 	const char *share;       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool root;
-	const struct options *o; /* --image-mode, --dry-run, -v, -q, [cache] */
-	char *const *envp;       /* ENROOT_DATA_PATH, ENROOT_NATIVE_OVERLAYFS */
+	const struct ctr_ask *ask; /* --image-mode, --dry-run, -v, -q, [cache], the environment */
 };
 
 /* Decides (ctr_root_decide) and makes the root file system into r: with

@@ -26,7 +26,7 @@
 /* The container inside a named container's directory (enroot). */
 #define NAMED_ENROOT "rootfs"
 
-int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
+int ctr_named_check(const struct ctr_ask *o, const struct topo *t, const struct ctr_spec *s,
 		    struct err *e)
 {
 	if (o->save != NULL) {
@@ -133,25 +133,27 @@ static int enroot_save(struct ctr_setup *c, bool dry_run, char *const *envp, str
 	return enroot_named(c, dry_run, envp, e);
 }
 
-const char *ctr_named_want(const struct options *o)
+const char *ctr_named_want(const struct ctr_ask *o)
 {
-	struct cache_cfg cfg;
-	char dir[PATH_MAX], path[PATH_MAX];
-	struct err ignored = { 0 };
+	char path[PATH_MAX];
 
 	if (o->name == NULL || (o->runtime != NULL && strcmp(o->runtime, "auto") != 0) ||
-	    ctr_cache_cfg(o, &cfg, dir, sizeof(dir), &ignored) < 0 ||
-	    xsnprintf(path, sizeof(path), "%s/containers/%s/%s", dir, o->name, NAMED_ENROOT) < 0 ||
+	    o->cache == NULL ||
+	    xsnprintf(path, sizeof(path), "%s/containers/%s/%s", o->cache->dir, o->name,
+		      NAMED_ENROOT) < 0 ||
 	    access(path, F_OK) < 0)
 		return o->runtime;
 	return "enroot";
 }
 
-int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, char *const *envp,
-		   struct err *e)
+int ctr_named_take(struct ctr_setup *c, struct err *e)
 {
+	const struct ctr_ask *o = &c->ask;
+	char *const *envp = o->envp;
+	bool saves = o->saves;
 	struct cache_cfg cfg;
-	char dir[PATH_MAX], real[PATH_MAX], id[CACHE_ID_MAX];
+	const char *dir;
+	char real[PATH_MAX], id[CACHE_ID_MAX];
 	struct named_req q = { .name = o->name, .reset = o->name_reset };
 
 	if (o->name == NULL && o->save != NULL) {
@@ -170,8 +172,10 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, cha
 	if (o->name == NULL)
 		return 0;
 	c->spec.writable = true;
-	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0)
+	if (ctr_ask_cache(o, e) == NULL)
 		return -1;
+	cfg = *o->cache;
+	dir = cfg.dir;
 	cfg.lookup = NULL; /* the user's own cache, never the shared one */
 	/* The identity of the image the user named, not of a staged copy
 	 * (each job's copy is a new file). */
@@ -200,8 +204,9 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, cha
 	return 0;
 }
 
-int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct err *e)
+int ctr_named_dirs(const struct ctr_setup *c, struct err *e)
 {
+	const struct ctr_ask *o = &c->ask;
 	char dir[PATH_MAX];
 
 	/* enroot's container of a --save run is made already (enroot_save). */

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cache.h"
 #include "err.h"
 #include "image.h"
 #include "mounts.h"
@@ -70,6 +71,45 @@ enum ctr_root_need {
 };
 /* The driver's `root` (drivers.h); NULL: ROOT_IMAGE_FILE. */
 enum ctr_root_need ctr_root_need(const struct ctr_driver *rt);
+
+/* --image-mode. */
+enum ctr_image_mode { IMAGE_MODE_AUTO, IMAGE_MODE_MOUNT, IMAGE_MODE_UNPACK };
+
+/* What the user asked of the container, and where ctrun runs: the options
+ * and the environment as every phase of a run reads them, made once from
+ * the options (runner/container/ask.c), so that the phases of ctrun's core
+ * and of a driver (drivers.h) read the same and nothing below reads the
+ * options themselves. */
+struct ctr_ask {
+	char *const *envp;             /* ctrun's environment */
+	const char *image;             /* --image as given */
+	const char *runtime;           /* --runtime; NULL = auto */
+	enum ctr_image_mode image_mode;
+	const struct strv *mounts;     /* --mount SRC[:DST[:OPTS]], in order */
+	const char *workdir;           /* --workdir; NULL = ctrun's own, bound */
+	const char *log_dir;           /* --log-dir; NULL = none */
+	const char *stage;             /* --stage; NULL = auto */
+	const char *nv;                /* GPUs: "auto", "true", "false" */
+	bool gpu_isolation;            /* each worker its own GPU only */
+	const char *name;              /* --name: the container kept; NULL = none */
+	bool name_reset;               /* --name-reset */
+	const char *save;              /* --save PATH; NULL = none */
+	bool saves;                    /* this task saves after the run (node rank 0's first) */
+	bool worker;                   /* the command is ctrun-worker (check, bench) */
+	bool dry_run, quiet, writable;
+	long verbose;
+	/* The node cache's settings ([cache]); NULL when they cannot be had
+	 * (cache_err says why, to the phase that needs the cache). */
+	const struct cache_cfg *cache;
+	struct err cache_err;
+};
+/* The node cache's settings, or NULL with e (the reason they cannot be had). */
+static inline const struct cache_cfg *ctr_ask_cache(const struct ctr_ask *a, struct err *e)
+{
+	if (a->cache == NULL)
+		*e = a->cache_err;
+	return a->cache;
+}
 
 /* A device node passed through (GPUs): what stat(2) says about it. */
 struct ctr_device {

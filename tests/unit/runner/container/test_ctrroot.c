@@ -231,15 +231,6 @@ static void test_enroot_writable_never_uses_the_shared_container(void **state)
 			    "layer: squashfuse is not installed");
 }
 
-static void test_image_mode_names(void **state)
-{
-	(void)state;
-	assert_int_equal(ctr_image_mode(NULL), IMAGE_MODE_AUTO);
-	assert_int_equal(ctr_image_mode("auto"), IMAGE_MODE_AUTO);
-	assert_int_equal(ctr_image_mode("mount"), IMAGE_MODE_MOUNT);
-	assert_int_equal(ctr_image_mode("unpack"), IMAGE_MODE_UNPACK);
-}
-
 static void test_holder_result_gives_the_spec_its_namespaces(void **state)
 {
 	struct ctr_root r;
@@ -293,7 +284,6 @@ int main(void)
 		cmocka_unit_test(test_image_mode_mount_of_an_archive_names_the_image),
 		cmocka_unit_test(test_enroot_starts_a_squashfs_from_the_file_unless_created),
 		cmocka_unit_test(test_enroot_writable_never_uses_the_shared_container),
-		cmocka_unit_test(test_image_mode_names),
 		cmocka_unit_test(test_holder_result_gives_the_spec_its_namespaces),
 		cmocka_unit_test(test_enroot_results_name_the_container_or_the_file),
 	};
