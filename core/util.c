@@ -248,6 +248,29 @@ int wait_child(pid_t pid, long timeout_ms)
 	}
 }
 
+int sibling_path(const char *name, char *out, size_t size)
+{
+	char self[PATH_MAX], *slash;
+
+	if (realpath("/proc/self/exe", self) == NULL)
+		return -1;
+	slash = strrchr(self, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	/* Next to ctrun (the build tree), else where `make install` and the
+	 * Debian package put the helpers: PREFIX/libexec/ctrun. */
+	if (xsnprintf(out, size, "%s/%s", self, name) < 0)
+		return -1;
+	if (access(out, X_OK) == 0)
+		return 0;
+	if (xsnprintf(out, size, "%s/../libexec/ctrun/%s", self, name) < 0 || access(out, X_OK) < 0) {
+		xsnprintf(out, size, "%s/%s", self, name); /* the error names the first place */
+		return -1;
+	}
+	return 0;
+}
+
 long long mono_ns(void)
 {
 	struct timespec ts;

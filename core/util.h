@@ -38,6 +38,11 @@ int mkdir_p(const char *path, unsigned mode);
 int wait_child(pid_t pid, long timeout_ms);
 /* write(2) the whole buffer, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
+/* A helper next to the running binary (ctrun-agent, ctrun-hook,
+ * ctrun-worker next to ctrun: the build tree), else in ../libexec/ctrun
+ * (make install, the Debian package): 0, or -1 with out naming the first
+ * place looked at. */
+int sibling_path(const char *name, char *out, size_t size);
 /* The monotonic clock (CLOCK_MONOTONIC): milliseconds, and nanoseconds for
  * what is timed below a millisecond; every timeout and duration of the
  * tree reads it. */

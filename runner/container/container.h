@@ -35,13 +35,9 @@ struct ctr_setup {
 	char bin[4096];
 	char rundir[4096];
 	char cwd[4096];         /* ctrun's working directory (spec.cwd without --workdir) */
-	char oci_root[4096];
 	char id[256];
 	char agent[4096];       /* ctrun-agent on the host */
-	char hook[4096];
 	char gpu_ids[1024];
-	char home[4096];        /* apptainer isolation: $HOME, bound back */
-	char enroot_config[4096]; /* enroot: the user's ENROOT_CONFIG_PATH */
 	char user[256];         /* spec.user: the caller's login name */
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
@@ -118,8 +114,5 @@ int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, st
 /* gpus.c: the container's GPUs and their pinning (spec.gpus, gpu_ids,
  * devices, hook, apptainer isolation, enroot's per-run hook). */
 int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e);
-/* ctrun-agent, ctrun-worker, ctrun-hook: next to ctrun, else in
- * ../libexec/ctrun; 0, or -1 with out naming the first place looked at. */
-int ctr_sibling(const char *name, char *out, size_t size);
 
 #endif

@@ -72,24 +72,6 @@ static bool apt_root(const struct ctr_spec *s)
 	return fd >= 0;
 }
 
-/* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */
-static bool has_subids(const char *file, const char *name, uid_t id)
-{
-	char *text = read_file(file, NULL), num[32];
-	bool found = false;
-
-	if (text == NULL)
-		return false;
-	snprintf(num, sizeof(num), "%u:", (unsigned)id);
-	for (char *l = text; l != NULL && *l != '\0' && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		size_t n = strlen(name);
-
-		found = (strncmp(l, name, n) == 0 && l[n] == ':') || strncmp(l, num, strlen(num)) == 0;
-	}
-	free(text);
-	return found;
-}
-
 int ctr_ident_init(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
@@ -109,8 +91,6 @@ int ctr_ident_init(struct ctr_setup *c, struct err *e)
 		return err_set(e, EXIT_CTRUN, "your home directory's path is too long");
 	s->user = c->user;
 	s->user_home = c->user_home;
-	s->subids = s->uid == 0 || (has_subids("/etc/subuid", c->user, s->uid) &&
-				    has_subids("/etc/subgid", c->user, s->uid));
 	return 0;
 }
 
@@ -203,7 +183,7 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 	}
 	/* A shell has no agent: `/.ctrun/agent --as-user` switches for it. */
 	if (!agent) {
-		if (ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+		if (sibling_path("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 			return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 				       "gives the shell your identity inside the container",
 				       c->agent);

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "enroot/enroot.h"
 #include "imgmount.h"
 #include "rootpath.h"
 #include "runtime.h"

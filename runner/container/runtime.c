@@ -52,58 +52,6 @@ static const char *user_name(char *buf, size_t size)
 	return xsnprintf(buf, size, "%u", (unsigned)geteuid()) < 0 ? "unknown" : buf;
 }
 
-void ctr_app_version(const char *bin, struct app_version *v)
-{
-	char buf[4096];
-	size_t len = 0;
-	int pfd[2], ws;
-	pid_t pid;
-
-	memset(v, 0, sizeof(*v));
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = { (char *)bin, "--version", NULL };
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
-		    dup2(pfd[1], STDOUT_FILENO) < 0)
-			_exit(127);
-		execv(bin, argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	if (pid < 0) {
-		close(pfd[0]);
-		return;
-	}
-	for (int waited = 0; len < sizeof(buf) - 1 && waited < 5000;) {
-		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
-		int r = poll(&pf, 1, 100);
-		ssize_t n;
-
-		if (r == 0) {
-			waited += 100;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		n = r < 0 ? -1 : read(pfd[0], buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(pfd[0]);
-	kill(pid, SIGKILL); /* gone already, or hung past the limit */
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	app_version_parse(buf, v);
-}
-
 int ctr_plan_write(const struct ctr_plan *p, struct err *e)
 {
 	for (size_t i = 0; i < p->nfiles; i++) {

@@ -12,9 +12,6 @@
 #include "err.h"
 #include "rt.h"
 
-/* Runs `bin --version` (no shell, 5 s at most) and parses its answer. */
-void ctr_app_version(const char *bin, struct app_version *v);
-
 /* enrootcfg.c: ctr_pick.adds for --runtime auto (arg: the environment):
  * whether enroot (binary bin), as configured on this node, adds to a
  * container something ctrun's own start does not (why: what). */

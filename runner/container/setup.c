@@ -189,7 +189,7 @@ static int add_mounts(struct ctr_setup *c, const struct topo *t, const char *cwd
 	if (o->worker) {
 		char worker[PATH_MAX] = "";
 
-		if (ctr_sibling("ctrun-worker", worker, sizeof(worker)) < 0)
+		if (sibling_path("ctrun-worker", worker, sizeof(worker)) < 0)
 			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
 				       "runs the workers of check and bench inside the container",
 				       worker);
@@ -283,13 +283,15 @@ static int pick_runtime(struct ctr_setup *c, struct err *e)
 	if (note[0] != '\0' && c->ask.verbose > 0)
 		fprintf(stderr, "ctrun: %s\n", note);
 	s->bin = c->bin;
-	if (s->rt->app_version)
-		ctr_app_version(c->bin, &s->app);
+	/* The driver's own state, for its phases and its plan. */
+	if (s->rt->own_size > 0 && (s->own = calloc(1, s->rt->own_size)) == NULL)
+		return err_sys(e, EXIT_CTRUN, "%s", s->rt->name);
 	return 0;
 }
 
 /* Who runs the container, and where: the caller's identity, the working
- * directory (--workdir, else ctrun's own). */
+ * directory (--workdir, else ctrun's own); then the driver's probe of its
+ * binary and the host. */
 static int identity(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
@@ -309,7 +311,7 @@ static int identity(struct ctr_setup *c, const struct topo *t, bool agent, struc
 			       "container", workdir);
 	/* Owned by c, as every string the spec points to: it outlives this call. */
 	s->cwd = workdir != NULL ? workdir : c->cwd;
-	return 0;
+	return s->rt->probe != NULL ? s->rt->probe(s, &c->ask, e) : 0;
 }
 
 /* The run's names: its id, its run directory (a dead ctrun's of this host
@@ -328,8 +330,7 @@ static int names(struct ctr_setup *c, const struct topo *t, bool agent, struct e
 	if (xsnprintf(c->id, sizeof(c->id), "ctrun-%s.%s.%ld-%s-%ld-%08x", t->job_id,
 		      t->step_id != NULL ? t->step_id : "0", t->rank_base, t->host, (long)getpid(),
 		      rnd) < 0 ||
-	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0 ||
-	    xsnprintf(c->oci_root, sizeof(c->oci_root), "%s/state", c->rundir) < 0)
+	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");
 	if (!c->ask.dry_run)
 		gc_rundirs(base, t->host);
@@ -350,8 +351,7 @@ static int names(struct ctr_setup *c, const struct topo *t, bool agent, struct e
 			xsnprintf(c->share, sizeof(c->share), "%s/share-%s.%s-%s-%.16s", base,
 				  t->job_id, t->step_id, t->host, id);
 	}
-	s->oci_root = c->oci_root;
-	if (agent && ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+	if (agent && sibling_path("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 			       "runs the workers inside the container", c->agent);
 	return 0;
@@ -448,13 +448,11 @@ void ctr_setup_free(struct ctr_setup *c)
 	if (c->hold_fd >= 0)
 		close(c->hold_fd);
 	mounts_free(&c->spec.mounts);
-	mounts_free(&c->spec.driver);
-	strv_free(&c->spec.enroot_config_entries);
 	strv_free(&c->spec.env);
 	strv_free(&c->spec.argv);
-	for (size_t i = 0; i < c->spec.ndevices; i++)
-		free(c->spec.devices[i].path);
-	free(c->spec.devices);
+	if (c->spec.own != NULL && c->spec.rt->fini != NULL)
+		c->spec.rt->fini(c->spec.own);
+	free(c->spec.own);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
 	c->named.lock_fd = -1;

@@ -882,8 +882,12 @@ static inline int connect_rank0(long port)
 #ifdef CTRTEST_APPTAINER
 /* ---- the apptainer adapter's fixture (runner/container/rt) ----------------
  * A spec of a worker run of /images/pytorch.sif under apptainer 1.3.4 (the
- * releases the golden tests name below), and argv comparisons. */
+ * releases the golden tests name below), and argv comparisons.  APP(s) is
+ * the driver's own state (apptainer.h). */
+#include "apptainer/apptainer.h"
 #include "drivers.h"
+
+#define APP(s) ((struct app_own *)(s)->own)
 
 /* ctr_pick_runtime into the test's own rt, bin and e. */
 #define PICK(want_, kind_, image_, have_)                                                     \
@@ -901,7 +905,9 @@ static inline void spec_init(struct ctr_spec *s, const char *rt, const char *bin
 	memset(s, 0, sizeof(*s));
 	s->rt = ctr_driver_named(rt);
 	s->bin = bin;
-	s->app = apptainer134;
+	s->own = calloc(1, sizeof(struct app_own));
+	assert_non_null(s->own);
+	APP(s)->app = apptainer134;
 	s->agent = true;
 	s->image = "/images/pytorch.sif";
 	s->kind = IMAGE_SIF;
@@ -922,7 +928,9 @@ static inline void spec_free(struct ctr_spec *s)
 {
 	strv_free(&s->argv);
 	mounts_free(&s->mounts);
-	mounts_free(&s->driver);
+	mounts_free(&APP(s)->driver);
+	free(s->own);
+	s->own = NULL;
 }
 
 static inline void assert_argv(const struct ctr_plan *p, const char *const *want)

@@ -33,23 +33,6 @@
  * picks it (crun: auto's oci already looks for crun). */
 #define CTR_NAMED_ONLY 255
 
-/* How a runtime passes the GPUs (runner/container/gpus.c). */
-enum ctr_gpu_pass {
-	/* The device nodes in spec.devices, and ctrun-hook in config.json when
-	 * it is next to ctrun (OCI). */
-	GPU_PASS_HOOK,
-	/* enroot's own hooks; ctrun-hook added through a per-run
-	 * ENROOT_CONFIG_PATH where it is not installed (spec.enroot_hook). */
-	GPU_PASS_ENROOT,
-	/* --nv; with --gpu-isolation only the container's GPUs' nodes and the
-	 * driver's files that ctrun-hook names (spec.driver, spec.home). */
-	GPU_PASS_NV,
-	/* The runtime binds the host's /dev; the driver's files that ctrun-hook
-	 * names go in by name (spec.driver), the image is never written
-	 * (charliecloud, where `ch-fromhost --nvidia` would copy them in). */
-	GPU_PASS_FILES,
-};
-
 /* What `ctrun --image IMG` with no command runs (cmd_shell.c). */
 enum ctr_default_cmd {
 	/* ctrun looks in the root: /etc/rc, else a SIF's runscript, through
@@ -70,7 +53,6 @@ struct ctr_driver {
 	unsigned char rank[CTR_KINDS];
 	enum ctr_root_need root;        /* what it needs before its plan (rt.h) */
 	/* Prepare needs, on the host before the plan: */
-	bool app_version;               /* spec.app from `BIN --version` */
 	bool host_files;                /* it gives nothing of the host: ctrun binds /tmp,
 					 * /etc/hosts and /etc/resolv.conf */
 	bool image_env;                 /* spec.env is the process's whole environment:
@@ -78,7 +60,6 @@ struct ctr_driver {
 					 * the host's and the image's env scripts) */
 	const char *const *rundir_dirs; /* directories made in the run directory, NULL-ended
 					 * (OCI: its overlay's mount points), or NULL */
-	enum ctr_gpu_pass gpus;
 	enum ctr_default_cmd default_cmd;
 	/* --runtime auto: the driver of ctrun's own start of this runtime's
 	 * images (its name; NULL: none), taken instead where its binary is
@@ -92,8 +73,26 @@ struct ctr_driver {
 	 * runtime does not: OCI; enroot's hook, apptainer and ch-run do). */
 	bool ctrun_home;
 	bool ctrun_passwd;
+	/* The driver's own state in a run (its folder's struct: spec.own),
+	 * zeroed when the driver is picked; fini frees what it holds (NULL:
+	 * nothing).  0: none. */
+	size_t own_size;
+	void (*fini)(void *own);
+	/* The phases of a run that the driver takes part in (runner/container/
+	 * setup.c calls them in this order; docs/architecture.md): NULL is the
+	 * default, which does nothing.  Each gets the spec so far and the
+	 * request, and may fill its own state and the spec.
+	 *   probe  after the pick and the caller's identity: what the driver
+	 *          asks of its binary and the host (apptainer's release)
+	 *   gpus   the container has GPUs (spec.gpus, spec.gpu_ids): how the
+	 *          runtime gets them */
+	int (*probe)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	int (*gpus)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
 	/* The pure adapter: spec to plan (nothing executed or written). */
 	int (*plan)(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+	/* ctrun --version: what the driver says of its binary (its release),
+	 * into buf; NULL: only its path. */
+	void (*version)(const char *bin, char *buf, size_t size);
 };
 
 /* The table, NULL-ended, in CTR_DRIVERS order. */

@@ -1,13 +1,16 @@
 /* gpu_pin.c - GPU pinning for the runtime adapters (see gpu_pin.h). */
 #include "gpu_pin.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -395,4 +398,57 @@ out:
 	if (rv == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
 		rv = err_set(e, EXIT_CTRUN, "%s driver-files failed (status %d)", hook_path, status);
 	return rv;
+}
+
+int gpu_pin_nodes(struct ctr_devices *out, bool *present, struct err *e)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+
+	*present = false;
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+		struct ctr_device *v;
+
+		if (strncmp(de->d_name, "nvidia", 6) != 0 ||
+		    xsnprintf(path, sizeof(path), "/dev/%s", de->d_name) < 0 ||
+		    stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+			continue;
+		if (strcmp(de->d_name, "nvidiactl") == 0 ||
+		    (de->d_name[6] >= '0' && de->d_name[6] <= '9'))
+			*present = true;
+		if (out == NULL)
+			continue;
+		v = realloc(out->v, (out->n + 1) * sizeof(*v));
+		if (v == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		out->v = v;
+		v = &out->v[out->n];
+		v->path = strdup(path);
+		v->type = 'c';
+		v->major = major(st.st_rdev);
+		v->minor = minor(st.st_rdev);
+		v->mode = st.st_mode & 07777;
+		if (v->path == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		out->n++;
+	}
+	closedir(d);
+	return 0;
+}
+
+void gpu_pin_nodes_free(struct ctr_devices *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].path);
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
 }

@@ -16,6 +16,24 @@
 
 struct json_object;
 
+/* A device node passed through (GPUs): what stat(2) says about it. */
+struct ctr_device {
+	char *path;
+	char type; /* 'c' or 'b' */
+	unsigned major, minor;
+	unsigned mode; /* permission bits */
+};
+struct ctr_devices {
+	struct ctr_device *v;
+	size_t n;
+};
+
+/* The GPU device nodes of this node (/dev/nvidia0, nvidiactl, nvidia-uvm...),
+ * into out (NULL: only whether there are any): present is whether a GPU or
+ * the control node is there. */
+int gpu_pin_nodes(struct ctr_devices *out, bool *present, struct err *e);
+void gpu_pin_nodes_free(struct ctr_devices *d);
+
 /* Annotation names shared with ctrun-hook (hooks/state.h). */
 #define GPU_PIN_ANN_ENABLED "org.ctrun.enabled"
 #define GPU_PIN_ANN_GPUS "org.ctrun.gpus"

@@ -29,31 +29,14 @@
 /* A runtime: its entry in the driver table (drivers.h); NULL = none. */
 struct ctr_driver;
 
-/* Which apptainer or singularity binary it is, from its `--version` line
- * ("apptainer version 1.3.4", "singularity-ce version 4.1.0",
- * "singularity version 3.4.2"): the adapter's arguments depend on it. */
-enum app_flavor { APP_UNKNOWN, APP_APPTAINER, APP_SINGULARITYCE, APP_SINGULARITY };
-struct app_version {
-	enum app_flavor flavor;
-	int major, minor, patch;
-};
-/* Parses the first line of `BIN --version`; an unknown text gives APP_UNKNOWN. */
-void app_version_parse(const char *text, struct app_version *v);
-/* "apptainer 1.3.4", "SingularityCE 4.1.0", "Singularity 3.4.2", "an unknown version". */
-const char *app_version_name(const struct app_version *v, char *buf, size_t size);
-/* --mount exists: apptainer >= 1.0.0, SingularityCE >= 3.9.0. */
-bool app_has_mount(const struct app_version *v);
-/* SingularityCE >= 4.0: `oci mode` in singularity.conf switches to its OCI
- * launcher unless --no-oci. */
-bool app_has_no_oci(const struct app_version *v);
-
 /* build/ctrun-worker in the container: the workers of `check` and `bench`
  * (ctrun itself needs libraries an image lacks).  A run whose command is
  * this path gets it mounted there, next to the agent. */
 #define CTR_WORKER_BIN "/.ctrun/worker"
-/* apptainer isolation: the driver's libraries, bound onto empty files that
- * ctrun creates in the run directory (so every apptainer and singularity
- * release finds the mount point), on the workers' LD_LIBRARY_PATH. */
+/* The GPU driver's libraries, where a runtime does not bind them itself
+ * (apptainer's isolation, charliecloud): bound onto empty files that ctrun
+ * creates in the run directory (so every release finds the mount point),
+ * on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
 
 /* The driver's name, "none" for NULL. */
@@ -111,14 +94,6 @@ static inline const struct cache_cfg *ctr_ask_cache(const struct ctr_ask *a, str
 	return a->cache;
 }
 
-/* A device node passed through (GPUs): what stat(2) says about it. */
-struct ctr_device {
-	char *path;
-	char type; /* 'c' or 'b' */
-	unsigned major, minor;
-	unsigned mode; /* permission bits */
-};
-
 struct ctr_spec {
 	const struct ctr_driver *rt; /* the runtime (drivers.h) */
 	const char *bin;          /* the runtime binary: "runc", "/usr/bin/apptainer", ... */
@@ -130,13 +105,6 @@ struct ctr_spec {
 				   * the container in its data directory) */
 	const char *enroot_name;  /* enroot: the container's name in ENROOT_DATA_PATH */
 	const char *enroot_data;  /* enroot: ENROOT_DATA_PATH */
-	/* enroot with GPUs and no ctrun hook installed: ctrun-hook is added for
-	 * this run through a per-run ENROOT_CONFIG_PATH holding links to every
-	 * entry of the user's own (enroot_config; its entries, hooks.d's as
-	 * "hooks.d/NAME") and the hook script. */
-	const char *enroot_hook;
-	const char *enroot_config;
-	struct strv enroot_config_entries;
 	const char *rundir;       /* ctrun's directory of generated files on the host */
 	struct ctr_mounts mounts; /* in mount order; destinations already resolved */
 	const char *cwd;          /* working directory in the container, NULL = default */
@@ -145,14 +113,6 @@ struct ctr_spec {
 	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
-	bool gpu_isolate;         /* apptainer: only these GPUs' device nodes (--contain) */
-	struct ctr_mounts driver; /* apptainer isolation: the driver's files, destinations
-				   * in CTR_DRIVER_DIR (from `ctrun-hook driver-files`) */
-	const char *home;         /* apptainer isolation: the host's $HOME, bound back */
-	struct app_version app;   /* apptainer/singularity: which one */
-	struct ctr_device *devices;
-	size_t ndevices;
-	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
@@ -178,14 +138,11 @@ struct ctr_spec {
 	bool no_home;
 	const char *user;         /* the caller's login name (getpwuid), else its uid */
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
-	bool subids;              /* the caller has /etc/subuid and /etc/subgid ranges
-				   * (Singularity 3's --fakeroot needs them) */
 	/* Rootless, and the image has no /etc/passwd or /etc/group where its
 	 * /etc (or the nearest directory above) is another user's: the overlay
 	 * cannot get a mount point there (ident.c), so a runtime that binds its
 	 * own passwd (ch-run) is told not to; the ids stay unnamed. */
 	bool no_idfile_points;
-	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
 	/* OCI from a mounted image: the image holder (runner/container/holder.h)
 	 * whose namespaces the runtime's child joins, by descriptor (a pid
 	 * could be reused), and the rootfs there (rootfs is the same tree as
@@ -193,6 +150,9 @@ struct ctr_spec {
 	bool holder;
 	int holder_mnt, holder_user; /* user: -1 when not rootless */
 	const char *rootfs_ns;
+	/* The driver's own state in this run: its folder's struct (drivers.h
+	 * own_size), which its phases fill and its plan reads; NULL = none. */
+	void *own;
 };
 
 struct ctr_file {
@@ -266,14 +226,6 @@ int ctr_plan_file(struct ctr_plan *p, const char *path, const char *data, size_t
 int ctr_plan_exec_file(struct ctr_plan *p, const char *path, const char *text, struct err *e);
 /* A symbolic link PATH -> TARGET. */
 int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, struct err *e);
-
-/* The adapters. */
-int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-/* enroot create --name NAME IMAGE, into ENROOT_DATA_PATH. */
-int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
-			  struct strv *argv, struct err *e);
 
 /* What the runtime is picked for: `want` ("auto" or a name of the driver
  * table), the image and its kind, and how a binary is found (`have` tells

@@ -68,6 +68,8 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "gpu_pin.h"
+#include "util.h"
 
 /* "--set-env=K='V'": ch-run (env_var_parse) splits at the first '=' and
  * strips one pair of single quotes when the value starts and ends with
@@ -101,9 +103,10 @@ static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 static int driver_files(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	const size_t prefix = strlen("/.ctrun"), dir = strlen(CTR_DRIVER_DIR);
+	const struct ctr_mounts *driver = &((const struct ch_own *)s->own)->driver;
 
-	for (size_t i = 0; i < s->driver.n; i++) {
-		const struct ctr_mount *m = &s->driver.v[i];
+	for (size_t i = 0; i < driver->n; i++) {
+		const struct ctr_mount *m = &driver->v[i];
 		char path[4096];
 
 		if (strncmp(m->dst, CTR_DRIVER_DIR "/", dir + 1) != 0 ||
@@ -209,6 +212,25 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "charliecloud plan") : 0;
 }
 
+/* GPUs: ch-run binds the host's /dev whole; the driver's files that
+ * ctrun-hook names go in by name (the image is never written, as
+ * `ch-fromhost --nvidia` would). */
+static int ch_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
+{
+	char hook[4096];
+
+	(void)a;
+	if (sibling_path("ctrun-hook", hook, sizeof(hook)) < 0)
+		return err_set(e, EXIT_CTRUN, "GPUs with %s need ctrun-hook next to ctrun "
+			       "(%s): it names the driver's files", s->bin, hook);
+	return gpu_pin_driver_binds(hook, CTR_DRIVER_DIR, &((struct ch_own *)s->own)->driver, e);
+}
+
+static void ch_fini(void *p)
+{
+	mounts_free(&((struct ch_own *)p)->driver);
+}
+
 static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
 
 /* Last in auto's order for every kind it runs (it is the one runtime of
@@ -226,8 +248,10 @@ const struct ctr_driver ctr_driver_charliecloud = {
 	.host_files = true,
 	.image_env = true,
 	.rundir_dirs = rundir_dirs,
-	.gpus = GPU_PASS_FILES,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
+	.own_size = sizeof(struct ch_own),
+	.fini = ch_fini,
+	.gpus = ch_gpus,
 	.plan = rt_charliecloud_plan,
 };

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "drivers.h"
+#include "oci/oci.h"
 
 /* auto's choices for a kind, as "a b c". */
 
@@ -245,9 +246,12 @@ static void test_enroot_where_own_start_is_no_choice(void **state)
 
 static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 {
+	static struct oci_own own[2];
+	static int k;
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	s->own = memset(&own[k++ % 2], 0, sizeof(own[0]));
 	s->rt = ctr_driver_named(rt);
 	s->bin = bin;
 	s->id = "ctrun-7.0.0-n1-42-0000abcd";
@@ -255,7 +259,6 @@ static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 	s->kind = IMAGE_SQUASHFS;
 	s->rootfs = "/tmp/ctrun-cache-0/entries/squashfs-01";
 	s->rundir = "/tmp/ctrun-0/run1";
-	s->oci_root = "/tmp/ctrun-0/run1/state";
 	s->cwd = "/home/u/proj";
 	s->agent = true;
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);

@@ -14,12 +14,18 @@
 #include <cmocka.h>
 
 #include "drivers.h"
+#include "enroot/enroot.h"
+
+/* The driver's own state (enroot.h), one per test. */
+static struct enroot_own own;
 
 static void spec_init(struct ctr_spec *s)
 {
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	memset(&own, 0, sizeof(own));
+	s->own = &own;
 	s->rt = ctr_driver_named("enroot");
 	s->bin = "enroot";
 	s->image = "/images/pytorch.sqsh";
