@@ -193,7 +193,7 @@ static int add_mounts(struct ctr_setup *c, const struct topo *t, const char *cwd
 			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
 				       "runs the workers of check and bench inside the container",
 				       worker);
-		if (ctr_worker_check(ctr_root_dir(&c->root), c->image, worker, e) < 0 ||
+		if (ctr_worker_check(ctr_rootfs_dir(&c->spec), c->image, worker, e) < 0 ||
 		    mounts_add(ms, worker, CTR_WORKER_BIN, true, true, e) < 0)
 			return -1;
 	}
@@ -358,19 +358,16 @@ static int names(struct ctr_setup *c, const struct topo *t, bool agent, struct e
 }
 
 /* Prepare the root: the image's root file system on this node (ctrroot.h
- * decides, imgsource.c makes it), into the spec.  enroot keeps a named
- * container, and a saving task's, in its own data directory: no other
- * root file system to prepare. */
+ * decides, imgsource.c makes it), into the spec; or the driver's own. */
 static int prepare_root(struct ctr_setup *c, struct err *e)
 {
-	const struct ctr_ask *o = &c->ask;
 	struct ctr_root_req q = { .image = c->image, .kind = c->spec.kind,
-				  .need = ctr_root_need(c->spec.rt), .bin = c->bin,
-				  .rundir = c->rundir, .rundir_made = &c->rundir_made,
-				  .share = c->share, .root = !c->spec.rootless, .ask = o };
+				  .need = ctr_root_need(c->spec.rt), .rundir = c->rundir,
+				  .rundir_made = &c->rundir_made, .share = c->share,
+				  .root = !c->spec.rootless, .ask = &c->ask };
 
-	if (q.need == ROOT_ENROOT && !o->dry_run && (o->name != NULL || o->saves))
-		return 0;
+	if (q.need == ROOT_DRIVER)
+		return c->spec.rt->root(&c->spec, &c->ask, e);
 	if (ctr_root_prepare(&q, &c->root, e) < 0)
 		return -1;
 	ctr_root_spec(&c->root, &c->spec);
@@ -385,7 +382,7 @@ static int mounts(struct ctr_setup *c, const struct topo *t, bool agent, struct 
 
 	if (add_mounts(c, t, c->cwd, agent, e) < 0)
 		return -1;
-	if (ctr_root_dir(&c->root) == NULL)
+	if (ctr_rootfs_dir(&c->spec) == NULL)
 		return 0;
 	/* Resolved inside the image: a symlink there never leads a mount out. */
 	for (size_t i = 0; i < s->mounts.n; i++)

@@ -51,7 +51,7 @@ struct ctr_driver {
 	/* Per image kind: 0 it cannot run it; 1, 2, ... --runtime auto's order
 	 * (lowest first, ties in table order); CTR_NAMED_ONLY. */
 	unsigned char rank[CTR_KINDS];
-	enum ctr_root_need root;        /* what it needs before its plan (rt.h) */
+	enum ctr_root_need need;        /* what it needs before its plan (rt.h) */
 	/* Prepare needs, on the host before the plan: */
 	bool host_files;                /* it gives nothing of the host: ctrun binds /tmp,
 					 * /etc/hosts and /etc/resolv.conf */
@@ -84,10 +84,20 @@ struct ctr_driver {
 	 * request, and may fill its own state and the spec.
 	 *   probe  after the pick and the caller's identity: what the driver
 	 *          asks of its binary and the host (apptainer's release)
+	 *   root   need ROOT_DRIVER: the root file system, its own way
+	 *          (spec.rootfs, rootfs_real)
+	 *   keep   --name or --save: the container kept its own way (the
+	 *          default: the overlay's upper layer on disk, spec.named_upper)
 	 *   gpus   the container has GPUs (spec.gpus, spec.gpu_ids): how the
 	 *          runtime gets them */
 	int (*probe)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	int (*root)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	int (*keep)(struct ctr_spec *s, const struct ctr_ask *a, const struct ctr_keep *k,
+		    struct err *e);
 	int (*gpus)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	/* --runtime auto with --name: whether the kept container in dir is
+	 * this runtime's own (then auto takes it); NULL: never. */
+	bool (*kept)(const char *dir);
 	/* The pure adapter: spec to plan (nothing executed or written). */
 	int (*plan)(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 	/* ctrun --version: what the driver says of its binary (its release),

@@ -46,13 +46,12 @@ const char *ctr_runtime_name(const struct ctr_driver *rt);
  * file system decision in runner/container/ reads only this, never the
  * runtime itself). */
 enum ctr_root_need {
-	ROOT_IMAGE_FILE, /* it reads the image file itself (apptainer, singularity) */
+	ROOT_IMAGE_FILE, /* it reads the image file itself */
 	ROOT_TREE,       /* a directory tree: the image directory, the squashfs or SIF
-			  * mounted by the holder, else a node cache entry (OCI) */
-	ROOT_ENROOT,     /* a container in enroot's data directory, or enroot's own
-			  * start of the squashfs file */
+			  * mounted by the holder, else a node cache entry */
+	ROOT_DRIVER,     /* its own: the driver's root phase makes it (drivers.h root) */
 };
-/* The driver's `root` (drivers.h); NULL: ROOT_IMAGE_FILE. */
+/* The driver's `need` (drivers.h); NULL: ROOT_IMAGE_FILE. */
 enum ctr_root_need ctr_root_need(const struct ctr_driver *rt);
 
 /* --image-mode. */
@@ -94,6 +93,14 @@ static inline const struct cache_cfg *ctr_ask_cache(const struct ctr_ask *a, str
 	return a->cache;
 }
 
+/* The keep phase's place (drivers.h keep): the named container's directory
+ * (images/named.h, taken and locked), or NULL for a --save run without
+ * --name (its layer lives in the run directory, RUNDIR/save). */
+struct ctr_keep {
+	const char *dir;
+	bool *rundir_made;  /* the run directory exists; set by whoever makes it */
+};
+
 struct ctr_spec {
 	const struct ctr_driver *rt; /* the runtime (drivers.h) */
 	const char *bin;          /* the runtime binary: "runc", "/usr/bin/apptainer", ... */
@@ -102,9 +109,9 @@ struct ctr_spec {
 	enum image_kind kind;
 	const char *rootfs;       /* host directory of the image's root file system, when
 				   * there is one (OCI: the overlay's lower layer; enroot:
-				   * the container in its data directory) */
-	const char *enroot_name;  /* enroot: the container's name in ENROOT_DATA_PATH */
-	const char *enroot_data;  /* enroot: ENROOT_DATA_PATH */
+				   * the container in its data directory), or --dry-run's
+				   * text of what a run would make */
+	bool rootfs_real;         /* rootfs is a directory ctrun can read */
 	const char *rundir;       /* ctrun's directory of generated files on the host */
 	struct ctr_mounts mounts; /* in mount order; destinations already resolved */
 	const char *cwd;          /* working directory in the container, NULL = default */
@@ -119,6 +126,9 @@ struct ctr_spec {
 	 * on disk, in the node cache (images/named.h), instead of on the
 	 * run's tmpfs; NULL = the tmpfs.  enroot: its own container there. */
 	const char *named_upper, *named_work;
+	/* --name, --save: the kept container is rootfs itself, whole (enroot's
+	 * own container), not named_upper over it. */
+	bool kept_whole;
 	bool writable;            /* --writable: the root writable for the run, discarded
 				   * at its end (OCI/charliecloud: the overlay's tmpfs;
 				   * enroot: --rw over its own start of the squashfs;
@@ -154,6 +164,12 @@ struct ctr_spec {
 	 * own_size), which its phases fill and its plan reads; NULL = none. */
 	void *own;
 };
+
+/* rootfs when ctrun can read it, else NULL. */
+static inline const char *ctr_rootfs_dir(const struct ctr_spec *s)
+{
+	return s->rootfs_real ? s->rootfs : NULL;
+}
 
 struct ctr_file {
 	char *path;

@@ -241,7 +241,7 @@ const struct ctr_driver ctr_driver_charliecloud = {
 	.bins = (const char *const[]){ "ch-run", NULL },
 	.rank = { [IMAGE_UNKNOWN] = 2, [IMAGE_SQUASHFS] = 5, [IMAGE_DOCKER_ARCHIVE] = 2,
 		  [IMAGE_OCI_ARCHIVE] = 2, [IMAGE_DIR] = 4 },
-	.root = ROOT_TREE,
+	.need = ROOT_TREE,
 	/* ch-run binds $TMPDIR (not /tmp) at /tmp, and a mount point under the
 	 * image's /tmp cannot be made rootless (root's directory): ctrun binds
 	 * the host's /tmp, /etc/hosts and /etc/resolv.conf as for OCI. */

@@ -124,11 +124,12 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 
 int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	const struct enroot_own *own = s->own;
 	struct strv tab = { 0 }, env = { 0 };
 	char path[4096], *conf = NULL, *tabtext = NULL, *envtext = NULL;
 	int ret = 0, rv = -1;
 
-	if (s->rundir == NULL || s->enroot_name == NULL || s->enroot_data == NULL)
+	if (s->rundir == NULL || own == NULL || own->name[0] == '\0' || own->data[0] == '\0')
 		return err_set(e, EXIT_CTRUN, "enroot: incomplete container description");
 	if (fstab(s, &tab, e) < 0)
 		goto fail;
@@ -179,9 +180,9 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * shared container, which --rw would change for everyone. */
 	if (s->writable)
 		ret |= strv_push(&p->argv, "--rw");
-	ret |= strv_push(&p->argv, s->enroot_name);
+	ret |= strv_push(&p->argv, own->name);
 	ret |= strv_extend(&p->argv, s->argv.v);
-	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", s->enroot_data);
+	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", own->data);
 	/* The home, per run, whatever the user's environment or enroot.conf
 	 * says: its hook binds $HOME there (at /root with --root), unless
 	 * --no-home ("n" is enroot's false). */
@@ -198,8 +199,7 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */
 	if (s->gpus)
 		ret |= strv_push(&p->setenv, "ENROOT_RESTRICT_DEV=y");
-	if (ret == 0 && s->gpus && ((const struct enroot_own *)s->own)->hook[0] != '\0' &&
-	    per_run_hook(s, p, e) < 0)
+	if (ret == 0 && s->gpus && own->hook[0] != '\0' && per_run_hook(s, p, e) < 0)
 		goto fail;
 	/* The NVIDIA hook prefers its own environment over the file's. */
 	ret |= strv_push(&p->unsetenv, "NVIDIA_VISIBLE_DEVICES");
@@ -241,11 +241,14 @@ const struct ctr_driver ctr_driver_enroot = {
 	.name = "enroot",
 	.bins = (const char *const[]){ "enroot", NULL },
 	.rank = { [IMAGE_SQUASHFS] = 1 },
-	.root = ROOT_ENROOT,
+	.need = ROOT_DRIVER,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.auto_own = "oci",
 	.own_size = sizeof(struct enroot_own),
 	.fini = enroot_fini,
+	.root = enroot_root,
+	.keep = enroot_keep,
+	.kept = enroot_kept,
 	.gpus = enroot_gpus,
 	.plan = rt_enroot_plan,
 };

@@ -83,7 +83,7 @@ static void test_root_need_comes_from_the_table(void **state)
 	(void)state;
 	assert_int_equal(ctr_root_need(ctr_driver_named("oci")), ROOT_TREE);
 	assert_int_equal(ctr_root_need(ctr_driver_named("crun")), ROOT_TREE);
-	assert_int_equal(ctr_root_need(ctr_driver_named("enroot")), ROOT_ENROOT);
+	assert_int_equal(ctr_root_need(ctr_driver_named("enroot")), ROOT_DRIVER);
 	assert_int_equal(ctr_root_need(ctr_driver_named("apptainer")), ROOT_IMAGE_FILE);
 	assert_int_equal(ctr_root_need(ctr_driver_named("singularity")), ROOT_IMAGE_FILE);
 	assert_int_equal(ctr_root_need(NULL), ROOT_IMAGE_FILE);

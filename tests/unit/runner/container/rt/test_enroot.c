@@ -31,8 +31,8 @@ static void spec_init(struct ctr_spec *s)
 	s->image = "/images/pytorch.sqsh";
 	s->kind = IMAGE_SQUASHFS;
 	s->rundir = "/tmp/ctrun-1000/run1";
-	s->enroot_name = "ctrun-squashfs-0123";
-	s->enroot_data = "/tmp/ctrun-cache-1000/enroot-data";
+	snprintf(own.name, sizeof(own.name), "ctrun-squashfs-0123");
+	snprintf(own.data, sizeof(own.data), "/tmp/ctrun-cache-1000/enroot-data");
 	s->cwd = "/home/u/proj";
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
