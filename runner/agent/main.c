@@ -254,7 +254,7 @@ static int prepare(struct agent_spec *s, struct strv *own, const char **entry, b
 {
 	struct strv dirs = { 0 };
 
-	if (strv_extend(own, environ) < 0 || (s->apptainer_env && apptainer_env(s, own) < 0) ||
+	if (strv_extend(own, environ) < 0 || (s->complete_env && apptainer_env(s, own) < 0) ||
 	    (s->host_drop.n > 0 && clean_host_env(s, own) < 0)) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;

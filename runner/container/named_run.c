@@ -3,7 +3,7 @@
  * cache (images/named.h), and the spec pointed at it.
  *
  * By default (OCI, crun, charliecloud) the overlay's upper and work
- * directories are the named container's (ocins.c), on disk instead of the
+ * directories are the named container's (overlay.c), on disk instead of the
  * run's tmpfs, and a --save run's in the run directory.  A driver with a
  * keep phase of its own (drivers.h keep: enroot's own container) keeps it
  * there its way, inside the named container's directory, so listing,

@@ -123,7 +123,7 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 	    strv_extend(&as->libdirs, p->agent_libdirs.v) < 0 ||
 	    strv_extend(&as->entry, p->agent_entry.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "agent spec");
-	as->apptainer_env = p->agent_apptainer_env;
+	as->complete_env = p->agent_complete_env;
 	/* No command: the entrypoint alone, else the shell (cmd_shell.c). */
 	as->entry_default = c->spec.run_default && as->entry.n > 0;
 	as->image_scripts = p->agent_image_scripts;
@@ -194,7 +194,7 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 		}
 		printf(as->entry_default ? "; the command above when none is there\n" : "\n");
 	}
-	if (as->apptainer_env)
+	if (as->complete_env)
 		printf("# agent completes apptainer's environment: the image's /etc/environment "
 		       "when apptainer read none, the host's LANG\n");
 	if (as->image_scripts)

@@ -117,7 +117,7 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 			fputs(", a tmpfs over /sys/fs/cgroup/unified if cgroup2 there holds controllers",
 			      stdout);
 		if (p->ovl_stage) {
-			/* ch-run binds read-write: it gets the staged binds (ocins.c). */
+			/* ch-run binds read-write: it gets the staged binds (overlay.c). */
 			fputs(", each mount's source bound with its options at ", stdout);
 			shell_quote(stdout, p->ovl_tmp);
 			fputs("/b/N", stdout);
@@ -261,7 +261,7 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		 * control FIFO and stops the workers. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
 			_exit(EXIT_CTRUN);
-		if (p->ovl && ocins_enter(s, p, &ce) < 0) {
+		if (p->ovl && overlay_enter(s, p, &ce) < 0) {
 			if (write(errp[1], ce.msg, strlen(ce.msg)) < 0)
 				_exit(EXIT_CTRUN);
 			_exit(EXIT_CTRUN);

@@ -267,16 +267,15 @@ static int resolve_image(struct ctr_setup *c, const struct topo *t, struct err *
 }
 
 /* Pick the runtime: its driver and binary (auto: ctrun's own start where
- * enroot, as configured here, would add nothing, enrootcfg.c; -v says
- * which and why), and what the driver asks of the binary. */
+ * a runtime, as configured here, would add nothing: drivers.h auto_own;
+ * -v says which and why), and the driver's own state. */
 static int pick_runtime(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
 	char note[2048];
 
 	if (ctr_pick_runtime(&(struct ctr_pick){ .want = ctr_named_want(&c->ask), .kind = s->kind,
-						 .image = c->image, .adds = ctr_enroot_adds,
-						 .arg = (void *)c->ask.envp, .note = note,
+						 .image = c->image, .envp = c->ask.envp, .note = note,
 						 .note_size = sizeof(note) },
 			     &s->rt, c->bin, sizeof(c->bin), e) < 0)
 		return -1;

@@ -65,8 +65,12 @@ struct ctr_driver {
 	 * images (its name; NULL: none), taken instead where its binary is
 	 * installed and this runtime's configuration on the node adds nothing
 	 * to a container (ctr_pick.adds): the same container, started faster
-	 * (enroot: "oci"; docs/decisions.md, issue 33). */
+	 * (enroot: "oci"; docs/decisions.md, issue 33): adds says whether the
+	 * runtime (binary bin), as configured here, adds anything (what, into
+	 * why); NULL: it does. */
 	const char *auto_own;
+	bool (*adds)(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
+		     size_t size);
 	/* Identity (ident.c): ctrun binds the caller's home into the container
 	 * (the runtime does not: OCI, charliecloud), and ctrun writes the
 	 * container's /etc/passwd and /etc/group with the caller in them (the

@@ -193,7 +193,7 @@ struct ctr_plan {
 	struct strv agent_env;
 	struct strv agent_libdirs;
 	struct strv agent_entry;
-	bool agent_apptainer_env;
+	bool agent_complete_env;
 	bool agent_image_scripts;
 	/* The runtime passes ctrun's environment into the container (enroot,
 	 * ch-run): --clean-env has the agent remove it (spec record D). */
@@ -253,11 +253,12 @@ struct ctr_pick {
 	bool (*have)(const char *bin, char *path, size_t size);
 	/* auto, for a driver with an auto_own (drivers.h) found: whether this
 	 * runtime (binary bin), as configured on the node, adds to a container
-	 * something ctrun's own start does not, and what (into why); arg is
-	 * passed through.  NULL: never asked, the driver is taken. */
-	bool (*adds)(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+	 * something ctrun's own start does not, and what (into why).  NULL:
+	 * the driver's own adds (drivers.h; a driver without one is taken); a
+	 * test gives its own. */
+	bool (*adds)(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
 		     size_t size);
-	void *arg;
+	char *const *envp; /* ctrun's environment, for adds */
 	/* Out: why auto took one runtime of two that could run the image (for
 	 * -v), "" when it had no such choice; NULL: not wanted. */
 	char *note;

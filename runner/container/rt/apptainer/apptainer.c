@@ -227,7 +227,7 @@ static int gpu_args(const struct ctr_spec *s, struct ctr_mounts *pre, struct ctr
 				e) < 0))
 			goto out;
 	}
-	if (gpu_pin_apptainer(&gpus, isolate, &p->argv, pre, &env, e) < 0)
+	if (app_gpu_args(&gpus, isolate, &p->argv, pre, &env, e) < 0)
 		goto out;
 	if (!isolate) {
 		/* --nv: every GPU; the task's are named by CUDA_VISIBLE_DEVICES,
@@ -358,7 +358,7 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (bind_args(s, &binds, p, e) < 0)
 		goto fail;
 	mounts_free(&binds);
-	p->agent_apptainer_env = true;
+	p->agent_complete_env = true;
 	if (s->entrypoint && (strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0 ||
 			      strv_push(&p->agent_entry, "/etc/rc") < 0))
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);

@@ -41,6 +41,19 @@ struct app_own {
 	char home[4096];
 };
 
+/* apptainer/singularity flags, binds and worker variables for `gpus`:
+ *   isolate = false  flag "--nv" (binds every GPU and the driver);
+ *                    CUDA_VISIBLE_DEVICES=IDS pins the workers (host ids:
+ *                    every GPU is visible in the container);
+ *   isolate = true   flag "--contain" (a minimal /dev), a bind of
+ *                    /dev/nvidiaN for each GPU and of the control nodes
+ *                    present; CUDA_VISIBLE_DEVICES=0..n-1.  The driver's
+ *                    files are the caller's (gpu_pin_driver_binds).
+ * Appends to flags (before the image), binds (in order) and env (KEY=VALUE,
+ * for the agent). */
+int app_gpu_args(const struct strv *gpus, bool isolate, struct strv *flags,
+		 struct ctr_mounts *binds, struct strv *env, struct err *e);
+
 int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 
 #endif

@@ -8,7 +8,7 @@
  * Root.  ch-run runs a directory, or a squashfs it mounts itself with
  * squashfuse_ll; ctrun gives it a directory: the node cache's unpacked
  * tree, the image directory, or the squashfs the image holder mounted,
- * under the same overlay as the OCI adapter (ocins.c: a private mount
+ * under the same overlay as the OCI adapter (overlay.c: a private mount
  * namespace, a user namespace mapping the caller to root when rootless, a
  * tmpfs upper layer holding the mount points).  Not ch-run's own squashfs
  * mount: its default mount point /var/tmp/$USER.ch/mnt is one per user and
@@ -31,7 +31,7 @@
  * a missing destination with mkdir in the image, which fails in a
  * read-only root.  So ctrun first binds every source in its private
  * namespace at RUNDIR/ovl/b/N (a path of its own, with no ':') with the
- * mount's options: read-only, nosuid, nodev unless asked (ocins.c,
+ * mount's options: read-only, nosuid, nodev unless asked (overlay.c,
  * plan.ovl_stage), and the overlay holds every destination.  ch-run itself
  * binds the host's /dev, /proc, /sys, /etc/hosts, /etc/resolv.conf,
  * /etc/machine-id and $TMPDIR (else /tmp) at /tmp, and its own /etc/passwd
@@ -86,7 +86,7 @@ static int set_env(const struct ctr_spec *s, const char *kv, struct strv *argv, 
 }
 
 /* -b STAGED:DST for every mount: STAGED is RUNDIR/ovl/b/N, where ctrun's
- * namespace binds the source with its options before exec (ocins.c). */
+ * namespace binds the source with its options before exec (overlay.c). */
 static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	int ret = 0;

@@ -108,7 +108,7 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 		if (ctr_plan_link(p, from, to, e) < 0)
 			return -1;
 	}
-	text = gpu_pin_enroot_hook(own->hook, "added by ctrun for this run only");
+	text = enroot_hook_script(own->hook, "added by ctrun for this run only");
 	if (text == NULL)
 		return err_set(e, EXIT_CTRUN, "enroot: %s cannot be named in a hook script (only "
 			       "letters, digits, / . _ + @ -): install ctrun elsewhere",
@@ -244,6 +244,7 @@ const struct ctr_driver ctr_driver_enroot = {
 	.need = ROOT_DRIVER,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.auto_own = "oci",
+	.adds = enroot_adds,
 	.own_size = sizeof(struct enroot_own),
 	.fini = enroot_fini,
 	.root = enroot_root,

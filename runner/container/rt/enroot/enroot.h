@@ -68,5 +68,19 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 /* enroothook.c: the GPU phase (drivers.h gpus). */
 int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+/* The hook script that execs `HOOK_PATH enroot` (an executable *.sh enroot
+ * runs from hooks.d), and gives way quietly when HOOK_PATH is gone; `why`
+ * says who wrote it.  NULL when HOOK_PATH would need quoting (only
+ * [A-Za-z0-9/._+@-], absolute, no /../) or on ENOMEM. */
+char *enroot_hook_script(const char *hook_path, const char *why);
+/* The one `ctrun hooks install enroot` writes (hooks_install.h), and
+ * whether a file's text is such a one (for any hook path). */
+char *enroot_hook_file(const char *hook_path);
+bool enroot_hook_file_is_ours(const char *text);
+/* enrootcfg.c: --runtime auto's question (drivers.h adds): whether enroot
+ * (binary bin), as configured on this node, adds to a container something
+ * ctrun's own start does not (why: what). */
+bool enroot_adds(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
+		 size_t size);
 
 #endif

@@ -1,14 +1,17 @@
-/* enroothook.c - enroot's GPU phase (enroot.h): where no ctrun hook is
- * installed in enroot's hooks.d, ctrun-hook is added for this run, through
- * a per-run ENROOT_CONFIG_PATH linking every entry of the user's own
- * (rt/enroot/enroot.c writes it).  Both directories are enroot's
- * (core/enrootdir.h); without HOME there is no user directory. */
+/* enroothook.c - ctrun-hook for enroot: the hook script (per run, or
+ * installed by `ctrun hooks install enroot`), and enroot's GPU phase
+ * (enroot.h): where no ctrun hook is installed in enroot's hooks.d,
+ * ctrun-hook is added for this run, through a per-run ENROOT_CONFIG_PATH
+ * linking every entry of the user's own (rt/enroot/enroot.c writes it).
+ * Both directories are enroot's (core/enrootdir.h); without HOME there is
+ * no user directory. */
 #include "enroot.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,4 +107,44 @@ int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
 	rv = config_entries(own, d, userdir, e);
 	closedir(d);
 	return rv;
+}
+
+char *enroot_hook_script(const char *hook_path, const char *why)
+{
+	static const char fmt[] =
+		"#!/bin/sh\n"
+		"# ctrun GPU pinning for enroot containers; %s. See ctrun's docs/hooks.md.\n"
+		"hook=%s\n"
+		"if [ ! -x \"$hook\" ]; then\n"
+		"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
+		"\texit 0\n"
+		"fi\n"
+		"exec \"$hook\" enroot\n";
+	char *text;
+
+	if (hook_path[0] != '/' || strstr(hook_path, "/../") != NULL ||
+	    strspn(hook_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") !=
+		    strlen(hook_path))
+		return NULL;
+	return asprintf(&text, fmt, why, hook_path) < 0 ? NULL : text;
+}
+
+char *enroot_hook_file(const char *hook_path)
+{
+	/* It gives way quietly when ctrun-hook is gone, so removing ctrun
+	 * never stops every enroot container of the user. */
+	return enroot_hook_script(hook_path, "written by `ctrun hooks install enroot`,\n"
+				  "# removed by `ctrun hooks uninstall enroot`");
+}
+
+bool enroot_hook_file_is_ours(const char *text)
+{
+	const char *l = strstr(text, "\nhook=");
+	char *path = l != NULL ? strndup(l + 6, strcspn(l + 6, "\n")) : NULL;
+	char *want = path != NULL ? enroot_hook_file(path) : NULL;
+	bool ours = want != NULL && strcmp(want, text) == 0;
+
+	free(path);
+	free(want);
+	return ours;
 }

@@ -302,7 +302,7 @@ static int gpu_pin(json_object *c, const struct ctr_spec *s, struct err *e)
 	     g = strtok_r(NULL, ",", &save))
 		if (strv_push(&gpus, g) < 0)
 			goto out;
-	rv = gpu_pin_oci_config(c, &gpus, ((const struct oci_own *)s->own)->hook, e);
+	rv = oci_gpu_config(c, &gpus, ((const struct oci_own *)s->own)->hook, e);
 out:
 	if (rv < 0 && e->code == 0)
 		err_sys(e, EXIT_CTRUN, "config.json");
@@ -474,7 +474,7 @@ const struct ctr_driver ctr_driver_oci = {
 
 /* crun 1.8 refuses a hybrid host whose cgroup2 holds a controller ("cgroups
  * in hybrid mode not supported"), where runc uses the v1 hierarchies: the
- * runtime's namespace hides that cgroup2 (ocins.c), so crun sees v1 too. */
+ * runtime's namespace hides that cgroup2 (overlay.c), so crun sees v1 too. */
 static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	if (rt_oci_plan(s, p, e) < 0)

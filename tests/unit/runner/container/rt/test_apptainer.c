@@ -42,7 +42,7 @@ static void test_exec_with_plain_binds(void **state)
 		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
 	assert_int_equal(p.nfiles, 0);
 	assert_int_equal(p.setenv.n, 0);
-	assert_true(p.agent_apptainer_env);
+	assert_true(p.agent_complete_env);
 	/* apptainer sourced /.singularity.d/env itself: never twice. */
 	assert_false(p.agent_image_scripts);
 	assert_int_equal(p.agent_entry.n, 0);
@@ -94,7 +94,7 @@ static void test_image_default_without_run(void **state)
 	assert_int_equal(p.agent_entry.n, 2);
 	assert_string_equal(p.agent_entry.v[0], "/.singularity.d/runscript");
 	assert_string_equal(p.agent_entry.v[1], "/etc/rc");
-	assert_true(p.agent_apptainer_env);
+	assert_true(p.agent_complete_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }

@@ -94,7 +94,7 @@ static void test_agent_argv_over_the_overlay(void **state)
 	assert_int_equal(p.agent_entry.n, 0);
 	assert_int_equal(p.agent_libdirs.n, 0);
 	assert_true(p.agent_image_scripts);
-	assert_false(p.agent_apptainer_env);
+	assert_false(p.agent_complete_env);
 	assert_false(p.gpus_renumbered);
 	ctr_plan_free(&p);
 	spec_free(&s);

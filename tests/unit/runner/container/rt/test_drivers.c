@@ -149,14 +149,16 @@ static bool have_installed(const char *bin, char *path, size_t size)
 	return false;
 }
 
-/* ctr_pick.adds stand-ins: what they were asked, and their answer. */
+/* ctr_pick.adds stand-ins (for enroot's own, which reads the node's
+ * configuration): what they were asked, and their answer. */
 static int asked;
 static char asked_bin[64];
+static char *const the_env[] = { "ENV=the environment", NULL };
 
-static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, void *arg, char *why,
-				size_t size)
+static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, char *const *envp,
+				char *why, size_t size)
 {
-	(void)arg;
+	(void)envp;
 	(void)why;
 	(void)size;
 	asked++;
@@ -165,10 +167,10 @@ static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, voi
 	return false;
 }
 
-static bool enroot_adds_a_site_hook(const struct ctr_driver *d, const char *bin, void *arg,
-				    char *why, size_t size)
+static bool enroot_adds_a_site_hook(const struct ctr_driver *d, const char *bin,
+				    char *const *envp, char *why, size_t size)
 {
-	assert_string_equal((const char *)arg, "the environment");
+	assert_ptr_equal(envp, the_env);
 	enroot_adds_nothing(d, bin, NULL, why, size);
 	snprintf(why, size, "/etc/enroot/hooks.d/50-site.sh is the site's");
 	return true;
@@ -184,7 +186,7 @@ static void test_auto_takes_own_start_where_enroot_adds_nothing(void **state)
 	struct err e = { 0 };
 	struct ctr_pick q = { .want = "auto", .kind = IMAGE_SQUASHFS, .image = "/i.sqsh",
 			      .have = have_installed, .adds = enroot_adds_nothing,
-			      .arg = "the environment", .note = note, .note_size = sizeof(note) };
+			      .envp = the_env, .note = note, .note_size = sizeof(note) };
 
 	(void)state;
 	installed[0] = "enroot";
@@ -208,9 +210,9 @@ static void test_auto_takes_own_start_where_enroot_adds_nothing(void **state)
 			    "/etc/enroot/hooks.d/50-site.sh is the site's");
 }
 
-/* Where ctrun's own start is not installed, asked for by name, or not
- * asked about (adds NULL), enroot is taken as before, and a kind enroot
- * does not run never asks. */
+/* Where ctrun's own start is not installed or enroot is asked for by
+ * name, enroot is taken as before, and a kind enroot does not run never
+ * asks. */
 static void test_enroot_where_own_start_is_no_choice(void **state)
 {
 	const struct ctr_driver *rt;
@@ -234,10 +236,6 @@ static void test_enroot_where_own_start_is_no_choice(void **state)
 	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
 	assert_string_equal(rt->name, "enroot");
 	q.want = "auto";
-	q.adds = NULL;
-	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
-	assert_string_equal(rt->name, "enroot");
-	q.adds = enroot_adds_nothing;
 	q.kind = IMAGE_SIF;
 	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
 	assert_string_equal(rt->name, "oci");
@@ -317,11 +315,28 @@ static void test_crun_plan_is_the_oci_plan_run_by_crun(void **state)
 	spec_free(&crun);
 }
 
+/* auto's question goes to the driver that has one: enroot's own reads the
+ * enroot script, and one it cannot read is taken to add (enroot is taken). */
+static void test_auto_asks_the_drivers_own_question(void **state)
+{
+	const struct ctr_driver *enroot = ctr_driver_named("enroot");
+	char why[256] = "";
+
+	(void)state;
+	assert_non_null(enroot->adds);
+	assert_true(enroot->adds(enroot, "/nonexistent/enroot", the_env, why, sizeof(why)));
+	assert_string_equal(why, "/nonexistent/enroot is not an enroot script ctrun can read its "
+			    "configuration's place from");
+	for (const struct ctr_driver *const *d = ctr_drivers; *d != NULL; d++)
+		assert_true((*d)->adds == NULL || (*d)->auto_own != NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auto_order_per_kind_is_unchanged),
 		cmocka_unit_test(test_every_driver_is_complete_and_named_once),
+		cmocka_unit_test(test_auto_asks_the_drivers_own_question),
 		cmocka_unit_test(test_every_kind_has_a_driver),
 		cmocka_unit_test(test_root_need_comes_from_the_table),
 		cmocka_unit_test(test_crun_is_chosen_only_by_name),

@@ -115,7 +115,7 @@ static void test_start_argv_env_and_files(void **state)
 	/* enroot reads /etc/environment only: the agent sources a squashfs's
 	 * /.singularity.d/env scripts, as apptainer does (imageenv.h). */
 	assert_true(p.agent_image_scripts);
-	assert_false(p.agent_apptainer_env);
+	assert_false(p.agent_complete_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
