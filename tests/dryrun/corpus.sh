@@ -191,7 +191,8 @@ normalize() {
 	find "$OUT" -type f -name '*.[oe]' -print0 | xargs -0 -r sed -i -E \
 		-e "s|$bin|<BIN>|g" -e "s|$w|<W>|g" \
 		-e 's/(ctrun-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+-)[0-9]+-[0-9a-f]{8}/\1<PID>-<RND>/g' \
-		-e 's/[0-9a-f]{32}/<ID>/g' -e 's/[0-9]+\.[0-9]+ ms/<T> ms/g'
+		-e 's/[0-9a-f]{32}/<ID>/g' -e 's/[0-9]+\.[0-9]+ ms/<T> ms/g' \
+		-e 's/^ctrun [0-9a-zA-Z.+-]+$/ctrun <VERSION>/'
 }
 
 ncases=0
@@ -291,6 +292,18 @@ cases() {
 				done < <(variants)
 			done
 		done
+	fi
+	# What names the runtimes: --help, --version on each PATH set, a name
+	# that is none.
+	if [ "$pass" = gpu ]; then
+		one "misc.help" root-standalone-all --help
+		for pathset in all site s3 old ch crun none; do
+			one "misc.version.$pathset" "root-standalone-$pathset" --version
+		done
+		one "misc.runtime-unknown" root-standalone-all --dry-run --runtime bogus \
+			--image "$W/img/image.sqsh" -- /bin/true
+		one "misc.runtime-unknown-noimage" root-standalone-all --dry-run --runtime bogus \
+			-- /bin/true
 	fi
 	# Every runtime x kind x mode x user, plain and with a few options.
 	for user in root user; do

@@ -16,16 +16,9 @@
 
 #include "rt.h"
 
-/* The drivers, in the order --version lists their binaries and the
- * messages list their names.  Adding a runtime: its folder, and one line
- * here. */
-#define CTR_DRIVERS(X) \
-	X(enroot)      \
-	X(apptainer)   \
-	X(singularity) \
-	X(oci)         \
-	X(crun)        \
-	X(charliecloud)
+/* The drivers: CTR_DRIVERS, core/runtimes.h (adding a runtime: its
+ * folder, and one line there). */
+#include "runtimes.h"
 
 /* Image kinds, for the rank table (enum image_kind, kind.h). */
 #define CTR_KINDS IMAGE_KINDS
