@@ -4,10 +4,7 @@
 
 #include <string.h>
 
-static bool mountable(enum image_kind kind)
-{
-	return kind == IMAGE_SQUASHFS || kind == IMAGE_SIF;
-}
+#include "imgmount.h"
 
 /* A tree (OCI): the image mounted by the holder where --image-mode lets
  * it and the host can, else the node cache's unpacked entry.  An entry
@@ -19,7 +16,7 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 	/* Root mounts with the kernel, a user with squashfuse_ll. */
 	const char *why = f->root ? f->no_kernel_mount : f->no_fuse_mount;
 
-	if (!mountable(f->kind))
+	if (!image_mountable(f->kind))
 		why = "only a squashfs or a SIF can be mounted";
 
 	c->kind = ROOTFS_CACHE;
@@ -30,7 +27,7 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 		if (must)
 			return err_set(e, EXIT_CTRUN, "--image-mode mount: %s: %s", f->image, why);
 		/* Nobody asked to mount an archive: nothing to explain. */
-		c->why_unpacked = mountable(f->kind) ? why : NULL;
+		c->why_unpacked = image_mountable(f->kind) ? why : NULL;
 		return 0;
 	}
 	c->kind = ROOTFS_HOLDER;
