@@ -38,6 +38,7 @@ struct ctr_setup {
 	char id[256];
 	char agent[4096];       /* ctrun-agent on the host */
 	char gpu_ids[1024];
+	char log_dir[4096];     /* --log-dir's directory of this node, "" = none */
 	char user[256];         /* spec.user: the caller's login name */
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */

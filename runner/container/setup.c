@@ -147,7 +147,6 @@ static int add_mounts(struct ctr_setup *c, const struct topo *t, const char *cwd
 {
 	const struct ctr_ask *o = &c->ask;
 	struct ctr_mounts *ms = &c->spec.mounts;
-	char logdir[PATH_MAX];
 
 	/* What enroot and apptainer give every container (OCI has nothing by itself). */
 	if (c->spec.rt->host_files) {
@@ -168,12 +167,14 @@ static int add_mounts(struct ctr_setup *c, const struct topo *t, const char *cwd
 		return -1;
 	if (add_user_mounts(c, cwd, e) < 0)
 		return -1;
+	/* --log-dir: the node's directory in it (made, but not under
+	 * --dry-run), bound at its own path; c->log_dir for the agent's spec. */
 	if (o->log_dir != NULL && agent) {
 		struct ctr_mount m;
 
 		if (mount_parse(o->log_dir, cwd, &m, e) < 0)
 			return err_wrap(e, "--log-dir");
-		if (launch_log_dir(m.src, t, !o->dry_run, logdir, sizeof(logdir), e) < 0) {
+		if (launch_log_dir(m.src, t, !o->dry_run, c->log_dir, sizeof(c->log_dir), e) < 0) {
 			mount_free(&m);
 			return -1;
 		}
