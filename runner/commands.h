@@ -19,6 +19,7 @@
 
 int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
 int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
+int cmd_hold(struct options *o, struct err *e);   /* cmd_hold.c: the SPANK plugin's container */
 int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */

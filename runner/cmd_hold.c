@@ -1,0 +1,70 @@
+/* cmd_hold.c - `ctrun __hold [OPTIONS]`: the container of one node and
+ * step for the SPANK plugin (spank/, docs/slurm.md "The SPANK plugin").
+ *
+ * It is `ctrun shell` with a fixed command: the container set up as
+ * `ctrun --image` sets it up, and the agent's exec mode running
+ * `/.ctrun/agent --hold` in it with the environment a shell gets.  The
+ * holding agent sends the plugin, on descriptor 0 (a socket), what the
+ * tasks need to join the container (runner/agent/holdmsg.h) and holds it
+ * until the plugin closes the socket; then everything is removed as after
+ * any run, and --save writes the container's changes.  The tasks of the
+ * step join it, so it is set up for the whole node (node mode: all the
+ * step's GPUs on this node), never re-launched through srun, and under an
+ * OCI runtime keeps the host's PID namespace (rt.h host_pid). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agentspec.h"
+#include "commands.h"
+#include "container.h"
+#include "holdmsg.h"
+#include "topology.h"
+
+extern char **environ;
+
+int cmd_hold(struct options *o, struct err *e)
+{
+	/* Slurm signals every process of the step: those are for the tasks.
+	 * TERM and HUP still reach the runtime (run_fg), whose agent ignores
+	 * them; only the plugin's end of the socket ends the hold. */
+	static const int ignored[] = { SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGURG, SIGPIPE,
+				       SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT };
+	char host[256] = "localhost";
+	struct ctr_setup c;
+	struct topo t;
+	int rv = -1;
+
+	if (o->image == NULL)
+		return err_set(e, EXIT_USAGE, "__hold: no image (ctrun __hold --image IMG)");
+	if (o->command.n > 0)
+		return err_set(e, EXIT_USAGE, "__hold takes no command: the tasks that join its "
+			       "container are the command");
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+		signal(ignored[i], SIG_IGN);
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	if (topo_detect(o, environ, host, 0, &t, e) < 0)
+		return -1;
+	/* One container for all the node's tasks: node mode, whatever the
+	 * step's shape (a batch script's step included: never via srun). */
+	t.mode = MODE_NODE;
+	t.local_rank_base = 0;
+	if (ctr_setup_init(&c, o, &t, environ, true, e) < 0)
+		goto out;
+	c.spec.host_pid = true;
+	c.spec.tty = false;
+	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, HOLD_ARG) < 0) {
+		err_sys(e, EXIT_CTRUN, "__hold");
+		goto free;
+	}
+	rv = ctr_run_exec(&c, o, &t, environ, false, e);
+	if (rv == 0 && !o->dry_run && o->save != NULL && ctr_save(&c, o->save, o->quiet, e) < 0)
+		rv = -1;
+free:
+	ctr_setup_free(&c);
+out:
+	topo_free(&t);
+	return rv;
+}
