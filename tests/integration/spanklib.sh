@@ -12,7 +12,10 @@
 #                    user), with the cluster's SLURM_CONF and the run's TMPDIR
 SPANK_USER=ctrunuser
 spank_cluster_up() {
-	export CTRUN_CLUSTER_NAME=ctsp CTRUN_CLUSTER_SUBNET=10.239.0 CTRUN_CLUSTER_PORT_BASE=20817
+	# Every setting of its own: the runner's cluster's (CTRUN_CLUSTER_DIR...)
+	# are in the environment, and `down` removes the directory it names.
+	export CTRUN_CLUSTER_NAME=ctsp CTRUN_CLUSTER_SUBNET=10.239.0 CTRUN_CLUSTER_PORT_BASE=20817 \
+		CTRUN_CLUSTER_DIR=/tmp/ctrun-cluster-ctsp CTRUN_CLUSTER_NODES=2
 	export CTRUN_CLUSTER_PLUGSTACK="required $CTRUN_REPO/build/spank_ctrun.so ctrun=$CTRUN $*"
 	[ -f "$CTRUN_REPO/build/spank_ctrun.so" ] || fail "build/spank_ctrun.so is not built (make)"
 	"$CLUSTER" down > /dev/null 2>&1 || true

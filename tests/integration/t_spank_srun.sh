@@ -36,14 +36,16 @@ behaviour "srun --container-image=SQSH runs the command in the image, as the use
 
 one_per_node() {
 	local out
-	# Each task: its node, its mount namespace, the node's squashfuse mounts
-	# of the image (rootless: the image holder's, one per node).
+	# Each task: its node, its mount namespace, the node's image mounts
+	# (rootless: squashfuse processes of the image holder; the node's /proc
+	# is the container's).
 	out=$(as_user srun -N2 --ntasks-per-node=2 --container-image="$BB" sh -c \
-		'echo "$(hostname) $(readlink /proc/self/ns/mnt) $(grep -c " fuse" /proc/self/mounts)"')
+		'echo "$(hostname) $(readlink /proc/self/ns/mnt) $(ps -o comm | grep -c squashfuse)"')
 	note "$out"
 	assert_eq 4 "$(wc -l <<<"$out")" "tasks"
 	assert_eq 2 "$(awk '{print $1}' <<<"$out" | sort -u | wc -l)" "nodes"
 	assert_eq 2 "$(awk '{print $1, $2}' <<<"$out" | sort -u | wc -l)" "one mount namespace per node"
+	assert_eq "1;1;1;1;" "$(awk '{print $3}' <<<"$out" | tr '\n' ';')" "one image mount per node"
 	for n in "${NODES[@]}"; do
 		[ "$(grep "^$n " <<<"$out" | awk '{print $2}' | sort -u)" != \
 			"$("$CLUSTER" exec "$n" readlink /proc/self/ns/mnt)" ] || fail "$n: tasks on the host"
