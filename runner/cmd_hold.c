@@ -11,8 +11,10 @@
  * step join it, so it is set up for the whole node (node mode: all the
  * step's GPUs on this node), never re-launched through srun, and under an
  * OCI runtime keeps the host's PID namespace (rt.h host_pid). */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,9 +22,49 @@
 #include "commands.h"
 #include "container.h"
 #include "holdmsg.h"
+#include "imgsource.h"
+#include "named.h"
 #include "topology.h"
 
 extern char **environ;
+
+/* The plugin's NAME:create: a kept container of that name is an error. */
+#define CREATE_ENV "CTRUN_HOLD_NAME_CREATE"
+
+/* --name as pyxis's --container-name: a kept container of that name is
+ * used whatever --image says (pyxis skips the import) and needs none; one
+ * that is not there is made from --image. */
+static int hold_name(struct options *o, const char *host, struct err *e)
+{
+	struct named_entry *v = NULL;
+	struct cache_cfg cfg;
+	char dir[PATH_MAX];
+	const char *create = getenv(CREATE_ENV);
+	size_t n = 0, i;
+	int rv = -1;
+
+	if (o->name == NULL)
+		return 0;
+	if (ctr_cache_cfg(o, &cfg, dir, sizeof(dir), e) < 0 || named_list(&cfg, &v, &n, e) < 0)
+		return -1;
+	for (i = 0; i < n && strcmp(v[i].name, o->name) != 0; i++)
+		;
+	if (i < n && create != NULL && strcmp(create, "1") == 0) {
+		err_set(e, EXIT_USAGE, "--container-name %s:create: a container %s exists on %s "
+			"(remove it: ctrun cache remove %s)", o->name, o->name, host, o->name);
+	} else if (i < n) {
+		free(o->image);
+		o->image = strdup(v[i].image);
+		rv = o->image != NULL ? 0 : err_sys(e, EXIT_CTRUN, "--name");
+	} else if (o->image == NULL) {
+		err_set(e, EXIT_USAGE, "--container-name %s: there is no container %s on %s, and no "
+			"--container-image to make it from", o->name, o->name, host);
+	} else {
+		rv = 0;
+	}
+	free(v);
+	return rv;
+}
 
 int cmd_hold(struct options *o, struct err *e)
 {
@@ -36,8 +78,6 @@ int cmd_hold(struct options *o, struct err *e)
 	struct topo t;
 	int rv = -1;
 
-	if (o->image == NULL)
-		return err_set(e, EXIT_USAGE, "__hold: no image (ctrun __hold --image IMG)");
 	if (o->command.n > 0)
 		return err_set(e, EXIT_USAGE, "__hold takes no command: the tasks that join its "
 			       "container are the command");
@@ -45,6 +85,10 @@ int cmd_hold(struct options *o, struct err *e)
 		signal(ignored[i], SIG_IGN);
 	if (gethostname(host, sizeof(host) - 1) == 0)
 		host[strcspn(host, ".")] = '\0';
+	if (hold_name(o, host, e) < 0)
+		return -1;
+	if (o->image == NULL)
+		return err_set(e, EXIT_USAGE, "__hold: no image (ctrun __hold --image IMG)");
 	if (topo_detect(o, environ, host, 0, &t, e) < 0)
 		return -1;
 	/* One container for all the node's tasks: node mode, whatever the

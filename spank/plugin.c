@@ -32,6 +32,7 @@
 #include "spenv.h"
 #include "sphold.h"
 #include "spjoin.h"
+#include "spreg.h"
 
 /* The symbols Slurm looks up; spank/spank_ctrun.map hides every other. */
 SPANK_PLUGIN(ctrun, 1)
@@ -51,12 +52,17 @@ static struct {
 	gid_t gid;
 	gid_t *gids;
 	int ngids;
-	uint32_t stepid, local_tasks, exited;
+	uint32_t jobid, stepid, local_tasks, exited;
 	struct strv given;   /* the environment ctrun __hold got */
 	struct sp_hold hold;
-	bool held;           /* the hold message came */
+	bool held;           /* the hold message came (or a running container was found) */
+	bool attached;       /* the container is another step's (spreg.h) */
 	struct err hold_err; /* why not (reported by the tasks) */
-} ctx;
+	struct strv set, unset; /* the container's changes to the environment */
+	char regdir[512];    /* this node's running containers of the user */
+	char regname[128];   /* this step's container's name there */
+	int regfd;           /* its record, locked while it runs; -1 = none */
+} ctx = { .regfd = -1 };
 
 static struct spank_option options[32];
 
@@ -133,6 +139,7 @@ static int job_info(spank_t sp)
 
 	if (spank_get_item(sp, S_JOB_UID, &ctx.uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &ctx.gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &ctx.jobid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &ctx.stepid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ctx.local_tasks) != ESPANK_SUCCESS) {
 		slurm_error("ctrun: cannot read the job's user, step and task count");
@@ -172,18 +179,116 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	for (size_t i = 0; !remote && i < notes.n; i++)
 		slurm_info("ctrun: %s", notes.v[i]);
 	strv_free(&notes);
-	if (remote && ctx.enabled)
+	if (remote && ctx.enabled) {
 		rv = job_info(sp);
+		/* As root, once: the user's directory of running containers. */
+		if (rv == 0 && sp_reg_prepare(ctx.uid, ctx.gid, &e) < 0)
+			slurm_info("ctrun: %s (no --container-name of running containers)", e.msg);
+	}
 	return rv;
+}
+
+/* The name of this step's container among the node's running ones:
+ * --container-name (per job with container_scope=job), else JOB.STEP, the
+ * name pyxis gives an unnamed one. */
+static int reg_name(void)
+{
+	int n = ctx.args.name == NULL ? snprintf(ctx.regname, sizeof(ctx.regname), "%u.%u",
+						 ctx.jobid, ctx.stepid)
+		: ctx.conf.scope_job ? snprintf(ctx.regname, sizeof(ctx.regname), "%u_%s", ctx.jobid,
+						ctx.args.name)
+				     : snprintf(ctx.regname, sizeof(ctx.regname), "%s", ctx.args.name);
+
+	return n < 0 || (size_t)n >= sizeof(ctx.regname) ? -1 : 0;
+}
+
+/* Another step's running container of that name: its record's changes
+ * and working directory, its namespaces.  1 when joined, 0 when there is
+ * none, -1 with ctx.hold_err. */
+static int attach(void)
+{
+	struct sp_reg r;
+	int found;
+
+	if (ctx.args.name == NULL || strcmp(ctx.args.name_flags, "no_exec") == 0)
+		return 0;
+	found = sp_reg_lookup(ctx.regdir, ctx.regname, ctx.uid, &r, &ctx.hold_err);
+	if (found == 0 && strcmp(ctx.args.name_flags, "exec") == 0)
+		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:exec: the container is not "
+			"running on this node", ctx.args.name);
+	if (found <= 0)
+		return found == 0 && strcmp(ctx.args.name_flags, "exec") == 0 ? -1 : found;
+	if (strcmp(ctx.args.name_flags, "create") == 0) {
+		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:create: the container exists "
+			"(it is running on this node)", ctx.args.name);
+		sp_reg_free(&r);
+		return -1;
+	}
+	ctx.set = r.set;
+	ctx.unset = r.unset;
+	ctx.hold.cwd = r.cwd;
+	memset(&r.set, 0, sizeof(r.set));
+	memset(&r.unset, 0, sizeof(r.unset));
+	r.cwd = NULL;
+	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 ? -1 : 1;
+	sp_reg_free(&r);
+	return found;
+}
+
+/* ctrun __hold for this step; its changes to the environment kept, and the
+ * container published among the node's running ones. */
+static int start(spank_t sp)
+{
+	struct strv argv = { 0 };
+	char **jargv = NULL;
+	int jargc = 0, rc;
+	const char *script = NULL;
+	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
+	struct sp_reg r = { 0 };
+
+	/* The batch script lives in slurmd's spool: bound into the container. */
+	if (ctx.stepid == STEP_BATCH &&
+	    spank_get_item(sp, S_JOB_ARGV, &jargc, &jargv) == ESPANK_SUCCESS && jargc > 0)
+		script = jargv[0];
+	rc = strv_push(&argv, ctx.conf.ctrun) | strv_push(&argv, "__hold");
+	if (ctx.args.name != NULL)
+		rc |= strv_push(&argv, "--name") | strv_push(&argv, ctx.regname);
+	if (rc != 0 || sp_args_hold_argv(&ctx.args, &ctx.conf, script, &argv, &ctx.hold_err) < 0) {
+		if (ctx.hold_err.msg[0] == '\0')
+			err_sys(&ctx.hold_err, EXIT_CTRUN, "ctrun's arguments");
+		strv_free(&argv);
+		return -1;
+	}
+	if (ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
+	    strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) {
+		strv_free(&argv);
+		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
+	}
+	rc = sp_hold_start(&ctx.hold, argv.v, ctx.given.v, &u, &ctx.hold_err);
+	strv_free(&argv);
+	if (rc < 0)
+		return -1;
+	if (sp_env_diff(ctx.given.v, ctx.hold.env.v, &ctx.set, &ctx.unset) < 0)
+		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
+	/* Published for other steps (--container-name): not being able to is
+	 * no reason to fail this one. */
+	r = (struct sp_reg){ .pid = ctx.hold.agent, .start = sp_reg_starttime(ctx.hold.agent),
+			     .cwd = ctx.hold.cwd, .set = ctx.set, .unset = ctx.unset };
+	if (ctx.regdir[0] != '\0') {
+		struct err e = { 0 };
+
+		ctx.regfd = sp_reg_publish(ctx.regdir, ctx.regname, &r, &e);
+		if (ctx.regfd < 0)
+			slurm_info("ctrun: %s", e.msg);
+	}
+	return 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	struct strv argv = { 0 };
-	char **env = NULL, **jargv = NULL;
-	int jargc = 0;
-	const char *script = NULL;
-	struct sp_user u;
+	char **env = NULL;
+	struct err e = { 0 };
+	int found;
 
 	(void)ac;
 	(void)av;
@@ -193,22 +298,15 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		err_set(&ctx.hold_err, EXIT_CTRUN, "cannot read the job's environment");
 		return 0;
 	}
-	/* The batch script lives in slurmd's spool: bound into the container. */
-	if (ctx.stepid == STEP_BATCH &&
-	    spank_get_item(sp, S_JOB_ARGV, &jargc, &jargv) == ESPANK_SUCCESS && jargc > 0)
-		script = jargv[0];
-	if (strv_push(&argv, ctx.conf.ctrun) < 0 || strv_push(&argv, "__hold") < 0 ||
-	    sp_args_hold_argv(&ctx.args, &ctx.conf, script, &argv, &ctx.hold_err) < 0) {
-		if (ctx.hold_err.msg[0] == '\0')
-			err_sys(&ctx.hold_err, EXIT_CTRUN, "ctrun's arguments");
-		strv_free(&argv);
-		return 0;
-	}
-	u = (struct sp_user){ ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
+	if (reg_name() < 0 || sp_reg_dir(ctx.uid, ctx.regdir, sizeof(ctx.regdir), &e) < 0)
+		ctx.regdir[0] = '\0';
 	/* Errors of user_init do not reach srun (Slurm reports success): the
 	 * tasks report them (task_init). */
-	ctx.held = sp_hold_start(&ctx.hold, argv.v, ctx.given.v, &u, &ctx.hold_err) == 0;
-	strv_free(&argv);
+	found = ctx.regdir[0] != '\0' ? attach() : 0;
+	if (found < 0)
+		return 0;
+	ctx.attached = found == 1;
+	ctx.held = ctx.attached || start(sp) == 0;
 	return 0;
 }
 
@@ -288,7 +386,7 @@ static int task_env(spank_t sp, const char *pwd)
 	struct strv set = { 0 }, unset = { 0 }, tr = { 0 };
 	int rv = -1;
 
-	if (sp_env_diff(ctx.given.v, ctx.hold.env.v, &set, &unset) < 0)
+	if (strv_extend(&set, ctx.set.v) < 0 || strv_extend(&unset, ctx.unset.v) < 0)
 		goto out;
 	if (ctx.conf.torchrun_env && ctx.stepid != STEP_BATCH && ctx.stepid != STEP_INTERACTIVE)
 		contract(sp, &tr);
@@ -339,6 +437,9 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (local == 0) {
 		all = ctx.args.entrypoint_log == 1;
 		sp_hold_log(&ctx.hold, print_line, &all);
+		if (ctx.attached && ctx.args.mounts.n > 0)
+			slurm_spank_log("ctrun: ignoring --container-mounts when attaching to a running "
+					"container");
 	}
 	/* --container-workdir: entered by the task, relative to the root, as
 	 * pyxis's task does; else the holding agent's. */
@@ -359,6 +460,8 @@ static void stop_hold(void)
 	bool all = true;
 	int status;
 
+	sp_reg_unpublish(ctx.regdir, ctx.regname, ctx.regfd);
+	ctx.regfd = -1;
 	if (ctx.hold.pid <= 0)
 		return;
 	status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
@@ -388,7 +491,10 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	sp_hold_free(&ctx.hold);
 	sp_args_free(&ctx.args);
 	strv_free(&ctx.given);
+	strv_free(&ctx.set);
+	strv_free(&ctx.unset);
 	free(ctx.gids);
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.regfd = -1;
 	return 0;
 }

@@ -499,12 +499,14 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 	const char *runtime = a->runtime != NULL ? a->runtime : c->runtime[0] ? c->runtime : NULL;
 	int rc = 0;
 
-	if (a->image == NULL)
-		return err_set(e, EXIT_USAGE, "--container-name without --container-image: "
-			       "not supported yet");
-	rc |= strv_push(argv, "--image");
-	rc |= is_reference(a->image) && strncmp(a->image, "docker://", 9) != 0
-		      ? strv_pushf(argv, "docker://%s", a->image) : strv_push(argv, a->image);
+	/* --container-name alone: ctrun __hold finds the kept container's image. */
+	if (a->image == NULL && a->name == NULL)
+		return err_set(e, EXIT_USAGE, "neither --container-image nor --container-name");
+	if (a->image != NULL) {
+		rc |= strv_push(argv, "--image");
+		rc |= is_reference(a->image) && strncmp(a->image, "docker://", 9) != 0
+			      ? strv_pushf(argv, "docker://%s", a->image) : strv_push(argv, a->image);
+	}
 	for (size_t i = 0; i < a->mounts.n; i++)
 		rc |= strv_push(argv, "--mount") | strv_push(argv, a->mounts.v[i]);
 	if (script != NULL) {

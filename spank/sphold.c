@@ -24,6 +24,7 @@ void sp_hold_init(struct sp_hold *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->pid = -1;
+	h->agent = -1;
 	h->pidfd = h->sock = h->log = -1;
 	for (int i = 0; i < HOLD_NFDS; i++)
 		h->fds[i] = -1;
@@ -71,8 +72,7 @@ static void child(int sock, int log, char *const *argv, char *const *envp,
 	_exit(127);
 }
 
-/* /proc/PID/root and /proc/PID/ns/ of the holding agent into h->fds. */
-static int open_container(struct sp_hold *h, long pid, struct err *e)
+int sp_hold_open(struct sp_hold *h, long pid, struct err *e)
 {
 	static const char *const names[] = HOLD_NS_NAMES;
 
@@ -181,8 +181,10 @@ more:
 		}
 	}
 	free(buf);
-	if (rv == 1)
-		return open_container(h, pid, e);
+	if (rv == 1) {
+		h->agent = pid;
+		return sp_hold_open(h, pid, e);
+	}
 	return -1;
 }
 

@@ -17,6 +17,7 @@
 
 struct sp_hold {
 	pid_t pid;            /* ctrun __hold, -1 = none */
+	long agent;           /* the holding agent (the node's pid), -1 = none */
 	int pidfd;            /* its pidfd (its end, whoever reaps it), -1 = none */
 	int sock;             /* our end of its descriptor 0; closing it ends the hold */
 	int log;              /* memfd: ctrun's stderr and the entrypoint's output */
@@ -42,6 +43,10 @@ void sp_hold_init(struct sp_hold *h);
  * the log then: sp_hold_log). */
 int sp_hold_start(struct sp_hold *h, char *const *argv, char *const *envp,
 		  const struct sp_user *u, struct err *e);
+
+/* Opens /proc/PID/root and /proc/PID/ns/ of a holding agent into h->fds
+ * (a container another step holds: spreg.h). */
+int sp_hold_open(struct sp_hold *h, long pid, struct err *e);
 
 /* Calls fn with each line ctrun wrote (at most the last 64 KiB). */
 void sp_hold_log(const struct sp_hold *h, void (*fn)(const char *line, void *arg), void *arg);

@@ -26,8 +26,13 @@ spank_cluster_up() {
 	read -r -a NODES <<<"$CTRUN_CLUSTER_NODE_NAMES"
 }
 spank_cluster_down() {
+	local n
 	scancel --quiet --full --user="$SPANK_USER" 2>/dev/null || true
 	"$CLUSTER" down > /dev/null 2>&1 || true
+	# The plugin's directories of running containers (/run is the
+	# machine's, shared by the test nodes).
+	for n in "${NODES[@]}"; do rm -rf "/run/ctrun-spank/$n"; done
+	rmdir /run/ctrun-spank 2>/dev/null || true
 	cleanup_tmp
 }
 as_user() {

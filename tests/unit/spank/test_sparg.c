@@ -7,6 +7,7 @@
 #include "sparg.h"
 #include "spconf.h"
 #include "spenv.h"
+#include "spreg.h"
 
 struct fixture {
 	struct sp_args a;
@@ -354,6 +355,36 @@ static void test_ctrun_env_output_first_block(void **state)
 	strv_free(&out);
 }
 
+static void test_running_container_record_round_trip(void **state)
+{
+	struct sp_reg r = { .pid = 4242, .start = 99, .cwd = "/work dir" }, back;
+	struct err e = { 0 };
+	size_t len = 0;
+	char *text;
+
+	(void)state;
+	assert_int_equal(strv_push(&r.set, "PATH=/usr/bin"), 0);
+	assert_int_equal(strv_push(&r.set, "A=x y"), 0);
+	assert_int_equal(strv_push(&r.unset, "LD_PRELOAD"), 0);
+	text = sp_reg_format(&r, &len);
+	assert_non_null(text);
+	assert_int_equal(sp_reg_parse(text, len, &back, &e), 0);
+	assert_int_equal(back.pid, 4242);
+	assert_int_equal(back.start, 99);
+	assert_string_equal(back.cwd, "/work dir");
+	assert_int_equal(back.set.n, 2);
+	assert_string_equal(back.set.v[1], "A=x y");
+	assert_int_equal(back.unset.n, 1);
+	assert_string_equal(back.unset.v[0], "LD_PRELOAD");
+	sp_reg_free(&back);
+	/* Cut anywhere, it is refused, never read past its end. */
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(sp_reg_parse(text, cut, &back, &e), -1);
+	free(text);
+	strv_free(&r.set);
+	strv_free(&r.unset);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +419,7 @@ int main(void)
 			test_options_without_a_container_are_ignored_with_a_note, setup, teardown),
 		cmocka_unit_test(test_task_env_takes_what_the_container_changed),
 		cmocka_unit_test(test_ctrun_env_output_first_block),
+		cmocka_unit_test(test_running_container_record_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
