@@ -30,6 +30,8 @@ extern char **environ;
 
 /* The plugin's NAME:create: a kept container of that name is an error. */
 #define CREATE_ENV "CTRUN_HOLD_NAME_CREATE"
+/* The plugin's batch step: the script's srun is the host's (hold_srun.c). */
+#define SRUN_ENV "CTRUN_HOLD_SRUN"
 
 /* --name as pyxis's --container-name: a kept container of that name is
  * used whatever --image says (pyxis skips the import) and needs none; one
@@ -76,6 +78,7 @@ int cmd_hold(struct options *o, struct err *e)
 	char host[256] = "localhost";
 	struct ctr_setup c;
 	struct topo t;
+	pid_t srun = 0;
 	int rv = -1;
 
 	if (o->command.n > 0)
@@ -99,11 +102,16 @@ int cmd_hold(struct options *o, struct err *e)
 		goto out;
 	c.spec.host_pid = true;
 	c.spec.tty = false;
+	/* The batch step (the plugin says so): srun in the script is the host's. */
+	if (!o->dry_run && getenv(SRUN_ENV) != NULL && strcmp(getenv(SRUN_ENV), "1") == 0 &&
+	    (srun = hold_srun_start(c.rundir, e)) < 0)
+		goto free;
 	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, HOLD_ARG) < 0) {
 		err_sys(e, EXIT_CTRUN, "__hold");
 		goto free;
 	}
 	rv = ctr_run_exec(&c, o, &t, environ, false, e);
+	hold_srun_stop(srun);
 	if (rv == 0 && !o->dry_run && o->save != NULL && ctr_save(&c, o->save, o->quiet, e) < 0)
 		rv = -1;
 free:

@@ -259,8 +259,9 @@ static int start(spank_t sp)
 		strv_free(&argv);
 		return -1;
 	}
-	if (ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
-	    strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) {
+	if ((ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
+	     strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) ||
+	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0)) {
 		strv_free(&argv);
 		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
 	}

@@ -27,7 +27,8 @@ int sp_env_diff(char *const *given, char *const *held, struct strv *set, struct 
 	for (char *const *g = given; g != NULL && *g != NULL; g++) {
 		size_t klen = strcspn(*g, "=");
 
-		if ((*g)[klen] != '=' || find_key(held, *g) != NULL)
+		/* ctrun's own settings: a ctrun the task runs reads them. */
+		if ((*g)[klen] != '=' || find_key(held, *g) != NULL || strncmp(*g, "CTRUN_", 6) == 0)
 			continue;
 		if (strv_pushn(unset, *g, klen) < 0)
 			return -1;

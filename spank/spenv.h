@@ -13,7 +13,8 @@
 #include "strv.h"
 
 /* set: KEY=VALUE of `held` that `given` does not have exactly; unset:
- * the keys of `given` that `held` lacks.  -1 out of memory. */
+ * the keys of `given` that `held` lacks, but CTRUN_* (the agent leaves
+ * ctrun's settings out, a task keeps them).  -1 out of memory. */
 int sp_env_diff(char *const *given, char *const *held, struct strv *set, struct strv *unset);
 
 /* `ctrun env` output (KEY=VALUE lines, blank lines between blocks): the

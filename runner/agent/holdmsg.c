@@ -4,9 +4,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "agentspec.h"
 #include "err.h"
 #include "holdmsg.h"
 #include "util.h"
@@ -24,6 +26,18 @@ int hold_main(void)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN);
+	/* The batch step's srun (holdmsg.h): first on the PATH the tasks get. */
+	if (access(AGENT_DIR "/" SRUN_BIN_DIR "/srun", F_OK) == 0) {
+		const char *path = getenv("PATH");
+		char *both = NULL;
+
+		if (asprintf(&both, "%s/%s%s%s", AGENT_DIR, SRUN_BIN_DIR, path != NULL ? ":" : "",
+			     path != NULL ? path : "") < 0 || setenv("PATH", both, 1) < 0) {
+			perror("ctrun: agent --hold: PATH");
+			return EXIT_CTRUN;
+		}
+		free(both);
+	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		perror("ctrun: agent --hold: working directory");
 		return EXIT_CTRUN;

@@ -51,4 +51,26 @@ enum hold_fd {
  * of its stdin; returns the agent's exit status. */
 int hold_main(void);
 
+/* `srun` in a batch script that runs in the container (sbatch
+ * --container-image): the container has no Slurm of its own, so ctrun
+ * __hold of the batch step serves the host's srun on a unix socket in the
+ * run directory, and the agent, run as `srun` (a link in /.ctrun/bin, put
+ * first on the hold's PATH), hands it over:
+ *
+ *   client -> ctrun   one sendmsg carrying SCM_RIGHTS of its descriptors
+ *                     0, 1, 2 and the bytes SRUN_MAGIC "\n", then ARG "\0"
+ *                     ... "\0" (argv after "srun", ended by an empty entry),
+ *                     KEY=VALUE "\0" ... "\0" (its environment), CWD "\0"
+ *   ctrun -> client   "status N\n" once that srun ended (N as a shell's $?)
+ *
+ * The step that srun starts gets the batch job's --container-* options
+ * (Slurm passes sbatch's SPANK options on in the environment): it runs in
+ * the same image, one container per node. */
+#define SRUN_SOCK "srun.sock"   /* in the run directory, /.ctrun inside */
+#define SRUN_BIN_DIR "bin"      /* RUN/bin/srun -> /.ctrun/agent */
+#define SRUN_MAGIC "ctrun-srun 1"
+#define SRUN_TEXT_MAX (4u << 20)
+/* The agent as `srun`: hands its command over; returns srun's status. */
+int hold_srun_client(int argc, char **argv);
+
 #endif

@@ -533,6 +533,13 @@ int main(int argc, char **argv)
 	 * environment they left, to the agent that started the shell. */
 	if (argc == 2 && strcmp(argv[1], IMAGEENV_PRINT_ARG) == 0)
 		return imageenv_print(IMAGEENV_FD, environ) < 0 ? EXIT_CTRUN : 0;
+	/* srun in a batch script in the container: the host's (holdmsg.h). */
+	{
+		const char *base = strrchr(argv[0], '/');
+
+		if (strcmp(base != NULL ? base + 1 : argv[0], "srun") == 0)
+			return hold_srun_client(argc, argv);
+	}
 	/* ctrun __hold's command (through --exec): the SPANK plugin's container. */
 	if (argc == 2 && strcmp(argv[1], HOLD_ARG) == 0)
 		return hold_main();

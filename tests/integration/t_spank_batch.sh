@@ -8,6 +8,7 @@
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/spanklib.sh"
 need_image BB busybox.sqsh
+need_image TORCH torch.sqsh
 spank_cluster_up
 cd "$TMPD"
 chmod 777 "$TMPD"
@@ -27,6 +28,35 @@ directive() {
 	assert_eq "inside as $(id -u "$SPANK_USER")" "$(cat dir.out)" "the batch script's output"
 }
 behaviour "#SBATCH --container-image runs the script in the container" directive
+
+# srun in the script (in the container, which has no Slurm) is the host's,
+# and its step runs in the job's image, one container per node.
+srun_inside() {
+	printf '#!/bin/sh\n#SBATCH -N2 --container-image=%s\n%s\n' "$BB" \
+		'echo "srun is $(command -v srun)"
+srun --ntasks-per-node=1 sh -c "test ! -e /usr/bin/python3 && echo step on \$(hostname) in the image"
+echo "srun status $?"' > srun.sh
+	run_rc as_user sbatch --wait -o "$TMPD/srun.out" srun.sh
+	cat srun.out
+	assert_eq 0 "$rc" "sbatch --wait status"
+	grep -q '^srun is /.ctrun/bin/srun$' srun.out || fail "srun in the script: $(head -1 srun.out)"
+	assert_eq "step on ${NODES[0]} in the image;step on ${NODES[1]} in the image;" \
+		"$(grep '^step on' srun.out | sort | tr '\n' ';')" "the step's tasks"
+	grep -q '^srun status 0$' srun.out || fail "srun's status in the script"
+}
+behaviour "srun in a containerised batch script runs the host's, its step in the image" srun_inside
+
+ddp_from_batch() {
+	mkdir -p ddp && chmod 777 ddp
+	cp "$CTRUN_REPO/examples/train_ddp.py" .
+	printf '#!/bin/sh\n#SBATCH -N2 --ntasks-per-node=2 --container-image=%s\n%s\n' "$TORCH" \
+		"srun python3 train_ddp.py --epochs 1 --out $TMPD/ddp" > ddp.sh
+	run_rc as_user sbatch --wait -o "$TMPD/ddp.out" ddp.sh
+	cat ddp.out
+	assert_eq 0 "$rc" "sbatch --wait status"
+	check_ddp "$TMPD/ddp" 2 2
+}
+behaviour "DDP 2x2 from a #SBATCH --container-image script's srun" ddp_from_batch
 
 bad_in_sbatch() {
 	run_rc as_user sbatch --container-image="$BB" --container-mounts=/tmp: --wrap true 2> err
