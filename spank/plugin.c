@@ -15,6 +15,7 @@
  * A job without --container-image or --container-name is not touched.
  * Nothing here exits slurmd or slurmstepd: a task that cannot join ends
  * itself with status 125 (ctrun's "failed before any worker started"). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -36,6 +37,25 @@
 
 /* The symbols Slurm looks up; spank/spank_ctrun.map hides every other. */
 SPANK_PLUGIN(ctrun, 1)
+
+#ifdef SPANK_SLURM_API
+/* At load, before Slurm's own check refuses a plugin of another release
+ * ("Incompatible Slurm plugin version"): one line saying which Slurm it
+ * was built for and what to do.  slurm_api_version() is libslurm's (and
+ * libslurmfull's, in slurmd and slurmstepd): its major is the soname. */
+__attribute__((constructor)) static void release_check(void)
+{
+	long (*api)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "slurm_api_version");
+	long v = api != NULL ? api() : -1;
+
+	if (v >= 0 && (v >> 16) != SPANK_SLURM_API)
+		fprintf(stderr, "spank_ctrun.so: built for Slurm %d.%02d (libslurm.so.%d), this is a "
+			"Slurm with libslurm.so.%ld: Slurm refuses it; rebuild it against this Slurm's "
+			"<slurm/spank.h> (make SLURM_INCLUDE=PREFIX/include) and install that one\n",
+			SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
+			SPANK_SLURM_API, v >> 16);
+}
+#endif
 
 /* Slurm's ids of its special steps (slurm.h, not in spank.h). */
 #define STEP_BATCH 0xfffffffbU
@@ -321,6 +341,12 @@ static void print_line(const char *line, void *arg)
 		slurm_spank_log("%s", line);
 }
 
+static void count_ctrun_lines(const char *line, void *arg)
+{
+	if (strncmp(line, "ctrun: ", 7) == 0)
+		*(bool *)arg = true;
+}
+
 /* Reads fd to its end (at most max bytes) into a NUL-terminated buffer. */
 static char *read_all(int fd, size_t max)
 {
@@ -427,11 +453,16 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	spank_get_item(sp, S_TASK_ID, &local);
 	if (!ctx.held) {
-		/* One report per node: its first task's. */
+		/* One report per node, its first task's: ctrun's own line when
+		 * it said why, else the plugin's. */
 		if (local == 0) {
+			bool said = false;
+
+			sp_hold_log(&ctx.hold, count_ctrun_lines, &said);
 			sp_hold_log(&ctx.hold, print_line, &all);
-			slurm_error("ctrun: %s", ctx.hold_err.msg[0] ? ctx.hold_err.msg :
-				    "the container did not start");
+			if (!said)
+				slurm_error("ctrun: %s", ctx.hold_err.msg[0] ? ctx.hold_err.msg :
+					    "the container did not start");
 		}
 		_exit(EXIT_CTRUN);
 	}

@@ -17,7 +17,9 @@ refused_in_srun() { # what-the-line-says ARG...
 	shift
 	run_rc as_user srun -N1 "$@" true 2> err
 	[ "$rc" -ne 0 ] || fail "srun $* succeeded"
-	grep -qF "srun: error: ctrun: $want" err || fail "srun $*: no line '$want': $(cat err)"
+	grep "^srun: error: ctrun: " err | grep -qF -- "$want" ||
+		fail "srun $*: no line '$want': $(cat err)"
+	assert_eq 1 "$(grep -c "^srun: error: ctrun: " err)" "srun $*: ctrun's lines"
 	! grep -q "slurmstepd\|srun: job [0-9]" err || fail "srun $* reached a node: $(cat err)"
 }
 in_srun() {
@@ -62,8 +64,11 @@ fails_on_node() { # what-the-line-says ARG...
 	run_rc as_user srun -N1 "$@" true 2> err
 	note "$(cat err)"
 	assert_eq 125 "$rc" "srun $*: status"
-	grep -qF "$want" err || fail "srun $*: no line '$want': $(cat err)"
+	grep -qF -- "$want" err || fail "srun $*: no line '$want': $(cat err)"
 	assert_eq 1 "$(grep -c "$want" err)" "srun $*: lines saying '$want'"
+	# One line says why (Slurm's own "task 0: Exited with exit code 125" aside).
+	assert_eq 1 "$(grep -vc '^srun: error: .*: task [0-9]*: Exited with exit code' err)" \
+		"srun $*: lines other than Slurm's"
 }
 on_node() {
 	fails_on_node "nonexistent.sqsh" --container-image=./nonexistent.sqsh
