@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +266,10 @@ static int start(spank_t sp)
 	const char *script = NULL;
 	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
 	struct sp_reg r = { 0 };
+	/* Set in slurmstepd's own environment by the mpi/pmix plugin when it
+	 * started the step's PMIx server (before user_init). */
+	const char *pmix = getenv("PMIX_SERVER_TMPDIR");
+	struct stat st;
 
 	/* The batch script lives in slurmd's spool: bound into the container. */
 	if (ctx.stepid == STEP_BATCH &&
@@ -273,7 +278,10 @@ static int start(spank_t sp)
 	rc = strv_push(&argv, ctx.conf.ctrun) | strv_push(&argv, "__hold");
 	if (ctx.args.name != NULL)
 		rc |= strv_push(&argv, "--name") | strv_push(&argv, ctx.regname);
-	if (rc != 0 || sp_args_hold_argv(&ctx.args, &ctx.conf, script, &argv, &ctx.hold_err) < 0) {
+	if (pmix != NULL && (pmix[0] != '/' || stat(pmix, &st) < 0 || !S_ISDIR(st.st_mode)))
+		pmix = NULL;
+	if (rc != 0 ||
+	    sp_args_hold_argv(&ctx.args, &ctx.conf, script, pmix, &argv, &ctx.hold_err) < 0) {
 		if (ctx.hold_err.msg[0] == '\0')
 			err_sys(&ctx.hold_err, EXIT_CTRUN, "ctrun's arguments");
 		strv_free(&argv);

@@ -493,8 +493,20 @@ int sp_args_check(const struct sp_args *a, struct err *e)
 	return 0;
 }
 
+/* "--mount" and PATH:PATH[:ro], escaped, onto argv. */
+static int push_bind(struct strv *argv, const char *path, bool ro)
+{
+	struct strv one = { 0 };
+	int rc = push_escaped(&one, (const char *const[]){ path, path, "ro" }, ro ? 3 : 2);
+
+	rc |= strv_push(argv, "--mount");
+	rc |= one.n == 1 ? strv_push(argv, one.v[0]) : -1;
+	strv_free(&one);
+	return rc;
+}
+
 int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const char *script,
-		      struct strv *argv, struct err *e)
+		      const char *pmix, struct strv *argv, struct err *e)
 {
 	const char *runtime = a->runtime != NULL ? a->runtime : c->runtime[0] ? c->runtime : NULL;
 	int rc = 0;
@@ -509,14 +521,13 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 	}
 	for (size_t i = 0; i < a->mounts.n; i++)
 		rc |= strv_push(argv, "--mount") | strv_push(argv, a->mounts.v[i]);
-	if (script != NULL) {
-		struct strv one = { 0 };
-
-		rc |= push_escaped(&one, (const char *const[]){ script, script, "ro" }, 3);
-		rc |= strv_push(argv, "--mount");
-		rc |= one.n == 1 ? strv_push(argv, one.v[0]) : -1;
-		strv_free(&one);
-	}
+	if (script != NULL)
+		rc |= push_bind(argv, script, true);
+	/* PMIx's server directory (its socket, shared memory): the tasks'
+	 * PMIX_SERVER_TMPDIR, under slurmd's spool, as pyxis's enroot hook
+	 * binds it. */
+	if (pmix != NULL)
+		rc |= push_bind(argv, pmix, false);
 	/* The task enters --container-workdir itself, as pyxis's task does
 	 * (relative to the container's root; a missing one is an error). */
 	if (a->workdir != NULL)

@@ -88,9 +88,10 @@ int sp_args_check(const struct sp_args *a, struct err *e);
 
 /* The arguments of `ctrun __hold` for this step (after the binary and
  * the word): the container options, with the plugstack's defaults
- * (c); script: the batch script to bind into the container (the batch
- * step), else NULL. */
+ * (c); script: the batch script to bind into the container, read-only
+ * (the batch step), else NULL; pmix: the step's PMIx server directory to
+ * bind (slurmstepd's PMIX_SERVER_TMPDIR), else NULL. */
 int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const char *script,
-		      struct strv *argv, struct err *e);
+		      const char *pmix, struct strv *argv, struct err *e);
 
 #endif

@@ -53,14 +53,14 @@ static void refused(struct fixture *f, enum sp_opt o, int val, const char *arg, 
 }
 
 /* `ctrun __hold`'s arguments, joined with spaces. */
-static char *hold_line(struct fixture *f, const char *script)
+static char *hold_line(struct fixture *f, const char *script, const char *pmix)
 {
 	static char line[4096];
 	struct strv argv = { 0 };
 	size_t len = 0;
 
 	memset(&f->e, 0, sizeof(f->e));
-	if (sp_args_hold_argv(&f->a, &f->c, script, &argv, &f->e) != 0)
+	if (sp_args_hold_argv(&f->a, &f->c, script, pmix, &argv, &f->e) != 0)
 		fail_msg("%s", f->e.msg);
 	line[0] = '\0';
 	for (size_t i = 0; i < argv.n; i++)
@@ -123,7 +123,7 @@ static void test_mounts_pyxis_syntax_becomes_ctrun_mounts(void **state)
 				       "/dev/null:/null:nosuid+nodev+rbind"), 0);
 	/* Slurm hands the value again: nothing doubles. */
 	assert_int_equal(set(f, SP_MOUNTS, 0, "/home:/test-mnt"), 0);
-	assert_string_equal(hold_line(f, NULL),
+	assert_string_equal(hold_line(f, NULL, NULL),
 			    "--image /img.sqsh --mount /home:/test-mnt --mount /var/lib:/var/lib "
 			    "--mount ./data:/data:ro --mount /dev/null:/null:rw");
 }
@@ -134,7 +134,7 @@ static void test_mount_paths_with_spaces_and_backslashes(void **state)
 
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
 	assert_int_equal(set(f, SP_MOUNTS, 0, "/tmp/a b\\c:/mnt/my mount"), 0);
-	assert_string_equal(hold_line(f, NULL), "--image /i --mount /tmp/a b\\\\c:/mnt/my mount");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --mount /tmp/a b\\\\c:/mnt/my mount");
 }
 
 static void test_bad_mounts_are_refused(void **state)
@@ -164,7 +164,7 @@ static void test_env_names(void **state)
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
 	assert_int_equal(set(f, SP_ENV, 0, "CUDA_VERSION,LD_LIBRARY_PATH"), 0);
 	assert_int_equal(set(f, SP_ENV, 0, "CUDA_VERSION"), 0);
-	assert_string_equal(hold_line(f, NULL),
+	assert_string_equal(hold_line(f, NULL, NULL),
 			    "--image /i --env CUDA_VERSION --env LD_LIBRARY_PATH");
 }
 
@@ -229,13 +229,13 @@ static void test_references_and_paths_reach_ctrun(void **state)
 
 	assert_int_equal(set(f, SP_IMAGE, 0, "nvcr.io#nvidia/pytorch:24.06-py3"), 0);
 	assert_int_equal(sp_args_check(&f->a, &f->e), 0);
-	assert_string_equal(hold_line(f, NULL), "--image docker://nvcr.io#nvidia/pytorch:24.06-py3");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://nvcr.io#nvidia/pytorch:24.06-py3");
 	sp_args_free(&f->a);
 	assert_int_equal(set(f, SP_IMAGE, 0, "docker://ubuntu"), 0);
-	assert_string_equal(hold_line(f, NULL), "--image docker://ubuntu");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://ubuntu");
 	sp_args_free(&f->a);
 	assert_int_equal(set(f, SP_IMAGE, 0, "./ubuntu.sqsh"), 0);
-	assert_string_equal(hold_line(f, NULL), "--image ./ubuntu.sqsh");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image ./ubuntu.sqsh");
 }
 
 static void test_flags_become_ctrun_options(void **state)
@@ -250,9 +250,9 @@ static void test_flags_become_ctrun_options(void **state)
 	assert_int_equal(set(f, SP_WORKDIR, 0, "../"), 0);
 	assert_int_equal(set(f, SP_RUNTIME, 0, "oci"), 0);
 	assert_int_equal(set(f, SP_SAVE, 0, "out.sqsh"), 0);
-	assert_string_equal(hold_line(f, "/spool/job7/slurm_script"),
+	assert_string_equal(hold_line(f, "/spool/job7/slurm_script", "/spool/pmix.7.0/"),
 			    "--image /i --mount /spool/job7/slurm_script:/spool/job7/slurm_script:ro "
-			    "--workdir / --no-home --root --entrypoint --writable --runtime oci "
+			    "--mount /spool/pmix.7.0/:/spool/pmix.7.0/ --workdir / --no-home --root --entrypoint --writable --runtime oci "
 			    "--save out.sqsh");
 }
 
@@ -263,10 +263,10 @@ static void test_plugstack_defaults_apply_unless_the_option_says(void **state)
 
 	assert_int_equal(sp_conf_parse(&f->c, 3, av, &f->e), 0);
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
-	assert_string_equal(hold_line(f, NULL), "--image /i --entrypoint --runtime enroot");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --entrypoint --runtime enroot");
 	assert_int_equal(set(f, SP_ENTRYPOINT, 0, NULL), 0);
 	assert_int_equal(set(f, SP_RUNTIME, 0, "oci"), 0);
-	assert_string_equal(hold_line(f, NULL), "--image /i --runtime oci");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --runtime oci");
 }
 
 static void test_plugstack_errors_name_the_argument(void **state)
