@@ -114,6 +114,9 @@ struct ctr_spec {
 	size_t ndevices;
 	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
+	bool host_pid;            /* OCI: the host's PID namespace and its /proc bound (ctrun
+				   * __hold: tasks that join the container are not in its
+				   * PID namespace, and would see a /proc without themselves) */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
 	 * on disk, in the node cache (images/named.h), instead of on the
