@@ -207,13 +207,16 @@ behaviour "no library was put into the machine's /etc" no_lib
 # the job's CUDA would talk to another user's pipes.  Now one made by
 # another user (ctrunuser here) is left out with a warning; root's own is
 # still bound.  Each run in a private mount namespace with a /tmp of its
-# own, so the machine's /tmp stays untouched.
+# own, so the machine's /tmp stays untouched.  The hook is opened before
+# that /tmp hides it (the checkout itself may live under /tmp) and run
+# through its descriptor.
 mps_dir() { # who-makes-it: the hook's driver-files output in $TMPD/mps-WHO
 	unshare -m --propagation private sh -c '
+		exec 3<"$2" || exit 1
 		mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 1
 		if [ "$1" = root ]; then mkdir -m 755 /tmp/nvidia-mps
 		else su "$1" -s /bin/sh -c "mkdir -m 777 /tmp/nvidia-mps"; fi || exit 1
-		exec "$2" driver-files /usr/lib/x86_64-linux-gnu' sh "$1" "$HOOK" >"$TMPD/mps-$1" 2>&1
+		exec /proc/self/fd/3 driver-files /usr/lib/x86_64-linux-gnu' sh "$1" "$HOOK" >"$TMPD/mps-$1" 2>&1
 }
 mps_of_another_user() {
 	local attacker
