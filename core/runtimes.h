@@ -1,7 +1,8 @@
 /* runtimes.h - the names of ctrun's container runtimes: the one list.
  *
- * Each name is a driver, a folder runner/container/rt/NAME/ that defines
- * ctr_driver_NAME (rt/drivers.h); adding a runtime is its folder and one
+ * Each name is a driver, ctr_driver_NAME (rt/drivers.h), defined in a
+ * folder runner/container/rt/NAME/ (or a sibling's: crun's in oci/,
+ * singularity's in apptainer/); adding a runtime is its folder and one
  * line here.  The driver table, --runtime's choices and --help are made
  * from this list, in its order: the order `ctrun --version` lists the
  * binaries and the messages list the names.  (The documents that list the

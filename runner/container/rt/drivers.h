@@ -2,10 +2,10 @@
  * one container runtime, so that no code outside a driver's folder asks
  * which runtime it is.
  *
- * A driver lives in its own folder under runner/container/rt/ (oci/,
- * enroot/, apptainer/), which defines `const struct ctr_driver
- * ctr_driver_NAME` next to its plan function; CTR_DRIVERS below lists it,
- * one line per driver.  The names for --runtime, `ctrun --version` and the
+ * A driver lives in its own folder under runner/container/rt/ (oci/ with
+ * crun, enroot/, apptainer/ with singularity, charliecloud/), which
+ * defines `const struct ctr_driver ctr_driver_NAME` next to its plan
+ * function; CTR_DRIVERS (core/runtimes.h) lists it, one line per driver.  The names for --runtime, `ctrun --version` and the
  * auto choice come from this table (tests/unit/test_runtimes.sh checks that
  * options.c, the completion, ctrun.ini and the manual agree with it).
  */

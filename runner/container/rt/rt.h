@@ -1,8 +1,8 @@
 /* rt.h - the runtime-neutral description of one container, and the
  * adapters that turn it into the exact commands and files of a runtime.
  *
- * An adapter (enroot/, apptainer/, oci/: one folder per runtime, each a
- * line of the driver table, drivers.h) is a pure function from
+ * An adapter (enroot/, apptainer/, oci/, charliecloud/: one folder per
+ * runtime, each a line of core/runtimes.h, drivers.h) is a pure function from
  * a ctr_spec to a ctr_plan: argv, environment changes and the contents of
  * the files to write.  Nothing is executed or written there, so golden tests
  * compare plans byte for byte and --dry-run prints them.  runner/container/ picks
@@ -10,7 +10,8 @@
  *
  * Folder runner/container/rt/: the runtime-neutral container (spec, plan,
  * mounts), the driver table (drivers.h) and, one sub-folder per runtime
- * (oci/, enroot/, apptainer/), the pure adapters with their GPU pinning.
+ * (oci/, enroot/, apptainer/, charliecloud/), the pure adapters, the
+ * phases each takes part in and its own state.
  * May use: images/, core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RT_H
