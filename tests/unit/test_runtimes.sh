@@ -6,7 +6,8 @@
 #   - the built ctrun's --runtime choices and --help (made from the list)
 #     and the places that cannot read it (the shell completion, the
 #     documents) name the same runtimes, in the same order, plus "auto";
-#   - docs/containers.md has a row for each;
+#   - docs/containers.md has a row for each; docs/slurm.md and the SPANK
+#     plugin's --container-runtime help name them too;
 #   - no code of runner/container/ outside a driver's folder names a
 #     driver: no identifier has a runtime's name as a part (comments and
 #     strings, which say what the code does, aside), so the core asks the
@@ -45,6 +46,12 @@ same "configs/ctrun.ini" \
 same "ctrun(1)" "$(sed -n 's/^\*--runtime\* \([a-z|]*\)$/\1/p' docs/man/ctrun.1.scd | tr '|' ' ')" "$want"
 same "--help" "$("$ctrun" --help | grep -o -- '--runtime [a-z|]*' | head -1 | sed 's/--runtime //' | tr '|' ' ')" "$want"
 same "docs/cli.md" "$(grep -o -- '--runtime [a-z|]*' docs/cli.md | head -1 | sed 's/--runtime //' | tr '|' ' ')" "$want"
+same "docs/slurm.md (--container-runtime)" \
+	"$(sed -n 's/^| `--container-runtime=NAME` | .* | ctrun.s own: \([a-z, ]*\) |$/\1/p' docs/slurm.md | tr -d ',')" "$want"
+# The SPANK plugin's --container-runtime help, where it is built.
+so=${CTRUN_BUILD:-build}/spank_ctrun.so
+[ ! -e "$so" ] || same "the SPANK plugin's --container-runtime help" \
+	"$(strings "$so" | sed -n 's/^\[ctrun\] the container runtime (ctrun --runtime): \(.*\)$/\1/p' | tr -d ',')" "$want"
 
 missing=""
 for d in $want; do
