@@ -122,9 +122,10 @@ struct ctr_spec {
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
 	bool tty;                 /* interactive: a terminal for the process */
-	bool host_pid;            /* OCI: the host's PID namespace and its /proc bound (ctrun
-				   * __hold: tasks that join the container are not in its
-				   * PID namespace, and would see a /proc without themselves) */
+	bool host_pid;            /* the host's PID namespace and its /proc bound, where the
+				   * driver would make its own (OCI's) (ctrun __hold: tasks
+				   * that join the container are not in its PID namespace,
+				   * and would see a /proc without themselves) */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
 	 * on disk, in the node cache (images/named.h), instead of on the
