@@ -1,5 +1,6 @@
 /* phase.c - the start-up timeline (see phase.h). */
 #include "phase.h"
+#include "util.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -14,14 +15,6 @@ static struct {
 	double at; /* seconds, CLOCK_MONOTONIC */
 } marks[PHASES_MAX];
 static size_t nmarks;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* When this process started: its start time in /proc/self/stat (clock
  * ticks since boot, the same clock as CLOCK_MONOTONIC without suspend). */
@@ -52,7 +45,7 @@ void phase_mark(const char *name)
 {
 	if (nmarks < PHASES_MAX) {
 		marks[nmarks].name = name;
-		marks[nmarks].at = now();
+		marks[nmarks].at = (double)mono_ns() / 1e9;
 		nmarks++;
 	}
 }

@@ -9,20 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 const int sigloop_forwarded[SIGLOOP_NFORWARDED] = { SIGTERM, SIGINT,  SIGHUP,
 						    SIGQUIT, SIGUSR1, SIGUSR2 };
 
 bool sigloop_is_checkpoint(int sig)
 {
 	return sig == SIGUSR1 || sig == SIGUSR2;
-}
-
-long long sigloop_now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 void sigloop_block(struct sigloop *l, unsigned flags, const struct sigloop_ops *ops)

@@ -84,7 +84,4 @@ int sigloop_wait(struct sigloop *l, struct pollfd *fds, size_t n, int timeout_ms
  * too late to handle. */
 int sigloop_next(struct sigloop *l);
 
-/* CLOCK_MONOTONIC in milliseconds, for the callers' deadlines. */
-long long sigloop_now_ms(void);
-
 #endif

@@ -177,3 +177,20 @@ char *strv_lines(const struct strv *s)
 	text[o] = '\0';
 	return text;
 }
+
+int strv_join(const struct strv *s, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	if (size == 0)
+		return -1;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->n; i++) {
+		int w = snprintf(buf + off, size - off, "%s%s", i ? "," : "", s->v[i]);
+
+		if (w < 0 || (size_t)w >= size - off)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}

@@ -31,6 +31,9 @@ int strv_unsetenv(struct strv *s, const char *key);
 /* The elements as text, each followed by a newline ("" when empty);
  * malloc'd, NULL when out of memory. */
 char *strv_lines(const struct strv *s);
+/* The elements joined by ',' into buf ("" when empty); -1 when they do
+ * not fit. */
+int strv_join(const struct strv *s, char *buf, size_t size);
 /* Sort elements with strcmp. */
 void strv_sort(struct strv *s);
 /* Never-NULL view for exec: returns s->v, or a static empty vector. */

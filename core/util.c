@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,24 +75,25 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...)
 	return ret;
 }
 
-char *read_file(const char *path, size_t *len)
+char *read_fd_max(int fd, size_t max, size_t *len)
 {
 	char *buf = NULL, *tmp;
 	size_t cap = 0, n = 0;
 	ssize_t r;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	for (;;) {
 		if (n + 1 >= cap) {
-			cap = cap ? cap * 2 : 4096;
+			/* Doubling from 4 KiB, never past the bound. */
+			cap = cap == 0 ? 4096 : cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+			if (max < SIZE_MAX && cap > max + 1)
+				cap = max + 1;
 			tmp = realloc(buf, cap);
 			if (tmp == NULL)
 				goto fail;
 			buf = tmp;
 		}
+		if (n >= max)
+			break;
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -101,15 +103,29 @@ char *read_file(const char *path, size_t *len)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
 	buf[n] = '\0';
-	if (len != NULL)
-		*len = n;
+	*len = n;
 	return buf;
 fail:
 	free(buf);
-	close(fd);
 	return NULL;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	size_t n;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+
+	if (fd < 0)
+		return NULL;
+	buf = read_fd_max(fd, SIZE_MAX - 1, &n);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	if (buf != NULL && len != NULL)
+		*len = n;
+	return buf;
 }
 
 int open_regular(const char *path, int flags, struct stat *st)
@@ -212,10 +228,9 @@ int parse_size(const char *s, unsigned long long *out)
 
 int wait_child(pid_t pid, long timeout_ms)
 {
-	struct timespec start, now;
+	long long start = mono_ms();
 	int status;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
@@ -223,9 +238,7 @@ int wait_child(pid_t pid, long timeout_ms)
 			return status;
 		if (w < 0 && errno != EINTR)
 			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
-		    timeout_ms) {
+		if (mono_ms() - start >= timeout_ms) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 				;
@@ -233,4 +246,40 @@ int wait_child(pid_t pid, long timeout_ms)
 		}
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	}
+}
+
+int sibling_path(const char *name, char *out, size_t size)
+{
+	char self[PATH_MAX], *slash;
+
+	if (realpath("/proc/self/exe", self) == NULL)
+		return -1;
+	slash = strrchr(self, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	/* Next to ctrun (the build tree), else where `make install` and the
+	 * Debian package put the helpers: PREFIX/libexec/ctrun. */
+	if (xsnprintf(out, size, "%s/%s", self, name) < 0)
+		return -1;
+	if (access(out, X_OK) == 0)
+		return 0;
+	if (xsnprintf(out, size, "%s/../libexec/ctrun/%s", self, name) < 0 || access(out, X_OK) < 0) {
+		xsnprintf(out, size, "%s/%s", self, name); /* the error names the first place */
+		return -1;
+	}
+	return 0;
+}
+
+long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long mono_ms(void)
+{
+	return mono_ns() / 1000000;
 }

@@ -24,36 +24,15 @@
 
 static int read_stdin(char **buf, size_t *len, struct err *e)
 {
-	size_t cap = 4096;
-
 	*len = 0;
-	*buf = malloc(cap);
+	*buf = read_fd_max(STDIN_FILENO, HOOK_STATE_MAX + 1, len);
 	if (*buf == NULL)
-		return err_sys(e, EXIT_CTRUN, "stdin");
-	for (;;) {
-		ssize_t r;
-
-		if (*len == cap) {
-			char *tmp;
-
-			if (cap > HOOK_STATE_MAX)
-				return err_set(e, EXIT_USAGE, "OCI state on stdin is larger than %u "
-					       "bytes", HOOK_STATE_MAX);
-			tmp = realloc(*buf, cap * 2);
-			if (tmp == NULL)
-				return err_sys(e, EXIT_CTRUN, "stdin");
-			*buf = tmp;
-			cap *= 2;
-		}
-		r = read(STDIN_FILENO, *buf + *len, cap - *len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return err_sys(e, EXIT_USAGE, "read the OCI state from stdin");
-		if (r == 0)
-			return 0;
-		*len += (size_t)r;
-	}
+		return errno == ENOMEM ? err_sys(e, EXIT_CTRUN, "stdin")
+				       : err_sys(e, EXIT_USAGE, "read the OCI state from stdin");
+	if (*len > HOOK_STATE_MAX)
+		return err_set(e, EXIT_USAGE, "OCI state on stdin is larger than %u bytes",
+			       HOOK_STATE_MAX);
+	return 0;
 }
 
 /* prestart and createRuntime hooks run in the runtime's namespaces: enter

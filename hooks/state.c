@@ -266,8 +266,8 @@ out:
 int hook_config_load(const char *bundle, struct hook_config *c, struct err *e)
 {
 	char path[4096];
-	char *buf = NULL, *tmp;
-	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	size_t len = 0;
 	struct stat st;
 	int fd, rv = -1;
 
@@ -283,33 +283,17 @@ int hook_config_load(const char *bundle, struct hook_config *c, struct err *e)
 		err_set(e, EXIT_USAGE, "bundle %s: config.json is not a regular file", bundle);
 		goto out;
 	}
-	for (;;) {
-		ssize_t r;
-
-		if (len + 1 >= cap) {
-			if (cap > HOOK_CONFIG_MAX) {
-				err_set(e, EXIT_USAGE, "%s is larger than %u bytes", path,
-					HOOK_CONFIG_MAX);
-				goto out;
-			}
-			cap = cap ? cap * 2 : 65536;
-			tmp = realloc(buf, cap);
-			if (tmp == NULL) {
-				err_sys(e, EXIT_CTRUN, "%s", path);
-				goto out;
-			}
-			buf = tmp;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
+	buf = read_fd_max(fd, HOOK_CONFIG_MAX + 1, &len);
+	if (buf == NULL) {
+		if (errno == ENOMEM)
+			err_sys(e, EXIT_CTRUN, "%s", path);
+		else
 			err_sys(e, EXIT_USAGE, "read %s", path);
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
+		goto out;
+	}
+	if (len > HOOK_CONFIG_MAX) {
+		err_set(e, EXIT_USAGE, "%s is larger than %u bytes", path, HOOK_CONFIG_MAX);
+		goto out;
 	}
 	rv = hook_config_parse(buf, len, bundle, c, e);
 out:

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,6 +219,68 @@ int cache_lock(int fd, int how)
 		if (errno != EINTR)
 			return -1;
 	return 0;
+}
+
+/* Use locks this process holds (shared) on the entries it handed out: gc and
+ * remove skip an entry while its rootfs may be in use.  Released at exit. */
+static int held[64];
+static size_t nheld;
+
+void cache_hold(int fd)
+{
+	if (nheld < sizeof(held) / sizeof(*held))
+		held[nheld++] = fd;
+	else
+		close(fd); /* more than 64 images in one process: not held, still valid */
+}
+
+/* How long a shared use lock is tried: root's gc or remove holds it
+ * exclusively only while it renames an entry away (microseconds). */
+#define USE_LOCK_TRIES 100
+#define USE_LOCK_STEP_NS (20 * 1000 * 1000)
+
+void cache_lock_holder(int fd, char *out, size_t size)
+{
+	char line[256], path[64];
+	struct stat st, ps;
+	FILE *f;
+
+	snprintf(out, size, "another process");
+	if (fstat(fd, &st) < 0 || (f = fopen("/proc/locks", "re")) == NULL)
+		return;
+	/* "1: FLOCK  ADVISORY  WRITE 4242 08:01:131 0 EOF" (major:minor hex). */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned maj, min;
+		unsigned long long ino;
+		long pid;
+
+		if (strstr(line, "->") != NULL || /* a waiter, not a holder */
+		    sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min, &ino) != 4 ||
+		    ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
+		    min != minor(st.st_dev))
+			continue;
+		if (pid <= 0) /* not in our PID namespace (a container, another node's) */
+			snprintf(out, size, "a process in another PID namespace");
+		else if (snprintf(path, sizeof(path), "/proc/%ld", pid) > 0 && stat(path, &ps) == 0)
+			snprintf(out, size, "pid %ld (uid %u)", pid, (unsigned)ps.st_uid);
+		else
+			snprintf(out, size, "pid %ld", pid);
+		break;
+	}
+	fclose(f);
+}
+
+int cache_try_lock(int fd, int how)
+{
+	for (int i = 0; i < USE_LOCK_TRIES; i++) {
+		if (flock(fd, how | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		nanosleep(&(struct timespec){ 0, USE_LOCK_STEP_NS }, NULL);
+	}
+	errno = EWOULDBLOCK;
+	return -1;
 }
 
 /* Removes temps of `final` left by dead creators on this host: the caller

@@ -19,19 +19,6 @@
 #include "unpack.h"
 #include "util.h"
 
-/* Use locks this process holds (shared) on the entries it handed out: gc and
- * remove skip an entry while its rootfs may be in use.  Released at exit. */
-static int held[64];
-static size_t nheld;
-
-void cache_hold(int fd)
-{
-	if (nheld < sizeof(held) / sizeof(*held))
-		held[nheld++] = fd;
-	else
-		close(fd); /* more than 64 images in one process: not held, still valid */
-}
-
 int cache_path(char *buf, size_t size, const struct cache_cfg *c, const char *sub,
 	       const char *id, const char *suffix, struct err *e)
 {
@@ -100,14 +87,6 @@ struct entry_ctx {
 	const char *id;
 	enum image_kind kind;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int write_meta(const char *path, const struct entry_ctx *x, double secs,
 		      struct err *e)
@@ -194,7 +173,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 {
 	struct entry_ctx *x = arg;
 	char rootfs[PATH_MAX], meta[PATH_MAX], last[PATH_MAX];
-	double t0 = now_s();
+	double t0 = (double)mono_ns() / 1e9;
 	int fd;
 
 	if (xsnprintf(rootfs, sizeof(rootfs), "%s/rootfs", tmp) < 0 ||
@@ -217,7 +196,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 		return err_wrap(e, "image %s", x->image);
 	/* The entry's disk use is measured by the first list or gc, not here: a
 	 * walk of the tree would add ~3% to every job start on a cold node. */
-	if (write_meta(meta, x, now_s() - t0, e) < 0)
+	if (write_meta(meta, x, (double)mono_ns() / 1e9 - t0, e) < 0)
 		return -1;
 	fd = open(last, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -227,7 +206,7 @@ static int create_entry(const char *tmp, void *arg, struct err *e)
 	 * own directory was 0700 only while it was being built. */
 	if (chmod(tmp, 0755) < 0)
 		return err_sys(e, EXIT_CTRUN, "cache entry %s", tmp);
-	log_creation(x, now_s() - t0);
+	log_creation(x, (double)mono_ns() / 1e9 - t0);
 	return 0;
 }
 

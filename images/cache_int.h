@@ -1,4 +1,5 @@
-/* cache_int.h - what cache.c, cache_entry.c and cache_gc.c share (not for callers). */
+/* cache_int.h - what cache.c, cache_entry.c, cache_shared.c and cache_gc.c share (not
+ * for callers): cache.c's locks and paths, below the other three. */
 #ifndef CTRUN_CACHE_INT_H
 #define CTRUN_CACHE_INT_H
 
@@ -25,13 +26,12 @@ unsigned long long cache_du(int dirfd);
 /* Opens (creating) the use lock of entry id. */
 int cache_open_use_lock(const struct cache_cfg *c, const char *id, struct err *e);
 
-/* cache_entry.c: keeps fd (a use lock, held shared) open until exit. */
+/* Keeps fd (a use lock, held shared) open until exit. */
 void cache_hold(int fd);
-
-/* cache_shared.c: flock(fd, how | LOCK_NB) retried for about 2 s; -1 with
- * errno EWOULDBLOCK when it stays taken.  For locks other users can open. */
+/* flock(fd, how | LOCK_NB) retried for about 2 s; -1 with errno
+ * EWOULDBLOCK when it stays taken.  For locks other users can open. */
 int cache_try_lock(int fd, int how);
-/* cache_shared.c: "pid N (uid U)" holding a lock on fd's file, from /proc/locks. */
+/* "pid N (uid U)" holding a lock on fd's file, from /proc/locks. */
 void cache_lock_holder(int fd, char *out, size_t size);
 /* cache_shared.c: the shared cache dir's entry for id: 1 with rootfs set and
  * its use lock held, 0 when there is none or it cannot be had now (said on

@@ -34,55 +34,6 @@
 #include "unpack.h"
 #include "util.h"
 
-/* How long a shared use lock is tried: root's gc or remove holds it
- * exclusively only while it renames an entry away (microseconds). */
-#define USE_LOCK_TRIES 100
-#define USE_LOCK_STEP_NS (20 * 1000 * 1000)
-
-void cache_lock_holder(int fd, char *out, size_t size)
-{
-	char line[256], path[64];
-	struct stat st, ps;
-	FILE *f;
-
-	snprintf(out, size, "another process");
-	if (fstat(fd, &st) < 0 || (f = fopen("/proc/locks", "re")) == NULL)
-		return;
-	/* "1: FLOCK  ADVISORY  WRITE 4242 08:01:131 0 EOF" (major:minor hex). */
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned maj, min;
-		unsigned long long ino;
-		long pid;
-
-		if (strstr(line, "->") != NULL || /* a waiter, not a holder */
-		    sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min, &ino) != 4 ||
-		    ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
-		    min != minor(st.st_dev))
-			continue;
-		if (pid <= 0) /* not in our PID namespace (a container, another node's) */
-			snprintf(out, size, "a process in another PID namespace");
-		else if (snprintf(path, sizeof(path), "/proc/%ld", pid) > 0 && stat(path, &ps) == 0)
-			snprintf(out, size, "pid %ld (uid %u)", pid, (unsigned)ps.st_uid);
-		else
-			snprintf(out, size, "pid %ld", pid);
-		break;
-	}
-	fclose(f);
-}
-
-int cache_try_lock(int fd, int how)
-{
-	for (int i = 0; i < USE_LOCK_TRIES; i++) {
-		if (flock(fd, how | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		nanosleep(&(struct timespec){ 0, USE_LOCK_STEP_NS }, NULL);
-	}
-	errno = EWOULDBLOCK;
-	return -1;
-}
-
 /* Each step from the shared cache's root to the entry's rootfs must be a
  * directory of root's that no one else can write: then nobody but root can
  * have put anything there.  The root itself may be a link of root's.

@@ -26,6 +26,7 @@ const char *image_kind_name(enum image_kind k)
 	case IMAGE_DIR:
 		return "dir";
 	case IMAGE_UNKNOWN:
+	case IMAGE_KINDS: /* the count, no kind */
 		break;
 	}
 	return "unknown";
@@ -95,6 +96,7 @@ static int unpack(const char *path, enum image_kind kind, const char *dest, bool
 	case IMAGE_DIR:
 		return dir_copy(path, dest, e);
 	case IMAGE_UNKNOWN:
+	case IMAGE_KINDS: /* the count, no kind */
 		break;
 	}
 	return err_set(e, EXIT_CTRUN, "image %s: unknown format", path);

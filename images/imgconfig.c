@@ -265,10 +265,9 @@ void imgconfig_free(struct imgconfig *c)
 static char *read_image_environment(const char *rootfs)
 {
 	char *text = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	struct stat st;
 	int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1, saved;
-	ssize_t n = 0;
 
 	if (rootfd < 0)
 		return NULL;
@@ -285,23 +284,11 @@ static char *read_image_environment(const char *rootfs)
 		errno = ENOENT;
 		goto fail;
 	}
-	do {
-		if (len + 1 >= cap) {
-			char *t = realloc(text, cap = cap ? cap * 2 : 4096);
-
-			if (t == NULL)
-				goto fail;
-			text = t;
-		}
-		n = read(fd, text + len, cap - len - 1);
-		if (n > 0)
-			len += (size_t)n;
-	} while ((n > 0 || (n < 0 && errno == EINTR)) && len <= ENVFILE_MAX);
-	if (len > ENVFILE_MAX)
+	text = read_fd_max(fd, ENVFILE_MAX + 1, &len);
+	if (text != NULL && len > ENVFILE_MAX)
 		errno = EFBIG; /* a hostile image's endless file */
-	if (n < 0 || len > ENVFILE_MAX)
+	if (text == NULL || len > ENVFILE_MAX)
 		goto fail;
-	text[len] = '\0';
 	close(fd);
 	close(rootfd);
 	return text;

@@ -57,11 +57,16 @@ static bool on_path(const char *prog)
 	return false;
 }
 
+bool image_mountable(enum image_kind kind)
+{
+	return kind == IMAGE_SQUASHFS || kind == IMAGE_SIF;
+}
+
 bool image_mount_possible(enum image_kind kind, bool root, const char **why)
 {
 	int fd;
 
-	if (kind != IMAGE_SQUASHFS && kind != IMAGE_SIF) {
+	if (!image_mountable(kind)) {
 		*why = "only a squashfs or a SIF can be mounted";
 		return false;
 	}

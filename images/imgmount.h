@@ -18,6 +18,9 @@
 #include "err.h"
 #include "kind.h"
 
+/* Whether a squashfs lies in images of this kind where they can be
+ * mounted (squashfs_region): a squashfs, a SIF's partition. */
+bool image_mountable(enum image_kind kind);
 /* Whether this process can mount kind the way it would (root: loop devices
  * and the kernel's squashfs; else squashfuse_ll on PATH and /dev/fuse open
  * for reading and writing).  false with *why set to the missing part, one

@@ -54,10 +54,9 @@ int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
  * its size is checked first, and the read stops one byte past the bound. */
 static char *read_config(int fd, const char *what, size_t *len, struct err *e)
 {
-	size_t cap = LAYERFILE_CONFIG_MAX + 1, n = 0;
+	size_t n = 0;
 	struct stat st;
 	char *buf;
-	ssize_t r;
 
 	if (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
 		err_sys(e, EXIT_CTRUN, "%s", what);
@@ -68,20 +67,10 @@ static char *read_config(int fd, const char *what, size_t *len, struct err *e)
 			"not a regular file");
 		return NULL;
 	}
-	if ((size_t)st.st_size + 1 < cap)
-		cap = (size_t)st.st_size + 1;
-	buf = malloc(cap + 1);
+	buf = read_fd_max(fd, LAYERFILE_CONFIG_MAX + 1, &n);
 	if (buf == NULL) {
 		err_sys(e, EXIT_CTRUN, "%s", what);
 		return NULL;
-	}
-	while (n < cap && (r = read(fd, buf + n, cap - n)) != 0) {
-		if (r < 0) {
-			err_sys(e, EXIT_CTRUN, "%s", what);
-			free(buf);
-			return NULL;
-		}
-		n += (size_t)r;
 	}
 	if (n > LAYERFILE_CONFIG_MAX) { /* grew since the fstat */
 		err_set(e, EXIT_CTRUN, "%s: larger than 16 MiB", what);

@@ -1,20 +1,13 @@
 /* progress.c - the stderr progress meter (see progress.h). */
 #include "progress.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <time.h>
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void draw(struct progress *p)
 {
-	double mb = (double)p->done / 1048576.0, s = (double)(now_ms() - p->start_ms) / 1000.0;
+	double mb = (double)p->done / 1048576.0, s = (double)(mono_ms() - p->start_ms) / 1000.0;
 
 	if (p->total > 0)
 		fprintf(stderr, "\rctrun: %s: %3d%% (%.0f/%.0f MB, %.0f MB/s) ", p->what,
@@ -33,7 +26,7 @@ void progress_start(struct progress *p, bool on, const char *what, unsigned long
 	p->total = total;
 	p->done = 0;
 	p->last_ms = 0;
-	p->start_ms = now_ms();
+	p->start_ms = mono_ms();
 	p->drawn = false;
 }
 
@@ -46,7 +39,7 @@ void progress_add(struct progress *p, unsigned long long n)
 	p->done += n;
 	if (p->total > 0 && p->done > p->total)
 		p->done = p->total;
-	t = now_ms();
+	t = mono_ms();
 	if (t - p->last_ms < 200)
 		return;
 	p->last_ms = t;

@@ -27,14 +27,6 @@ static void sleep_ms(long ms)
 		;
 }
 
-static long long now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec;
-}
-
 static void host_name(char *h, size_t size)
 {
 	if (gethostname(h, size - 1) < 0)
@@ -157,7 +149,7 @@ static void remove_leftovers(const char *store, long pid)
 int claim_take(const char *store, const char *digest, const char *image, long wait_s,
 	       bool quiet, struct claim *c, struct err *e)
 {
-	long long start = now_s(), deadline = start + wait_s;
+	long long start = mono_ms() / 1000, deadline = start + wait_s;
 	char who[128], dead[PATH_MAX + 64];
 	long dead_pid = 0;
 	bool said = false;
@@ -201,12 +193,12 @@ int claim_take(const char *store, const char *digest, const char *image, long wa
 			continue;
 		}
 		/* Said once the wait is noticeable. */
-		if (!said && !quiet && now_s() - start >= 2) {
+		if (!said && !quiet && mono_ms() / 1000 - start >= 2) {
 			fprintf(stderr, "ctrun: waiting for %s, pulling %.19s into %s\n", who, digest,
 				store);
 			said = true;
 		}
-		if (now_s() >= deadline)
+		if (mono_ms() / 1000 >= deadline)
 			return err_set(e, EXIT_CTRUN, "gave up after %ld s waiting for %s to pull %s "
 				       "([registry] wait; its claim is %s)", wait_s, who, digest,
 				       c->path);
@@ -391,7 +383,7 @@ static int record_read(const char *path, const struct job_record *r, char *out, 
 int job_record_wait(const char *store, const struct job_record *r, long wait_s, bool quiet,
 		    char *digest, size_t size, struct err *e)
 {
-	long long start = now_s(), deadline = start + wait_s;
+	long long start = mono_ms() / 1000, deadline = start + wait_s;
 	char path[PATH_MAX], why[96] = "", said_there[900];
 	bool said = false;
 
@@ -406,12 +398,12 @@ int job_record_wait(const char *store, const struct job_record *r, long wait_s, 
 		if (got == 2)
 			return err_set(e, EXIT_CTRUN, "the step's task 0 could not pull the image: %s",
 				       said_there);
-		if (!said && !quiet && now_s() - start >= 2) {
+		if (!said && !quiet && mono_ms() / 1000 - start >= 2) {
 			fprintf(stderr, "ctrun: waiting for the step's task 0 to resolve the image "
 				"(%s%s)\n", path, why);
 			said = true;
 		}
-		if (now_s() >= deadline)
+		if (mono_ms() / 1000 >= deadline)
 			return err_set(e, EXIT_CTRUN, "gave up after %ld s waiting for the step's task "
 				       "0 to resolve the image (no record of this run at %s%s; is the "
 				       "image store shared by the nodes? see [registry] store_shared)",

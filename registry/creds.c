@@ -192,6 +192,86 @@ static bool netrc_matches(const char *machine, const char *host)
 	       strncasecmp(machine, host, n) == 0;
 }
 
+/* The keywords of a .netrc, as curl and enroot read them. */
+enum netrc_key { NETRC_MACHINE, NETRC_DEFAULT, NETRC_LOGIN, NETRC_PASSWORD, NETRC_ACCOUNT,
+		 NETRC_PORT, NETRC_MACDEF };
+static const struct {
+	const char *word;
+	enum netrc_key key;
+} netrc_keys[] = {
+	{ "machine", NETRC_MACHINE }, { "default", NETRC_DEFAULT }, { "login", NETRC_LOGIN },
+	{ "password", NETRC_PASSWORD }, { "account", NETRC_ACCOUNT }, { "port", NETRC_PORT },
+	{ "macdef", NETRC_MACDEF },
+};
+
+/* The keyword `word`: 0, or -1 (e set) when it is none. */
+static int netrc_keyword(struct netrc *n, const char *word, enum netrc_key *key)
+{
+	for (size_t i = 0; i < sizeof(netrc_keys) / sizeof(*netrc_keys); i++)
+		if (strcmp(word, netrc_keys[i].word) == 0) {
+			*key = netrc_keys[i].key;
+			return 0;
+		}
+	return netrc_bad(n, "unexpected word ", word);
+}
+
+/* machine NAME, or default: a new entry. */
+static int netrc_entry_start(struct netrc *n, enum netrc_key key, size_t line, const char *host,
+			     struct netrc_entry *en)
+{
+	memset(en, 0, sizeof(*en));
+	en->used = true;
+	en->line = line;
+	en->is_default = key == NETRC_DEFAULT;
+	if (en->is_default)
+		return 0;
+	if (netrc_value(n, "machine") < 0)
+		return -1;
+	if (copy_value(en->machine, sizeof(en->machine), n->tok, strlen(n->tok)) < 0)
+		return netrc_bad(n, "a machine name is too long", "");
+	en->matches = netrc_matches(en->machine, host);
+	return 0;
+}
+
+/* login, password, account or port VALUE of the current entry. */
+static int netrc_field(struct netrc *n, enum netrc_key key, const char *word,
+		       struct netrc_entry *en)
+{
+	bool runs;
+
+	if (!en->used)
+		return netrc_bad(n, word, " before any machine");
+	if (netrc_value(n, word) < 0)
+		return -1;
+	/* enroot hands a password to the shell: $(...) or `...` runs a
+	 * command, to the end of the line. */
+	runs = key == NETRC_PASSWORD && !n->quoted &&
+	       (strncmp(n->tok, "$(", 2) == 0 || n->tok[0] == '`');
+	if (runs)
+		n->p += strcspn(n->p, "\n");
+	if (key == NETRC_LOGIN) {
+		en->has_login = true;
+		if (copy_value(en->login, sizeof(en->login), n->tok, strlen(n->tok)) < 0)
+			return netrc_bad(n, "a login is too long", "");
+	} else if (key == NETRC_PASSWORD) {
+		en->has_pass = true;
+		en->pass_runs = runs;
+		memcpy(en->pass, n->tok, strlen(n->tok) + 1);
+	}
+	return 0;
+}
+
+/* macdef NAME: the macro's lines, up to an empty one. */
+static void netrc_macdef(struct netrc *n)
+{
+	n->p += strcspn(n->p, "\n");
+	while (*n->p == '\n' && n->p[1] != '\n' && n->p[1] != '\0') {
+		n->line++;
+		n->p++;
+		n->p += strcspn(n->p, "\n");
+	}
+}
+
 /* creds_netrc, the entries restricted to login `user` when it is not "". */
 static int netrc_find(const char *text, const char *file, const char *host, const char *user,
 		      char *const *envp, struct cred *c, struct err *e)
@@ -207,76 +287,43 @@ static int netrc_find(const char *text, const char *file, const char *host, cons
 	}
 	*n = (struct netrc){ .p = text, .file = file, .line = 1, .e = e };
 	for (;;) {
-		char key[16];
+		char word[16];
+		enum netrc_key key = NETRC_MACDEF;
 		size_t keyline;
 
 		r = netrc_word(n, true);
 		if (r < 0)
 			goto out;
 		keyline = n->line;
+		snprintf(word, sizeof(word), "%s", n->tok);
+		if (r > 0 && netrc_keyword(n, word, &key) < 0)
+			goto out;
 		/* An entry ends where the next begins, or at the end. */
 		if (en->used && en->matches &&
-		    (r == 0 || strcmp(n->tok, "machine") == 0 || strcmp(n->tok, "default") == 0) &&
+		    (r == 0 || key == NETRC_MACHINE || key == NETRC_DEFAULT) &&
 		    (user[0] == '\0' || strcmp(en->login, user) == 0)) {
 			rv = netrc_take(n, en, envp, c);
 			goto out;
 		}
 		if (r == 0)
 			break;
-		snprintf(key, sizeof(key), "%s", n->tok);
-		if (strcmp(key, "machine") == 0 || strcmp(key, "default") == 0) {
-			memset(en, 0, sizeof(*en));
-			en->used = true;
-			en->line = keyline;
-			en->is_default = key[0] == 'd';
-			if (en->is_default)
-				continue;
-			if (netrc_value(n, key) < 0)
-				goto out;
-			if (copy_value(en->machine, sizeof(en->machine), n->tok, strlen(n->tok)) < 0) {
-				netrc_bad(n, "a machine name is too long", "");
-				goto out;
-			}
-			en->matches = netrc_matches(en->machine, host);
-		} else if (strcmp(key, "login") == 0 || strcmp(key, "password") == 0 ||
-			   strcmp(key, "account") == 0 || strcmp(key, "port") == 0) {
-			bool runs;
-
-			if (!en->used) {
-				netrc_bad(n, key, " before any machine");
-				goto out;
-			}
-			if (netrc_value(n, key) < 0)
-				goto out;
-			/* enroot hands a password to the shell: $(...) or `...` runs a
-			 * command, to the end of the line. */
-			runs = key[1] == 'a' && !n->quoted &&
-			       (strncmp(n->tok, "$(", 2) == 0 || n->tok[0] == '`');
-			if (runs)
-				n->p += strcspn(n->p, "\n");
-			if (key[0] == 'l') {
-				en->has_login = true;
-				if (copy_value(en->login, sizeof(en->login), n->tok, strlen(n->tok)) < 0) {
-					netrc_bad(n, "a login is too long", "");
-					goto out;
-				}
-			} else if (key[0] == 'p' && key[1] == 'a') {
-				en->has_pass = true;
-				en->pass_runs = runs;
-				memcpy(en->pass, n->tok, strlen(n->tok) + 1);
-			}
-		} else if (strcmp(key, "macdef") == 0) {
-			/* A macro: its name, then lines up to an empty one. */
-			n->p += strcspn(n->p, "\n");
-			while (*n->p == '\n' && n->p[1] != '\n' && n->p[1] != '\0') {
-				n->line++;
-				n->p++;
-				n->p += strcspn(n->p, "\n");
-			}
-		} else {
-			netrc_bad(n, "unexpected word ", key);
-			goto out;
+		switch (key) {
+		case NETRC_MACHINE:
+		case NETRC_DEFAULT:
+			r = netrc_entry_start(n, key, keyline, host, en);
+			break;
+		case NETRC_LOGIN:
+		case NETRC_PASSWORD:
+		case NETRC_ACCOUNT:
+		case NETRC_PORT:
+			r = netrc_field(n, key, word, en);
+			break;
+		case NETRC_MACDEF:
+			netrc_macdef(n);
+			break;
 		}
+		if (r < 0)
+			goto out;
 	}
 	rv = 0;
 out:
@@ -447,7 +494,6 @@ char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e)
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0) {
@@ -475,23 +521,11 @@ char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e)
 			path);
 		strv_push(&warned, path);
 	}
-	buf = malloc(CREDS_FILE_MAX + 2);
-	if (buf == NULL) {
-		err_sys(e, EXIT_CTRUN, "%s", path);
-		goto fail;
-	}
 	/* The size can change under us: read at most one byte past the bound. */
-	while (n <= CREDS_FILE_MAX) {
-		r = read(fd, buf + n, CREDS_FILE_MAX + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err_sys(e, EXIT_USAGE, "%s", path);
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
+	buf = read_fd_max(fd, CREDS_FILE_MAX + 1, &n);
+	if (buf == NULL) {
+		err_sys(e, errno == ENOMEM ? EXIT_CTRUN : EXIT_USAGE, "%s", path);
+		goto fail;
 	}
 	if (n > CREDS_FILE_MAX) {
 		err_set(e, EXIT_USAGE, "%s is larger than 1 MiB", path);

@@ -176,10 +176,11 @@ static void applied(struct job *j, size_t i)
 
 /* Downloads, unpacks, makes the squashfs in a folder of its own (0700:
  * nothing another member of a group's store can reach or plant) and
- * publishes it at `final` by rename. */
+ * publishes it at p->sqsh by rename. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
-		 const struct manifest *m, const char *name, const char *final, struct err *e)
+		 const struct manifest *m, const struct pulled *p, struct err *e)
 {
+	const char *name = p->ref, *final = p->sqsh;
 	struct unpack_limit lim = { .image = name, .max = c->max_unpacked };
 	struct job j = { .s = s, .store = store };
 	struct descriptor *all = NULL;
@@ -356,7 +357,7 @@ static int obtain(struct session *s, const struct registry_cfg *c, const char *s
 		goto fail;
 	if (!c->quiet && !c->progress)
 		fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
-	if (build(s, c, store, img, p->ref, p->sqsh, e) < 0)
+	if (build(s, c, store, img, p, e) < 0)
 		goto fail;
 	claim_release(&cl);
 	snprintf(p->digest, sizeof(p->digest), "%s", digest);
@@ -367,41 +368,56 @@ fail:
 	return -1;
 }
 
-/* The manifest of r (an index: this node's platform) and its digest. */
+/* What resolve found. */
+struct resolved {
+	struct manifest m;          /* the reference's manifest */
+	struct manifest pm;         /* an index's: this platform's image manifest */
+	const struct manifest *img; /* the image's: &m or &pm */
+	char digest[80];            /* the image manifest's digest */
+	char idx_digest[80];        /* the index's, "" when the reference named an image */
+};
+
+static void resolved_free(struct resolved *v)
+{
+	manifest_free(&v->m);
+	manifest_free(&v->pm);
+}
+
+/* The manifest of r (an index: this node's platform) and its digest, into
+ * v (zeroed by the caller; resolved_free'd by it, also on failure). */
 static int resolve(struct session *s, const struct registry_cfg *c, const struct image_ref *r,
-		   const char *name, struct manifest *m, struct manifest *pm,
-		   const struct manifest **img, char *digest, char *idx_digest, struct err *e)
+		   const char *name, struct resolved *v, struct err *e)
 {
 	const char *what = r->digest[0] ? r->digest : r->tag, *want = r->digest[0] ? r->digest : NULL;
 	char arch[32], variant[32];
 	const struct descriptor *d;
-	int f = get_manifest(s, what, want, name, m, digest, e);
+	int f = get_manifest(s, what, want, name, &v->m, v->digest, e);
 
 	if (f < 0 && s->on_mirror) {
 		/* The mirror failed: the registry itself. */
 		if (!c->quiet)
 			fprintf(stderr, "ctrun: mirror of %s failed (%s); asking %s\n", r->host, e->msg,
 				ref_api_host(r));
-		manifest_free(m);
-		memset(m, 0, sizeof(*m));
+		manifest_free(&v->m);
+		memset(&v->m, 0, sizeof(v->m));
 		if (session_origin(s, e) < 0)
 			return -1;
-		f = get_manifest(s, what, want, name, m, digest, e);
+		f = get_manifest(s, what, want, name, &v->m, v->digest, e);
 	}
 	if (f < 0)
 		return -1;
-	*img = m;
-	if (m->kind != MANIFEST_INDEX)
+	v->img = &v->m;
+	if (v->m.kind != MANIFEST_INDEX)
 		return 0;
 	host_platform(arch, sizeof(arch), variant, sizeof(variant));
-	if (manifest_pick(m, arch, variant, name, &d, e) < 0)
+	if (manifest_pick(&v->m, arch, variant, name, &d, e) < 0)
 		return -1;
-	snprintf(idx_digest, 80, "%s", digest);
-	if (get_manifest(s, d->digest, d->digest, name, pm, digest, e) < 0)
+	snprintf(v->idx_digest, sizeof(v->idx_digest), "%s", v->digest);
+	if (get_manifest(s, d->digest, d->digest, name, &v->pm, v->digest, e) < 0)
 		return -1;
-	if (pm->kind != MANIFEST_IMAGE)
+	if (v->pm.kind != MANIFEST_IMAGE)
 		return err_set(e, EXIT_CTRUN, "%s: an index inside an index", name);
-	*img = pm;
+	v->img = &v->pm;
 	return 0;
 }
 
@@ -437,9 +453,8 @@ static int follow(const struct registry_cfg *c, const char *store, struct image_
 int registry_pull(const struct registry_cfg *c, const char *reference, struct pulled *p,
 		  struct err *e)
 {
-	char store[PATH_MAX], digest[80], idx_digest[80] = "";
-	struct manifest m = { 0 }, pm = { 0 };
-	const struct manifest *img = &m;
+	char store[PATH_MAX];
+	struct resolved v = { 0 };
 	bool leader = c->job != NULL && c->job_leader;
 	struct image_ref r;
 	struct session s;
@@ -467,30 +482,29 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	}
 	if (session_open(&s, c, &r, e) < 0)
 		goto done;
-	if (resolve(&s, c, &r, p->ref, &m, &pm, &img, digest, idx_digest, e) < 0) {
+	if (resolve(&s, c, &r, p->ref, &v, e) < 0) {
 		if (s.unreachable)
 			rv = offline(c, store, &r, p, e);
 		goto out;
 	}
 	if (c->verbose > 0)
-		fprintf(stderr, "ctrun: %s -> %s\n", p->ref, digest);
-	if (store_image(store, digest, p->sqsh, sizeof(p->sqsh), e) < 0 ||
-	    obtain(&s, c, store, img, digest, p, e) < 0)
+		fprintf(stderr, "ctrun: %s -> %s\n", p->ref, v.digest);
+	if (store_image(store, v.digest, p->sqsh, sizeof(p->sqsh), e) < 0 ||
+	    obtain(&s, c, store, v.img, v.digest, p, e) < 0)
 		goto out;
 	/* What the tag, or the index digest, stands for on this platform. */
-	if (r.digest[0] == '\0' && store_ref_write(store, &r, r.tag, digest, e) < 0)
+	if (r.digest[0] == '\0' && store_ref_write(store, &r, r.tag, v.digest, e) < 0)
 		goto out;
-	if (r.digest[0] != '\0' && idx_digest[0] != '\0') {
+	if (r.digest[0] != '\0' && v.idx_digest[0] != '\0') {
 		char key[80];
 
 		snprintf(key, sizeof(key), "@sha256-%s", r.digest + 7);
-		if (store_ref_write(store, &r, key, digest, e) < 0)
+		if (store_ref_write(store, &r, key, v.digest, e) < 0)
 			goto out;
 	}
 	rv = 0;
 out:
-	manifest_free(&m);
-	manifest_free(&pm);
+	resolved_free(&v);
 	session_close(&s);
 done:
 	/* Task 0 tells the others what it used, or why it failed. */

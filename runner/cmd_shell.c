@@ -82,7 +82,7 @@ static const char *default_shell(const struct ctr_setup *c)
 	int rootfd, fd;
 	bool bash;
 
-	if (ctr_root_dir(&c->root) == NULL)
+	if (ctr_rootfs_dir(&c->spec) == NULL)
 		return "/bin/sh";
 	rootfd = open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
@@ -115,7 +115,7 @@ static int image_default(struct ctr_setup *c, struct strv *argv)
 	case DEFAULT_CMD_ROOT:
 		break;
 	}
-	rootfd = ctr_root_dir(&c->root) != NULL
+	rootfd = ctr_rootfs_dir(&c->spec) != NULL
 			 ? open(c->spec.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	for (const char *const *p = entries; rootfd >= 0 && *p != NULL; p++) {
 		struct stat st;

@@ -21,7 +21,6 @@ static void runtimes(void)
 	for (const struct ctr_driver *const *d = ctr_drivers; *d != NULL; d++) {
 		for (const char *const *b = (*d)->bins; *b != NULL; b++) {
 			char path[4096], name[64];
-			struct app_version v;
 
 			if (strv_find(&seen, *b) >= 0 || strv_push(&seen, *b) < 0)
 				continue;
@@ -29,12 +28,12 @@ static void runtimes(void)
 				printf("  %-13s not found on PATH\n", *b);
 				continue;
 			}
-			if (!(*d)->app_version) {
+			if ((*d)->version == NULL) {
 				printf("  %-13s %s\n", *b, path);
 				continue;
 			}
-			ctr_app_version(path, &v);
-			printf("  %-13s %s (%s)\n", *b, path, app_version_name(&v, name, sizeof(name)));
+			(*d)->version(path, name, sizeof(name));
+			printf("  %-13s %s (%s)\n", *b, path, name);
 		}
 	}
 	strv_free(&seen);

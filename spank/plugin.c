@@ -35,6 +35,7 @@
 #include "sphold.h"
 #include "spjoin.h"
 #include "spreg.h"
+#include "util.h"
 
 /* The symbols Slurm looks up; spank/spank_ctrun.map hides every other. */
 SPANK_PLUGIN(ctrun, 1)
@@ -355,38 +356,13 @@ static void count_ctrun_lines(const char *line, void *arg)
 		*(bool *)arg = true;
 }
 
-/* Reads fd to its end (at most max bytes) into a NUL-terminated buffer. */
-static char *read_all(int fd, size_t max)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap), *more;
-
-	while (buf != NULL) {
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			if (cap > max || (more = realloc(buf, cap * 2)) == NULL)
-				break;
-			buf = more;
-			cap *= 2;
-		}
-	}
-	if (buf != NULL)
-		buf[len] = '\0';
-	return buf;
-}
-
 /* `ctrun env --mode task` in this task's environment: the torchrun
  * contract, exactly ctrun's (spenv.h).  A warning and none when it fails:
  * a step that is no training job still runs. */
 static void contract(spank_t sp, struct strv *out)
 {
 	char **env = NULL, *text;
+	size_t len;
 	int pfd[2], ws = 0;
 	pid_t pid;
 
@@ -401,7 +377,7 @@ static void contract(spank_t sp, struct strv *out)
 		_exit(127);
 	}
 	close(pfd[1]);
-	text = pid > 0 ? read_all(pfd[0], 1u << 20) : NULL;
+	text = pid > 0 ? read_fd_max(pfd[0], 1u << 20, &len) : NULL;
 	close(pfd[0]);
 	if (pid > 0)
 		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)

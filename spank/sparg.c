@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "runtimes.h"
 #include "sparg.h"
 #include "spconf.h"
 
@@ -52,9 +53,12 @@ const struct sp_optdesc sp_optdescs[] = {
 	{ "container-unshare", "NS[,NS...]",
 	  "[ctrun] not supported: ctrun's containers keep the host's network, IPC and UTS "
 	  "namespaces", SP_UNSHARE, 0 },
+	/* The names from the one list (core/runtimes.h), as ctrun's --help. */
+#define SP_RUNTIME_NAME(n) ", " #n
 	{ "container-runtime", "NAME",
-	  "[ctrun] the container runtime: auto, enroot, apptainer, singularity, oci, crun or "
-	  "charliecloud (ctrun --runtime)", SP_RUNTIME, 0 },
+	  "[ctrun] the container runtime (ctrun --runtime): auto" CTR_DRIVERS(SP_RUNTIME_NAME),
+	  SP_RUNTIME, 0 },
+#undef SP_RUNTIME_NAME
 };
 const unsigned sp_noptdescs = sizeof(sp_optdescs) / sizeof(*sp_optdescs);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sphold.h"
+#include "util.h"
 
 #define LOG_TAIL (64 * 1024)
 
@@ -238,17 +239,9 @@ void sp_hold_log(const struct sp_hold *h, void (*fn)(const char *line, void *arg
 	free(buf);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int sp_hold_stop(struct sp_hold *h, int timeout_s)
 {
-	long end = now_ms() + timeout_s * 1000L;
+	long long end = mono_ms() + timeout_s * 1000LL;
 	int ws = 0, status = -1;
 
 	if (h->sock >= 0) {
@@ -259,7 +252,7 @@ int sp_hold_stop(struct sp_hold *h, int timeout_s)
 		return -1;
 	for (;;) {
 		pid_t got = waitpid(h->pid, &ws, WNOHANG);
-		long left = end - now_ms();
+		long long left = end - mono_ms();
 
 		if (got == h->pid) {
 			status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "spreg.h"
+#include "util.h"
 
 #define REG_ROOT "/run/ctrun-spank"
 #define REG_MAGIC "ctrun-spank-reg 1 "
@@ -242,7 +243,6 @@ int sp_reg_lookup(const char *dir, const char *name, uid_t uid, struct sp_reg *r
 	char path[1024], *buf = NULL;
 	struct stat st;
 	size_t len = 0;
-	ssize_t n;
 	int fd, rv = 0;
 
 	if (path_of(path, sizeof(path), dir, name, "") < 0)
@@ -258,15 +258,11 @@ int sp_reg_lookup(const char *dir, const char *name, uid_t uid, struct sp_reg *r
 	/* Nobody holds its lock: its step is gone. */
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		goto out;
-	buf = malloc((size_t)st.st_size + 1);
+	buf = read_fd_max(fd, (size_t)st.st_size, &len);
 	if (buf == NULL) {
 		rv = err_sys(e, EXIT_CTRUN, "%s", path);
 		goto out;
 	}
-	while (len < (size_t)st.st_size &&
-	       ((n = read(fd, buf + len, (size_t)st.st_size - len)) > 0 || (n < 0 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
 	if (sp_reg_parse(buf, len, r, e) < 0) {
 		rv = -1;
 		goto out;

@@ -92,7 +92,7 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'J', s->libdirs.v[i]);
 	for (size_t i = 0; i < s->entry.n; i++)
 		puts_(&b, 'Y', s->entry.v[i]);
-	if (s->apptainer_env)
+	if (s->complete_env)
 		puts_(&b, 'N', "1");
 	if (s->image_scripts)
 		puts_(&b, 'M', "1");
@@ -213,7 +213,7 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 				goto malformed;
 			*(tag == 'P'   ? &s->prefix
 			  : tag == 'Q' ? &s->quiet
-			  : tag == 'N' ? &s->apptainer_env
+			  : tag == 'N' ? &s->complete_env
 			  : tag == 'M' ? &s->image_scripts
 				       : &s->entry_default) = v[0] == '1';
 			break;

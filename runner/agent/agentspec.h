@@ -22,7 +22,7 @@
  *           J a library directory appended to LD_LIBRARY_PATH when it exists
  *             in the container (repeatable),
  *           N 0|1 the container's environment is apptainer's (--cleanenv):
- *             complete it as apptainer does not (agent_apptainer_env),
+ *             complete it as apptainer does not (agent_complete_env),
  *           M 0|1 source the image's /.singularity.d/env/ *.sh with its
  *             /bin/sh, as apptainer does (imageenv.h): the runtime did not,
  *           Y an entrypoint candidate (repeatable): the first that is an
@@ -92,7 +92,7 @@ struct agent_spec {
 			       * that do not exist in the container first) */
 	struct strv entry;    /* entrypoint candidates, in order; empty = none */
 	bool entry_default;   /* F: the first candidate alone, else the argv */
-	bool apptainer_env;   /* complete apptainer's --cleanenv environment */
+	bool complete_env;    /* complete apptainer's --cleanenv environment */
 	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
 	bool as_user;         /* X: switch to uid, gid (asuser.h) */
 	long uid, gid;

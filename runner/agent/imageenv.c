@@ -113,14 +113,6 @@ malformed:
 		       "incomplete or malformed (a script ended the shell?)");
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* The child: the pipe at IMAGEENV_FD, stdout on stderr, stdin empty. */
 static void child(int wfd, const char *sh, const char *dir, const char *printer,
 		  char *const *env)
@@ -146,7 +138,7 @@ int imageenv_source(const char *sh, const char *dir, const char *printer, char *
 		    int timeout_ms, struct strv *out, struct err *e)
 {
 	int pfd[2] = { -1, -1 }, ws = 0, rv = -1;
-	long deadline = now_ms() + timeout_ms;
+	long deadline = mono_ms() + timeout_ms;
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	bool timed_out = false, big = false, failed = false;
@@ -165,7 +157,7 @@ int imageenv_source(const char *sh, const char *dir, const char *printer, char *
 	pfd[1] = -1;
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline - mono_ms();
 		ssize_t n;
 		int r;
 

@@ -98,20 +98,15 @@ static char *read_environment(void)
 	size_t len = 0;
 	struct stat st;
 	char *text = NULL;
-	ssize_t n;
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (text = malloc(ENVFILE_MAX + 1)) == NULL) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return NULL;
 	}
-	while (len < ENVFILE_MAX && ((n = read(fd, text + len, ENVFILE_MAX - len)) > 0 ||
-				     (n < 0 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
+	text = read_fd_max(fd, ENVFILE_MAX, &len);
 	close(fd);
-	text[len] = '\0';
 	return text;
 }
 
@@ -261,7 +256,7 @@ static int prepare(struct agent_spec *s, struct strv *own, const char **entry, b
 {
 	struct strv dirs = { 0 };
 
-	if (strv_extend(own, environ) < 0 || (s->apptainer_env && apptainer_env(s, own) < 0) ||
+	if (strv_extend(own, environ) < 0 || (s->complete_env && apptainer_env(s, own) < 0) ||
 	    (s->host_drop.n > 0 && clean_host_env(s, own) < 0)) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;

@@ -200,14 +200,6 @@ struct bench {
 	long rep;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int run_once(struct bench *b, enum coll c, const void *s, void *r, size_t count,
 		    struct err *e)
 {
@@ -279,13 +271,13 @@ static int bench_time(struct bench *b, enum coll c, size_t count, int inplace,
 	if (prepare(b, c, &cc, sendp, clear, 0, e) < 0 || run_once(b, c, sendp, recvp, cc.param, e) < 0 ||
 	    wait_done(b, e) < 0 || rdzv_barrier(b->r, e) < 0)
 		return -1;
-	t0 = now_s();
+	t0 = (double)mono_ns() / 1e9;
 	for (long i = 0; i < b->p->iters; i++)
 		if (run_once(b, c, sendp, recvp, cc.param, e) < 0)
 			return -1;
 	if (wait_done(b, e) < 0)
 		return -1;
-	sec = (now_s() - t0) / (double)b->p->iters;
+	sec = ((double)mono_ns() / 1e9 - t0) / (double)b->p->iters;
 	if (rdzv_allreduce_f64(b->r, &sec, 1, RDZV_SUM, e) < 0)
 		return -1;
 	sec /= (double)b->n;

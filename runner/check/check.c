@@ -172,14 +172,6 @@ static long long check_verify(const float *v, long world)
 	return wrong;
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /* The all-reduce of the known sum over the voted backend: timed alone,
  * then checked on every rank. */
 static int allreduce_test(struct wsession *ws, struct check_summary *s, struct err *e)
@@ -202,12 +194,12 @@ static int allreduce_test(struct wsession *ws, struct check_summary *s, struct e
 	    be.ops->alloc(&be, bytes, &dsend, e) < 0 || be.ops->alloc(&be, bytes, &drecv, e) < 0 ||
 	    be.ops->upload(&be, dsend, host, bytes, e) < 0 || rdzv_barrier(&ws->r, e) < 0)
 		goto out;
-	t0 = now_us();
+	t0 = (double)mono_ns() / 1e3;
 	if (be.ops->run(&be, &(struct coll_call){ .coll = COLL_ALL_REDUCE, .send = dsend, .recv = drecv,
 						  .count = CHECK_COUNT, .type = DT_FLOAT }, e) < 0 ||
 	    be.ops->sync(&be, e) < 0)
 		goto out;
-	us = now_us() - t0;
+	us = (double)mono_ns() / 1e3 - t0;
 	if (be.ops->download(&be, out, drecv, bytes, e) < 0)
 		goto out;
 	wrong = check_verify(out, ws->r.world);

@@ -9,8 +9,11 @@
 
 #include "envctl.h"
 #include "options.h"
+#include "runtimes.h"
 #include "util.h"
 
+/* "|NAME" for each runtime of core/runtimes.h. */
+#define RUNTIME_BAR(n) "|" #n
 /* One screen; the rest is in ctrun SUBCOMMAND --help and ctrun(1). */
 static const char usage[] =
 	"Usage: ctrun [OPTIONS] [--] COMMAND [ARG...]   launch COMMAND as this node's workers\n"
@@ -28,7 +31,7 @@ static const char usage[] =
 	"Output:\n"
 	"  --prefix|--no-prefix  --log-dir DIR  --timings  -v  -q  --dry-run  -V, --version\n"
 	"Container:\n"
-	"  --image IMG|docker://REF  --runtime auto|enroot|apptainer|singularity|oci|crun|charliecloud\n"
+	"  --image IMG|docker://REF  --runtime auto" CTR_DRIVERS(RUNTIME_BAR) "\n"
 	"  --nv  --entrypoint  --root  --no-home  --writable  --name NAME [--name-reset]\n"
 	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]  --workdir DIR  --stage auto|sbcast|off\n"
 	"  --image-mode auto|mount|unpack\n"

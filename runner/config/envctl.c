@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util.h"
+
 static const char *const contract[] = {
 	"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
 	"GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "NODE_RANK", "NNODES",
@@ -109,23 +111,10 @@ int envctl_file_load(const char *path, struct strv *out, struct err *e)
 			"lines", path);
 		goto out;
 	}
-	buf = malloc(ENVFILE_MAX + 1);
+	buf = read_fd_max(fd, ENVFILE_MAX + 1, &len);
 	if (buf == NULL) {
-		err_sys(e, EXIT_CTRUN, "--env-file %s", path);
+		err_sys(e, errno == ENOMEM ? EXIT_CTRUN : EXIT_USAGE, "--env-file %s", path);
 		goto out;
-	}
-	while (len <= ENVFILE_MAX) {
-		ssize_t r = read(fd, buf + len, ENVFILE_MAX + 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err_sys(e, EXIT_USAGE, "--env-file %s", path);
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
 	}
 	if (len > ENVFILE_MAX) {
 		err_set(e, EXIT_USAGE, "--env-file %s: larger than %u bytes: split it or trim it",

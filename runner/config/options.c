@@ -14,6 +14,7 @@
 
 #include "envctl.h"
 #include "util.h"
+#include "runtimes.h"
 
 enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV };
 
@@ -28,9 +29,9 @@ struct key {
 };
 
 static const char *const modes[] = { "auto", "standalone", "node", "task", "batch", NULL };
-/* The driver table's names (runner/container/rt/drivers.h; test_runtimes.sh checks). */
-static const char *const runtimes[] = { "auto", "enroot", "apptainer", "singularity", "oci",
-					 "crun", "charliecloud", NULL };
+/* The driver table's names (core/runtimes.h). */
+#define RUNTIME_NAME(n) #n,
+static const char *const runtimes[] = { "auto", CTR_DRIVERS(RUNTIME_NAME) NULL };
 static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };

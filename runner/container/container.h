@@ -28,17 +28,17 @@
  * image, runtime, root file system, mounts, GPUs, run directory. */
 struct ctr_setup {
 	struct ctr_spec spec;
+	struct ctr_ask ask;     /* what the user asked (ask.c), read by every phase */
+	struct cache_cfg cache; /* ask.cache's */
+	char cache_dir[4096];
 	char image[4096];
 	char bin[4096];
 	char rundir[4096];
 	char cwd[4096];         /* ctrun's working directory (spec.cwd without --workdir) */
-	char oci_root[4096];
 	char id[256];
 	char agent[4096];       /* ctrun-agent on the host */
-	char hook[4096];
 	char gpu_ids[1024];
-	char home[4096];        /* apptainer isolation: $HOME, bound back */
-	char enroot_config[4096]; /* enroot: the user's ENROOT_CONFIG_PATH */
+	char log_dir[4096];     /* --log-dir's directory of this node, "" = none */
 	char user[256];         /* spec.user: the caller's login name */
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
@@ -48,6 +48,9 @@ struct ctr_setup {
 	bool rundir_made;
 };
 
+/* ask.c: c->ask from the options, once (`agent`: a run of the agent). */
+void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
+		  char *const *envp, bool agent);
 /* Prepares the container from the options: `agent` for a run of workers
  * (the run directory and ctrun-agent are mounted at /.ctrun), false for a
  * shell.  The caller sets spec.argv.  With o->dry_run nothing is created. */
@@ -55,17 +58,14 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 		   char *const *envp, bool agent, struct err *e);
 /* named_run.c: --name for this run: refused where it cannot be kept, else
  * the named container taken (named.h) and the spec pointed at it. */
-int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
+int ctr_named_check(const struct ctr_ask *o, const struct topo *t, const struct ctr_spec *s,
 		    struct err *e);
-/* saves: this task saves the container after the run (--save: node rank
- * 0's first task). */
-int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, char *const *envp,
-		   struct err *e);
+int ctr_named_take(struct ctr_setup *c, struct err *e);
 /* --runtime to ask for: o->runtime, but "enroot" for auto when --name's
  * container was made by enroot (its changes are in enroot's container). */
-const char *ctr_named_want(const struct options *o);
+const char *ctr_named_want(const struct ctr_ask *o);
 /* After the run directory exists: a --save run's upper layer in it. */
-int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct err *e);
+int ctr_named_dirs(const struct ctr_setup *c, struct err *e);
 /* save.c: --save PATH: its directory exists and is the caller's to write
  * (checked before the run: EXIT_USAGE); after it, the image and the
  * container's changes as a squashfs at PATH (temporary file, rename). */
@@ -92,13 +92,13 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		 char *const *envp, bool print, struct err *e);
 /* ident.c: who the workers are inside (docs/containers.md "Identity and
- * home").  ctr_ident_init fills the spec's identity from the options and
- * the host's passwd database; ctr_ident_mounts adds the home bind (where
+ * home").  ctr_ident_init fills the spec's identity from the host's passwd
+ * database; ctr_ident_mounts adds the home bind (where
  * the driver does not bind it itself), the generated /etc/passwd and
  * /etc/group and, for a shell that switches identity, the agent;
  * ctr_ident_files writes those files into the run directory (not under
  * --dry-run); ctr_ident_env sets HOME, USER and LOGNAME in env. */
-int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e);
+int ctr_ident_init(struct ctr_setup *c, struct err *e);
 int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e);
 int ctr_ident_files(struct ctr_setup *c, struct err *e);
 int ctr_ident_env(const struct ctr_spec *s, struct strv *env);
@@ -114,10 +114,6 @@ bool ctr_ident_nests(const struct ctr_spec *s);
 int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, struct err *e);
 /* gpus.c: the container's GPUs and their pinning (spec.gpus, gpu_ids,
  * devices, hook, apptainer isolation, enroot's per-run hook). */
-int ctr_gpus(struct ctr_setup *c, const struct options *o, const struct topo *t,
-	     char *const *envp, struct err *e);
-/* ctrun-agent, ctrun-worker, ctrun-hook: next to ctrun, else in
- * ../libexec/ctrun; 0, or -1 with out naming the first place looked at. */
-int ctr_sibling(const char *name, char *out, size_t size);
+int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e);
 
 #endif

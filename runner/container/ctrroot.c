@@ -4,19 +4,7 @@
 
 #include <string.h>
 
-enum ctr_image_mode ctr_image_mode(const char *name)
-{
-	if (name != NULL && strcmp(name, "mount") == 0)
-		return IMAGE_MODE_MOUNT;
-	if (name != NULL && strcmp(name, "unpack") == 0)
-		return IMAGE_MODE_UNPACK;
-	return IMAGE_MODE_AUTO;
-}
-
-static bool mountable(enum image_kind kind)
-{
-	return kind == IMAGE_SQUASHFS || kind == IMAGE_SIF;
-}
+#include "imgmount.h"
 
 /* A tree (OCI): the image mounted by the holder where --image-mode lets
  * it and the host can, else the node cache's unpacked entry.  An entry
@@ -28,7 +16,7 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 	/* Root mounts with the kernel, a user with squashfuse_ll. */
 	const char *why = f->root ? f->no_kernel_mount : f->no_fuse_mount;
 
-	if (!mountable(f->kind))
+	if (!image_mountable(f->kind))
 		why = "only a squashfs or a SIF can be mounted";
 
 	c->kind = ROOTFS_CACHE;
@@ -39,63 +27,11 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 		if (must)
 			return err_set(e, EXIT_CTRUN, "--image-mode mount: %s: %s", f->image, why);
 		/* Nobody asked to mount an archive: nothing to explain. */
-		c->why_unpacked = mountable(f->kind) ? why : NULL;
+		c->why_unpacked = image_mountable(f->kind) ? why : NULL;
 		return 0;
 	}
 	c->kind = ROOTFS_HOLDER;
 	c->share = f->task_share;
-	return 0;
-}
-
-static int enroot_writable(const struct ctr_root_facts *f, struct ctr_root_choice *c,
-			   struct err *e)
-{
-	if (f->mode == IMAGE_MODE_UNPACK)
-		return err_set(e, EXIT_USAGE, "--writable with --image-mode unpack: enroot would "
-			       "write into the node's shared container of %s (use --image-mode auto, "
-			       "or --runtime oci)", f->image);
-	if (f->kind != IMAGE_SQUASHFS)
-		return err_set(e, EXIT_USAGE, "--writable: enroot writes over a squashfs only, and "
-			       "%s is not one (use --runtime oci)", f->image);
-	if (f->no_enroot_file != NULL)
-		return err_set(e, EXIT_CTRUN, "--writable: enroot cannot start %s over a per-run "
-			       "layer: %s", f->image, f->no_enroot_file);
-	c->kind = ROOTFS_ENROOT_FILE;
-	return 0;
-}
-
-/* enroot: its own start of the squashfs file (squashfuse + overlay,
- * nothing unpacked) where --image-mode lets it and the host can, else a
- * container in its data directory (created once, then reused; --dry-run
- * names it whether it is there or not). */
-static int enroot(const struct ctr_root_facts *f, struct ctr_root_choice *c, struct err *e)
-{
-	bool must = f->mode == IMAGE_MODE_MOUNT;
-
-	/* --writable: `enroot start --rw` of the node's shared container would
-	 * write into it for every later run; enroot's own start of the file
-	 * puts a per-run tmpfs over the image instead. */
-	if (f->writable)
-		return enroot_writable(f, c, e);
-	c->kind = ROOTFS_ENROOT_DATA;
-	if (f->mode == IMAGE_MODE_UNPACK)
-		return 0;
-	if (f->kind != IMAGE_SQUASHFS) {
-		if (must)
-			return err_set(e, EXIT_USAGE, "--image-mode mount: %s: enroot starts only a "
-				       "squashfs without unpacking it (use --image-mode auto)", f->image);
-		return 0;
-	}
-	if (!must && f->cached)
-		return 0;
-	if (f->no_enroot_file != NULL) {
-		if (must)
-			return err_set(e, EXIT_CTRUN, "--image-mode mount: enroot cannot start %s "
-				       "without unpacking it: %s", f->image, f->no_enroot_file);
-		c->why_unpacked = f->no_enroot_file;
-		return 0;
-	}
-	c->kind = ROOTFS_ENROOT_FILE;
 	return 0;
 }
 
@@ -114,8 +50,8 @@ int ctr_root_decide(const struct ctr_root_facts *f, struct ctr_root_choice *c, s
 		return 0;
 	case ROOT_TREE:
 		return tree(f, c, e);
-	case ROOT_ENROOT:
-		return enroot(f, c, e);
+	case ROOT_DRIVER: /* not this decision's: the driver's root phase */
+		break;
 	}
 	return err_set(e, EXIT_CTRUN, "no root file system for this runtime");
 }
@@ -130,11 +66,6 @@ void ctr_root_free(struct ctr_root *r)
 {
 	holder_stop(&r->holder);
 	ctr_root_init(r);
-}
-
-const char *ctr_root_dir(const struct ctr_root *r)
-{
-	return r->real ? r->path : NULL;
 }
 
 void ctr_root_spec(const struct ctr_root *r, struct ctr_spec *s)
@@ -152,12 +83,7 @@ void ctr_root_spec(const struct ctr_root *r, struct ctr_spec *s)
 	case ROOTFS_CACHE:
 	case ROOTFS_PLACEHOLDER:
 		s->rootfs = r->path;
-		break;
-	case ROOTFS_ENROOT_DATA:
-	case ROOTFS_ENROOT_FILE:
-		s->enroot_data = r->enroot_data;
-		s->enroot_name = r->kind == ROOTFS_ENROOT_FILE ? r->enroot_file : r->enroot_name;
-		s->rootfs = ctr_root_dir(r);
+		s->rootfs_real = r->real;
 		break;
 	}
 }

@@ -19,15 +19,8 @@ enum ctr_root_kind {
 	ROOTFS_DIR,         /* the image directory, used as it is */
 	ROOTFS_CACHE,       /* the node cache's unpacked entry */
 	ROOTFS_HOLDER,      /* the squashfs or SIF mounted by the image holder */
-	ROOTFS_ENROOT_DATA, /* a container in enroot's data directory (created if missing) */
-	ROOTFS_ENROOT_FILE, /* enroot starts the squashfs file itself */
 	ROOTFS_PLACEHOLDER, /* --dry-run: the text of what a run would create */
 };
-
-/* --image-mode. */
-enum ctr_image_mode { IMAGE_MODE_AUTO, IMAGE_MODE_MOUNT, IMAGE_MODE_UNPACK };
-/* "auto", "mount", "unpack" (NULL: auto); the options parser checked it. */
-enum ctr_image_mode ctr_image_mode(const char *name);
 
 /* What the decision reads: the runtime only through its need. */
 struct ctr_root_facts {
@@ -37,13 +30,10 @@ struct ctr_root_facts {
 	bool dry_run;
 	bool task_share;    /* task mode in a step: the node's tasks share one holder */
 	bool root;          /* euid 0: a kernel mount; else squashfuse_ll in a user namespace */
-	bool writable;      /* --writable: enroot may not use its shared container */
-	bool cached;        /* an unpacked copy is there already: the node cache's entry
-			     * (ROOT_TREE), enroot's container (ROOT_ENROOT) */
+	bool cached;        /* the node cache's unpacked entry is there already */
 	/* Why this host cannot, NULL = it can: mount a squashfs as root (kernel,
-	 * loop devices), as a user (squashfuse_ll, /dev/fuse); let enroot start
-	 * the squashfs file (its tools, /dev/fuse, the path). */
-	const char *no_kernel_mount, *no_fuse_mount, *no_enroot_file;
+	 * loop devices), as a user (squashfuse_ll, /dev/fuse). */
+	const char *no_kernel_mount, *no_fuse_mount;
 	const char *image;  /* for the messages only */
 };
 
@@ -66,18 +56,13 @@ struct ctr_root {
 				 * holder's), the placeholder's text, "" = none */
 	bool real;              /* path is a directory ctrun can read */
 	char path_ns[4096];     /* ROOTFS_HOLDER: where the holder mounted it, in its namespace */
-	char enroot_data[4096]; /* ROOTFS_ENROOT_*: ENROOT_DATA_PATH */
-	char enroot_name[256];  /* ROOTFS_ENROOT_*: the container's name there */
-	char enroot_file[4096]; /* ROOTFS_ENROOT_FILE: the squashfs's real path */
 	struct img_holder holder; /* ROOTFS_HOLDER: pid and fds -1 = none */
 };
 
 void ctr_root_init(struct ctr_root *r);
 /* Stops (or leaves) the holder; r is ctr_root_init'ed again. */
 void ctr_root_free(struct ctr_root *r);
-/* The spec's root fields (rootfs, enroot name and data, holder) from r. */
+/* The spec's root fields (rootfs, holder) from r. */
 void ctr_root_spec(const struct ctr_root *r, struct ctr_spec *s);
-/* The directory ctrun can read the image's tree from, or NULL. */
-const char *ctr_root_dir(const struct ctr_root *r);
 
 #endif

@@ -5,7 +5,7 @@
  * ctrun reads the mounted image through a descriptor of its directory
  * (/proc/self/fd/N: its environment, mount destinations, the worker's
  * interpreter); the runtime's child joins the holder's namespaces, by
- * descriptor too, before it makes the container's overlay (ocins.c), so
+ * descriptor too, before it makes the container's overlay (overlay.c), so
  * the container starts from the mount.  Nothing of it is in
  * ctrun's own namespace: when the holder and the container are gone (ctrun
  * closes the holder's pipe; PDEATHSIG after a kill -9), the mount goes with

@@ -72,31 +72,11 @@ static bool apt_root(const struct ctr_spec *s)
 	return fd >= 0;
 }
 
-/* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */
-static bool has_subids(const char *file, const char *name, uid_t id)
-{
-	char *text = read_file(file, NULL), num[32];
-	bool found = false;
-
-	if (text == NULL)
-		return false;
-	snprintf(num, sizeof(num), "%u:", (unsigned)id);
-	for (char *l = text; l != NULL && *l != '\0' && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		size_t n = strlen(name);
-
-		found = (strncmp(l, name, n) == 0 && l[n] == ':') || strncmp(l, num, strlen(num)) == 0;
-	}
-	free(text);
-	return found;
-}
-
-int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e)
+int ctr_ident_init(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
 	struct passwd *pw;
 
-	s->as_root = o->root;
-	s->no_home = o->no_home;
 	errno = 0;
 	pw = getpwuid(s->uid);
 	if (pw != NULL && pw->pw_name[0] != '\0') {
@@ -111,8 +91,6 @@ int ctr_ident_init(struct ctr_setup *c, const struct options *o, struct err *e)
 		return err_set(e, EXIT_CTRUN, "your home directory's path is too long");
 	s->user = c->user;
 	s->user_home = c->user_home;
-	s->subids = s->uid == 0 || (has_subids("/etc/subuid", c->user, s->uid) &&
-				    has_subids("/etc/subgid", c->user, s->uid));
 	return 0;
 }
 
@@ -205,7 +183,7 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 	}
 	/* A shell has no agent: `/.ctrun/agent --as-user` switches for it. */
 	if (!agent) {
-		if (ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+		if (sibling_path("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 			return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 				       "gives the shell your identity inside the container",
 				       c->agent);
@@ -240,25 +218,11 @@ static int read_image_file(int rootfd, const char *file, char **text, size_t *le
 			       "add you to it; shrink it in the image, or run with --root", file,
 			       IDFILES_MAX >> 20);
 	}
-	buf = malloc(IDFILES_MAX + 1);
+	/* Bounded even if it grows while read. */
+	buf = read_fd_max(fd, IDFILES_MAX, &n);
 	if (buf == NULL) {
 		close(fd);
 		return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
-	}
-	/* Bounded even if it grows while read. */
-	while (n < IDFILES_MAX) {
-		ssize_t r = read(fd, buf + n, IDFILES_MAX - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			close(fd);
-			return err_sys(e, EXIT_CTRUN, "reading the image's %s", file);
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
 	}
 	close(fd);
 	*text = buf;

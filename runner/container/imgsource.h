@@ -16,24 +16,16 @@ struct ctr_root_req {
 	const char *image;       /* absolute path */
 	enum image_kind kind;
 	enum ctr_root_need need;
-	const char *bin;         /* the runtime's binary (enroot create) */
 	const char *rundir;      /* the holder mounts on RUNDIR/image */
 	bool *rundir_made;       /* made already; set when made here for the holder */
 	const char *share;       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool root;
-	const struct options *o; /* --image-mode, --dry-run, -v, -q, [cache] */
-	char *const *envp;       /* ENROOT_DATA_PATH, ENROOT_NATIVE_OVERLAYFS */
+	const struct ctr_ask *ask; /* --image-mode, --dry-run, -v, -q, [cache], the environment */
 };
 
 /* Decides (ctr_root_decide) and makes the root file system into r: with
  * --dry-run nothing is created.  -1 with e; r is then for ctr_root_free. */
 int ctr_root_prepare(const struct ctr_root_req *q, struct ctr_root *r, struct err *e);
-
-/* `enroot create --name NAME IMAGE` into DATA (its ENROOT_DATA_PATH),
- * under a temporary name renamed to NAME at the end (enroot's create is
- * not atomic); the caller holds the lock that makes it the only creator. */
-int ctr_enroot_create_named(const char *bin, const char *image, const char *data,
-			    const char *name, char *const *envp, struct err *e);
 
 /* The node cache's settings from the [cache] options: dir ([cache] dir,
  * CTRUN_CACHE_DIR, else the default) stored in dirbuf; progress "auto" =

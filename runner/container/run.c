@@ -42,14 +42,26 @@ struct round {
 	long restart;
 };
 
-static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
-		      struct err *e)
+/* What every spec inherits of the host's environment: its inheritable
+ * variables (--clean-env: only the few it keeps), and --env KEY's host
+ * values over the image's (agentspec.h, T). */
+static int inherit(struct agent_spec *as, const struct round *rd)
+{
+	for (char *const *p = rd->envp; p != NULL && *p != NULL; p++)
+		if (agentspec_inheritable(*p) && (!rd->o->clean_env || envctl_clean_keep(*p)) &&
+		    strv_push(&as->inherit, *p) < 0)
+			return -1;
+	return envctl_host_values(rd->o->env.v, rd->envp, &as->host_over);
+}
+
+/* The spec of a round of workers: the supervisor's settings, and each
+ * worker's argv, environment (the torchrun contract) and CPUs. */
+static int workers_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
+			struct err *e)
 {
 	const struct options *o = rd->o;
 	const struct topo *t = rd->t;
-	char *const *envp = rd->envp;
 	cpu_set_t all;
-	char logdir[PATH_MAX];
 	struct strv base = { 0 }; /* what the contract's defaults look at */
 
 	as->host = strdup(t->host);
@@ -59,29 +71,11 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 	as->cwd = strdup(c->spec.cwd);
 	as->events = strdup(AGENT_EVENTS);
 	as->control = strdup(AGENT_CONTROL);
-	if (as->host == NULL || as->cwd == NULL || as->events == NULL || as->control == NULL)
-		return err_sys(e, EXIT_CTRUN, "agent spec");
-	if (o->log_dir != NULL) {
-		struct ctr_mount m;
-
-		if (mount_parse(o->log_dir, c->spec.cwd, &m, e) < 0)
-			return err_wrap(e, "--log-dir");
-		if (launch_log_dir(m.src, t, false, logdir, sizeof(logdir), e) < 0) {
-			mount_free(&m);
-			return -1;
-		}
-		mount_free(&m);
-		as->log_dir = strdup(logdir);
-		if (as->log_dir == NULL)
-			return err_sys(e, EXIT_CTRUN, "agent spec");
-	}
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (agentspec_inheritable(*p) && (!o->clean_env || envctl_clean_keep(*p)) &&
-		    strv_push(&as->inherit, *p) < 0)
-			return err_sys(e, EXIT_CTRUN, "agent spec");
-	/* --env KEY: the host's value over the image's (agentspec.h, T). */
-	if (envctl_host_values(o->env.v, envp, &as->host_over) < 0 ||
-	    workerenv_base(o, envp, &base) < 0)
+	/* --log-dir: the directory the set-up bound at its own path. */
+	as->log_dir = c->log_dir[0] != '\0' ? strdup(c->log_dir) : NULL;
+	if (as->host == NULL || as->cwd == NULL || as->events == NULL || as->control == NULL ||
+	    (c->log_dir[0] != '\0' && as->log_dir == NULL) || inherit(as, rd) < 0 ||
+	    workerenv_base(o, rd->envp, &base) < 0)
 		return err_sys(e, EXIT_CTRUN, "agent spec");
 	if (sched_getaffinity(0, sizeof(all), &all) < 0)
 		CPU_ZERO(&all);
@@ -103,18 +97,38 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 	return 0;
 }
 
+/* The spec of a shell (or a command in the foreground): one process, no
+ * contract (a shell is no worker), --env KEY=VALUE over everything. */
+static int shell_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
+		      struct err *e)
+{
+	const struct options *o = rd->o;
+	struct agent_worker *w;
+
+	as->host = strdup(rd->t->host);
+	as->cwd = c->spec.cwd != NULL ? strdup(c->spec.cwd) : NULL;
+	w = agentspec_add_worker(as, 0, 0, rd->argv->v);
+	if (as->host == NULL || (c->spec.cwd != NULL && as->cwd == NULL) || w == NULL ||
+	    inherit(as, rd) < 0)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
+	for (size_t k = 0; k < o->env.n; k++)
+		if (strchr(o->env.v[k], '=') != NULL && strv_push(&w->env, o->env.v[k]) < 0)
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+	return 0;
+}
+
 /* What the runtime's adapter tells the agent (rt.h ctr_plan), and a
  * worker's own GPU under --gpu-isolation named as the container numbers
  * it when the container renumbers its GPUs 0..n-1. */
 static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
-			const struct ctr_plan *p, const struct options *o, const struct topo *t,
-			char *const *envp, struct err *e)
+			const struct ctr_plan *p, const struct round *rd, struct err *e)
 {
+	const struct topo *t = rd->t;
 	size_t ngpus = 0;
 
 	/* --clean-env: what the runtime carried in of the host's goes. */
-	for (char *const *v = envp; o->clean_env && p->agent_host_env && v != NULL && *v != NULL;
-	     v++)
+	for (char *const *v = rd->envp; rd->o->clean_env && p->agent_host_env && v != NULL &&
+	     *v != NULL; v++)
 		if (strchr(*v, '=') != NULL && strv_find(&as->inherit, *v) < 0 &&
 		    strv_push(&as->host_drop, *v) < 0)
 			return err_sys(e, EXIT_CTRUN, "agent spec");
@@ -123,7 +137,7 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 	    strv_extend(&as->libdirs, p->agent_libdirs.v) < 0 ||
 	    strv_extend(&as->entry, p->agent_entry.v) < 0)
 		return err_sys(e, EXIT_CTRUN, "agent spec");
-	as->apptainer_env = p->agent_apptainer_env;
+	as->complete_env = p->agent_complete_env;
 	/* No command: the entrypoint alone, else the shell (cmd_shell.c). */
 	as->entry_default = c->spec.run_default && as->entry.n > 0;
 	as->image_scripts = p->agent_image_scripts;
@@ -134,7 +148,7 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 	as->as_user = p->ident_nest;
 	as->uid = (long)c->spec.uid;
 	as->gid = (long)c->spec.gid;
-	if (!p->gpus_renumbered || !o->gpu_isolation || c->spec.gpu_ids == NULL ||
+	if (!p->gpus_renumbered || !rd->o->gpu_isolation || c->spec.gpu_ids == NULL ||
 	    t->gpus.n == 0)
 		return 0;
 	for (const char *g = c->spec.gpu_ids; g != NULL; g = strchr(g, ',') ? strchr(g, ',') + 1
@@ -194,7 +208,7 @@ static void print_dry(const struct agent_spec *as, const struct ctr_setup *c,
 		}
 		printf(as->entry_default ? "; the command above when none is there\n" : "\n");
 	}
-	if (as->apptainer_env)
+	if (as->complete_env)
 		printf("# agent completes apptainer's environment: the image's /etc/environment "
 		       "when apptainer read none, the host's LANG\n");
 	if (as->image_scripts)
@@ -227,6 +241,27 @@ static int write_spec(const struct agent_spec *as, const struct ctr_setup *c, st
 	}
 	free(buf);
 	return rv;
+}
+
+/* The plan phase, one for every run: the container runs the agent in mode
+ * (NULL: a round of workers) on its spec; the runtime's plan, what it tells
+ * the agent, and under --dry-run both printed (1: nothing more to do), else
+ * the spec written (0). */
+static int plan(struct agent_spec *as, struct ctr_setup *c, struct ctr_plan *p,
+		const struct round *rd, const char *mode, struct err *e)
+{
+	strv_free(&c->spec.argv);
+	if (strv_push(&c->spec.argv, AGENT_BIN) < 0 ||
+	    (mode != NULL && strv_push(&c->spec.argv, mode) < 0) ||
+	    strv_push(&c->spec.argv, AGENT_SPEC) < 0)
+		return err_sys(e, EXIT_CTRUN, "container argv");
+	if (ctr_make_plan(c, p, e) < 0 || plan_to_spec(as, c, p, rd, e) < 0)
+		return -1;
+	if (rd->o->dry_run) {
+		print_dry(as, c, p);
+		return fflush(stdout) == 0 ? 1 : err_sys(e, EXIT_CTRUN, "stdout");
+	}
+	return write_spec(as, c, e);
 }
 
 struct watch {
@@ -431,20 +466,12 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	r->failed_rank = -1;
 	if (ctr_setup_init(&c, o, t, envp, true, e) < 0)
 		return -1;
-	if (build_spec(&as, &c, &rd, e) < 0)
-		goto out;
-	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, AGENT_SPEC) < 0) {
-		err_sys(e, EXIT_CTRUN, "container argv");
+	if (workers_spec(&as, &c, &rd, e) < 0 || (rv = plan(&as, &c, &p, &rd, NULL, e)) != 0) {
+		rv = rv > 0 ? 0 : -1;
 		goto out;
 	}
-	if (ctr_make_plan(&c, &p, e) < 0 || plan_to_spec(&as, &c, &p, o, t, envp, e) < 0)
-		goto out;
-	if (o->dry_run) {
-		print_dry(&as, &c, &p);
-		rv = fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
-		goto out;
-	}
-	if (write_spec(&as, &c, e) < 0 || ctr_plan_write(&p, e) < 0)
+	rv = -1;
+	if (ctr_plan_write(&p, e) < 0)
 		goto out;
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: %s container %s on %s (%s), image %s\n",
@@ -510,54 +537,26 @@ int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo
 		 char *const *envp, bool print, struct err *e)
 {
 	struct agent_spec as = { 0 };
-	struct agent_worker *w;
 	struct ctr_plan p = { 0 };
 	struct strv cmd = { 0 };
-	int rv = -1;
+	const struct round rd = { o, t, envp, &cmd, 0 };
+	int rv;
 
+	/* The command (or shell) as given; the container runs the agent. */
+	if (strv_extend(&cmd, c->spec.argv.v) < 0) {
+		rv = err_sys(e, EXIT_CTRUN, "agent spec");
+		goto out;
+	}
 	/* ctrun env --image: every local worker as the run would start it. */
-	if (print) {
-		const struct round rd = { o, t, envp, &cmd, 0 };
-
-		if (strv_extend(&cmd, c->spec.argv.v) < 0)
-			goto nomem;
-		if (build_spec(&as, c, &rd, e) < 0)
-			goto out;
-		goto agent;
-	}
-	as.host = strdup(t->host);
-	as.cwd = c->spec.cwd != NULL ? strdup(c->spec.cwd) : NULL;
-	w = agentspec_add_worker(&as, 0, 0, c->spec.argv.v);
-	if (as.host == NULL || (c->spec.cwd != NULL && as.cwd == NULL) || w == NULL)
-		goto nomem;
-	for (char *const *v = envp; v != NULL && *v != NULL; v++)
-		if (agentspec_inheritable(*v) && (!o->clean_env || envctl_clean_keep(*v)) &&
-		    strv_push(&as.inherit, *v) < 0)
-			goto nomem;
-	if (envctl_host_values(o->env.v, envp, &as.host_over) < 0)
-		goto nomem;
-	/* --env KEY=VALUE over everything; no contract: a shell is no worker. */
-	for (size_t k = 0; k < o->env.n; k++)
-		if (strchr(o->env.v[k], '=') != NULL && strv_push(&w->env, o->env.v[k]) < 0)
-			goto nomem;
-agent:
-	strv_free(&c->spec.argv);
-	if (strv_push(&c->spec.argv, AGENT_BIN) < 0 ||
-	    strv_push(&c->spec.argv, print ? "--print-worker-env" : "--exec") < 0 ||
-	    strv_push(&c->spec.argv, AGENT_SPEC) < 0)
-		goto nomem;
-	if (ctr_make_plan(c, &p, e) < 0 || plan_to_spec(&as, c, &p, o, t, envp, e) < 0)
-		goto out;
-	if (o->dry_run) {
-		print_dry(&as, c, &p);
-		rv = fflush(stdout) == 0 ? 0 : err_sys(e, EXIT_CTRUN, "stdout");
+	if ((print ? workers_spec(&as, c, &rd, e) : shell_spec(&as, c, &rd, e)) < 0) {
+		rv = -1;
 		goto out;
 	}
-	if (write_spec(&as, c, e) == 0)
+	rv = plan(&as, c, &p, &rd, print ? "--print-worker-env" : "--exec", e);
+	if (rv == 0)
 		rv = run_fg(c, &p, envp, e);
-	goto out;
-nomem:
-	err_sys(e, EXIT_CTRUN, "agent spec");
+	else if (rv > 0)
+		rv = 0;
 out:
 	strv_free(&cmd);
 	ctr_plan_free(&p);

@@ -52,58 +52,6 @@ static const char *user_name(char *buf, size_t size)
 	return xsnprintf(buf, size, "%u", (unsigned)geteuid()) < 0 ? "unknown" : buf;
 }
 
-void ctr_app_version(const char *bin, struct app_version *v)
-{
-	char buf[4096];
-	size_t len = 0;
-	int pfd[2], ws;
-	pid_t pid;
-
-	memset(v, 0, sizeof(*v));
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = { (char *)bin, "--version", NULL };
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
-		    dup2(pfd[1], STDOUT_FILENO) < 0)
-			_exit(127);
-		execv(bin, argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	if (pid < 0) {
-		close(pfd[0]);
-		return;
-	}
-	for (int waited = 0; len < sizeof(buf) - 1 && waited < 5000;) {
-		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
-		int r = poll(&pf, 1, 100);
-		ssize_t n;
-
-		if (r == 0) {
-			waited += 100;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		n = r < 0 ? -1 : read(pfd[0], buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(pfd[0]);
-	kill(pid, SIGKILL); /* gone already, or hung past the limit */
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	app_version_parse(buf, v);
-}
-
 int ctr_plan_write(const struct ctr_plan *p, struct err *e)
 {
 	for (size_t i = 0; i < p->nfiles; i++) {
@@ -169,7 +117,7 @@ void ctr_plan_print(const struct ctr_spec *s, const struct ctr_plan *p)
 			fputs(", a tmpfs over /sys/fs/cgroup/unified if cgroup2 there holds controllers",
 			      stdout);
 		if (p->ovl_stage) {
-			/* ch-run binds read-write: it gets the staged binds (ocins.c). */
+			/* ch-run binds read-write: it gets the staged binds (overlay.c). */
 			fputs(", each mount's source bound with its options at ", stdout);
 			shell_quote(stdout, p->ovl_tmp);
 			fputs("/b/N", stdout);
@@ -313,7 +261,7 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		 * control FIFO and stops the workers. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
 			_exit(EXIT_CTRUN);
-		if (p->ovl && ocins_enter(s, p, &ce) < 0) {
+		if (p->ovl && overlay_enter(s, p, &ce) < 0) {
 			if (write(errp[1], ce.msg, strlen(ce.msg)) < 0)
 				_exit(EXIT_CTRUN);
 			_exit(EXIT_CTRUN);

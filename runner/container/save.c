@@ -133,8 +133,8 @@ int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err
 
 	if (ctr_save_check(path, e) < 0)
 		return -1;
-	if (ctr_root_need(s->rt) == ROOT_ENROOT) {
-		/* A named enroot container: its directory is the whole tree. */
+	if (s->kept_whole) {
+		/* A driver's own container (enroot's): the whole tree. */
 		if (xsnprintf(tree, sizeof(tree), "%s", s->rootfs != NULL ? s->rootfs : "") < 0 ||
 		    tree[0] == '\0')
 			return err_set(e, EXIT_CTRUN, "--save: no enroot container to save");

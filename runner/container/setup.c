@@ -115,28 +115,14 @@ static void gc_rundirs(const char *base, const char *host)
 	closedir(d);
 }
 
-/* The image's root file system on this node (ctrroot.h decides, imgsource.c
- * makes it), into the spec. */
-static int rootfs(struct ctr_setup *c, const struct options *o, char *const *envp, struct err *e)
+static int add_user_mounts(struct ctr_setup *c, const char *cwd, struct err *e)
 {
-	struct ctr_root_req q = { .image = c->image, .kind = c->spec.kind,
-				  .need = ctr_root_need(c->spec.rt), .bin = c->bin,
-				  .rundir = c->rundir, .rundir_made = &c->rundir_made,
-				  .share = c->share, .root = !c->spec.rootless, .o = o, .envp = envp };
+	const struct strv *mounts = c->ask.mounts;
 
-	if (ctr_root_prepare(&q, &c->root, e) < 0)
-		return -1;
-	ctr_root_spec(&c->root, &c->spec);
-	return 0;
-}
-
-static int add_user_mounts(struct ctr_setup *c, const struct options *o, const char *cwd,
-			   struct err *e)
-{
-	for (size_t i = 0; i < o->mounts.n; i++) {
+	for (size_t i = 0; i < mounts->n; i++) {
 		struct ctr_mount m;
 
-		if (mount_parse(o->mounts.v[i], cwd, &m, e) < 0)
+		if (mount_parse(mounts->v[i], cwd, &m, e) < 0)
 			return -1;
 		if (mount_check_source(&m, e) < 0 ||
 		    mounts_add_copy(&c->spec.mounts, &m, e) < 0) {
@@ -156,17 +142,11 @@ static bool has_mount(const struct ctr_mounts *ms, const char *path)
 	return false;
 }
 
-/* `check` and `bench` in an image: their workers are ctrun-worker (cmd_check.c). */
-static bool runs_worker(const struct options *o, bool agent)
+static int add_mounts(struct ctr_setup *c, const struct topo *t, const char *cwd, bool agent,
+		      struct err *e)
 {
-	return agent && o->command.n > 0 && strcmp(o->command.v[0], CTR_WORKER_BIN) == 0;
-}
-
-static int add_mounts(struct ctr_setup *c, const struct options *o, const struct topo *t,
-		      const char *cwd, bool agent, struct err *e)
-{
+	const struct ctr_ask *o = &c->ask;
 	struct ctr_mounts *ms = &c->spec.mounts;
-	char logdir[PATH_MAX];
 
 	/* What enroot and apptainer give every container (OCI has nothing by itself). */
 	if (c->spec.rt->host_files) {
@@ -185,14 +165,16 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 	if (o->workdir == NULL && strcmp(cwd, "/") != 0 && !has_mount(ms, cwd) &&
 	    mounts_add(ms, cwd, cwd, false, false, e) < 0)
 		return -1;
-	if (add_user_mounts(c, o, cwd, e) < 0)
+	if (add_user_mounts(c, cwd, e) < 0)
 		return -1;
+	/* --log-dir: the node's directory in it (made, but not under
+	 * --dry-run), bound at its own path; c->log_dir for the agent's spec. */
 	if (o->log_dir != NULL && agent) {
 		struct ctr_mount m;
 
 		if (mount_parse(o->log_dir, cwd, &m, e) < 0)
 			return err_wrap(e, "--log-dir");
-		if (launch_log_dir(m.src, t, !o->dry_run, logdir, sizeof(logdir), e) < 0) {
+		if (launch_log_dir(m.src, t, !o->dry_run, c->log_dir, sizeof(c->log_dir), e) < 0) {
 			mount_free(&m);
 			return -1;
 		}
@@ -205,14 +187,14 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 	if (agent && (mounts_add(ms, c->rundir, AGENT_DIR, true, false, e) < 0 ||
 		      mounts_add(ms, c->agent, AGENT_BIN, true, true, e) < 0))
 		return -1;
-	if (runs_worker(o, agent)) {
+	if (o->worker) {
 		char worker[PATH_MAX] = "";
 
-		if (ctr_sibling("ctrun-worker", worker, sizeof(worker)) < 0)
+		if (sibling_path("ctrun-worker", worker, sizeof(worker)) < 0)
 			return err_set(e, EXIT_CTRUN, "ctrun-worker not found next to ctrun (%s): it "
 				       "runs the workers of check and bench inside the container",
 				       worker);
-		if (ctr_worker_check(ctr_root_dir(&c->root), c->image, worker, e) < 0 ||
+		if (ctr_worker_check(ctr_rootfs_dir(&c->spec), c->image, worker, e) < 0 ||
 		    mounts_add(ms, worker, CTR_WORKER_BIN, true, true, e) < 0)
 			return -1;
 	}
@@ -259,68 +241,88 @@ static int make_rundir(struct ctr_setup *c, const char *host, bool agent, bool w
 	return 0;
 }
 
-static int setup(struct ctr_setup *c, const struct options *o, const struct topo *t,
-		 char *const *envp, bool agent, struct err *e)
+/* Resolve the image: its real path, the batch step's node-local copy
+ * (stage.h) when it is whole, its kind. */
+static int resolve_image(struct ctr_setup *c, const struct topo *t, struct err *e)
 {
-	struct ctr_spec *s = &c->spec;
-	char base[PATH_MAX], pick_note[2048];
-	/* --save: node rank 0's first task saves (run.c). */
-	bool saves = o->save != NULL && t->node_rank == 0 && t->local_rank_base == 0;
-	unsigned rnd;
+	const struct ctr_ask *o = &c->ask;
+	const char *note, *local;
 
 	if (realpath(o->image, c->image) == NULL)
 		return err_sys(e, EXIT_CTRUN, "image %s", o->image);
-	{
-		/* Inside a step there is nobody to stage before it starts. */
-		if (o->stage != NULL && strcmp(o->stage, "sbcast") == 0 &&
-		    envp_get(envp, "CTRUN_BATCH_STEP") == NULL && t->local_rank_base == 0 && !o->quiet)
-			fprintf(stderr, "ctrun: --stage sbcast: not inside srun; run ctrun in the sbatch "
-				"script (it stages before its step), or sbcast the image yourself and "
-				"pass its node-local path to --image\n");
-		/* The batch step's node-local copy (stage.h), when it is whole. */
-		const char *note, *local = stage_local(c->image, envp, &note);
+	/* Inside a step there is nobody to stage before it starts. */
+	if (o->stage != NULL && strcmp(o->stage, "sbcast") == 0 &&
+	    envp_get(o->envp, "CTRUN_BATCH_STEP") == NULL && t->local_rank_base == 0 && !o->quiet)
+		fprintf(stderr, "ctrun: --stage sbcast: not inside srun; run ctrun in the sbatch "
+			"script (it stages before its step), or sbcast the image yourself and "
+			"pass its node-local path to --image\n");
+	local = stage_local(c->image, o->envp, &note);
+	if (note != NULL)
+		fprintf(stderr, "ctrun: %s: %s\n", c->image, note);
+	else if (local != c->image && o->verbose > 0)
+		fprintf(stderr, "ctrun: %s staged on %s: %s\n", c->image, t->host, local);
+	if (local != c->image && xsnprintf(c->image, sizeof(c->image), "%s", local) < 0)
+		return err_set(e, EXIT_CTRUN, "staged image path too long");
+	c->spec.image = c->image;
+	return image_detect(c->image, &c->spec.kind, e);
+}
 
-		if (note != NULL)
-			fprintf(stderr, "ctrun: %s: %s\n", c->image, note);
-		else if (local != c->image && o->verbose > 0)
-			fprintf(stderr, "ctrun: %s staged on %s: %s\n", c->image, t->host, local);
-		if (local != c->image && xsnprintf(c->image, sizeof(c->image), "%s", local) < 0)
-			return err_set(e, EXIT_CTRUN, "staged image path too long");
-	}
-	s->image = c->image;
-	if (image_detect(c->image, &s->kind, e) < 0)
-		return -1;
-	/* auto: ctrun's own start where enroot, as configured here, would
-	 * add nothing (enrootcfg.c); -v says which and why. */
-	if (ctr_pick_runtime(&(struct ctr_pick){ .want = ctr_named_want(o), .kind = s->kind,
-						 .image = c->image, .adds = ctr_enroot_adds,
-						 .arg = (void *)envp, .note = pick_note,
-						 .note_size = sizeof(pick_note) },
+/* Pick the runtime: its driver and binary (auto: ctrun's own start where
+ * a runtime, as configured here, would add nothing: drivers.h auto_own;
+ * -v says which and why), and the driver's own state. */
+static int pick_runtime(struct ctr_setup *c, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	char note[2048];
+
+	if (ctr_pick_runtime(&(struct ctr_pick){ .want = ctr_named_want(&c->ask), .kind = s->kind,
+						 .image = c->image, .envp = c->ask.envp, .note = note,
+						 .note_size = sizeof(note) },
 			     &s->rt, c->bin, sizeof(c->bin), e) < 0)
 		return -1;
-	if (pick_note[0] != '\0' && o->verbose > 0)
-		fprintf(stderr, "ctrun: %s\n", pick_note);
+	if (note[0] != '\0' && c->ask.verbose > 0)
+		fprintf(stderr, "ctrun: %s\n", note);
 	s->bin = c->bin;
-	if (s->rt->app_version)
-		ctr_app_version(c->bin, &s->app);
+	/* The driver's own state, for its phases and its plan. */
+	if (s->rt->own_size > 0 && (s->own = calloc(1, s->rt->own_size)) == NULL)
+		return err_sys(e, EXIT_CTRUN, "%s", s->rt->name);
+	return 0;
+}
+
+/* Who runs the container, and where: the caller's identity, the working
+ * directory (--workdir, else ctrun's own); then the driver's probe of its
+ * binary and the host. */
+static int identity(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	const char *workdir = c->ask.workdir;
+
 	s->agent = agent;
-	s->quiet = o->quiet;
 	s->uid = geteuid();
 	s->gid = getegid();
 	s->rootless = s->uid != 0;
 	s->slurm = t->step_id != NULL;
-	s->entrypoint = o->entrypoint;
-	if (ctr_ident_init(c, o, e) < 0)
+	if (ctr_ident_init(c, e) < 0)
 		return -1;
-	s->writable = o->writable;
 	if (getcwd(c->cwd, sizeof(c->cwd)) == NULL)
 		return err_sys(e, EXIT_CTRUN, "current directory");
-	if (o->workdir != NULL && o->workdir[0] != '/')
+	if (workdir != NULL && workdir[0] != '/')
 		return err_set(e, EXIT_USAGE, "--workdir %s: must be an absolute path in the "
-			       "container", o->workdir);
+			       "container", workdir);
 	/* Owned by c, as every string the spec points to: it outlives this call. */
-	s->cwd = o->workdir != NULL ? o->workdir : c->cwd;
-	if (base_dir(envp, base, sizeof(base), e) < 0)
+	s->cwd = workdir != NULL ? workdir : c->cwd;
+	return s->rt->probe != NULL ? s->rt->probe(s, &c->ask, e) : 0;
+}
+
+/* The run's names: its id, its run directory (a dead ctrun's of this host
+ * removed), task mode's holder shared by the node's tasks, the agent. */
+static int names(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+	char base[PATH_MAX];
+	unsigned rnd;
+
+	if (base_dir(c->ask.envp, base, sizeof(base), e) < 0)
 		return -1;
 	/* Unique on a node shared by several clusters' or steps' ctruns (/tmp is). */
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
@@ -328,10 +330,9 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	if (xsnprintf(c->id, sizeof(c->id), "ctrun-%s.%s.%ld-%s-%ld-%08x", t->job_id,
 		      t->step_id != NULL ? t->step_id : "0", t->rank_base, t->host, (long)getpid(),
 		      rnd) < 0 ||
-	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0 ||
-	    xsnprintf(c->oci_root, sizeof(c->oci_root), "%s/state", c->rundir) < 0)
+	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");
-	if (!o->dry_run)
+	if (!c->ask.dry_run)
 		gc_rundirs(base, t->host);
 	for (char *p = c->id; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -350,36 +351,69 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			xsnprintf(c->share, sizeof(c->share), "%s/share-%s.%s-%s-%.16s", base,
 				  t->job_id, t->step_id, t->host, id);
 	}
-	s->oci_root = c->oci_root;
-	if (agent && ctr_sibling("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
+	if (agent && sibling_path("ctrun-agent", c->agent, sizeof(c->agent)) < 0)
 		return err_set(e, EXIT_CTRUN, "ctrun-agent not found next to ctrun (%s): it "
 			       "runs the workers inside the container", c->agent);
-	if (ctr_named_check(o, t, s, e) < 0)
+	return 0;
+}
+
+/* Prepare the root: the image's root file system on this node (ctrroot.h
+ * decides, imgsource.c makes it), into the spec; or the driver's own. */
+static int prepare_root(struct ctr_setup *c, struct err *e)
+{
+	struct ctr_root_req q = { .image = c->image, .kind = c->spec.kind,
+				  .need = ctr_root_need(c->spec.rt), .rundir = c->rundir,
+				  .rundir_made = &c->rundir_made, .share = c->share,
+				  .root = !c->spec.rootless, .ask = &c->ask };
+
+	if (q.need == ROOT_DRIVER)
+		return c->spec.rt->root(&c->spec, &c->ask, e);
+	if (ctr_root_prepare(&q, &c->root, e) < 0)
 		return -1;
-	/* enroot keeps a named container, and a saving task's, in its own
-	 * data directory: no other root file system to prepare. */
-	if ((ctr_root_need(s->rt) != ROOT_ENROOT || o->dry_run || (o->name == NULL && !saves)) &&
-	    rootfs(c, o, envp, e) < 0)
+	ctr_root_spec(&c->root, &c->spec);
+	return 0;
+}
+
+/* Mounts and identity: the binds (ident.c's among them), their
+ * destinations resolved inside the image, the image's environment. */
+static int mounts(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+
+	if (add_mounts(c, t, c->cwd, agent, e) < 0)
 		return -1;
-	if (ctr_named_take(c, o, saves, envp, e) < 0)
+	if (ctr_rootfs_dir(&c->spec) == NULL)
+		return 0;
+	/* Resolved inside the image: a symlink there never leads a mount out. */
+	for (size_t i = 0; i < s->mounts.n; i++)
+		if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
+			return -1;
+	if (s->rt->image_env && image_environ_read(s->rootfs, &s->env, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The run directory: its files and FIFOs, the identity files, a --save
+ * run's layer (nothing under --dry-run). */
+static int rundir(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
+{
+	if (!c->ask.dry_run && (make_rundir(c, t->host, agent, c->ask.worker, e) < 0 ||
+				ctr_ident_files(c, e) < 0))
+		return -1;
+	return ctr_named_dirs(c, e);
+}
+
+/* The phases of a run's set-up, in order (docs/architecture.md "One run
+ * in a container"): the plan, start, watch and clean-up follow in run.c. */
+static int setup(struct ctr_setup *c, const struct topo *t, bool agent, struct err *e)
+{
+	if (resolve_image(c, t, e) < 0 || pick_runtime(c, e) < 0 ||
+	    identity(c, t, agent, e) < 0 || names(c, t, agent, e) < 0 ||
+	    ctr_named_check(&c->ask, t, &c->spec, e) < 0 || prepare_root(c, e) < 0 ||
+	    ctr_named_take(c, e) < 0)
 		return -1;
 	phase_mark(c->root.holder.fd >= 0 ? "image (mounted)" : "image");
-	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)
-		return -1;
-	if (ctr_root_dir(&c->root) != NULL) {
-		/* Resolved inside the image: a symlink there never leads a mount out. */
-		for (size_t i = 0; i < s->mounts.n; i++)
-			if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
-				return -1;
-		if (s->rt->image_env && image_environ_read(s->rootfs, &s->env, e) < 0)
-			return -1;
-	}
-	if (ctr_gpus(c, o, t, envp, e) < 0)
-		return -1;
-	if (!o->dry_run && (make_rundir(c, t->host, agent, runs_worker(o, agent), e) < 0 ||
-			    ctr_ident_files(c, e) < 0))
-		return -1;
-	if (ctr_named_dirs(c, o, e) < 0)
+	if (mounts(c, t, agent, e) < 0 || ctr_gpus(c, t, e) < 0 || rundir(c, t, agent, e) < 0)
 		return -1;
 	return 0;
 }
@@ -391,7 +425,8 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 	c->hold_fd = -1;
 	c->named.lock_fd = -1;
 	ctr_root_init(&c->root);
-	if (setup(c, o, t, envp, agent, e) < 0) {
+	ctr_ask_init(c, o, t, envp, agent);
+	if (setup(c, t, agent, e) < 0) {
 		ctr_setup_free(c);
 		return -1;
 	}
@@ -410,13 +445,11 @@ void ctr_setup_free(struct ctr_setup *c)
 	if (c->hold_fd >= 0)
 		close(c->hold_fd);
 	mounts_free(&c->spec.mounts);
-	mounts_free(&c->spec.driver);
-	strv_free(&c->spec.enroot_config_entries);
 	strv_free(&c->spec.env);
 	strv_free(&c->spec.argv);
-	for (size_t i = 0; i < c->spec.ndevices; i++)
-		free(c->spec.devices[i].path);
-	free(c->spec.devices);
+	if (c->spec.own != NULL && c->spec.rt->fini != NULL)
+		c->spec.rt->fini(c->spec.own);
+	free(c->spec.own);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
 	c->named.lock_fd = -1;

@@ -1,6 +1,6 @@
 /* userns.h - a user namespace mapping the caller to root (userns.c): the
  * image holder's (holder.c) and, rootless, the OCI runtime's child's
- * (ocins.c). */
+ * (overlay.c). */
 #ifndef CTRUN_USERNS_H
 #define CTRUN_USERNS_H
 

@@ -236,14 +236,6 @@ int tsum_listen(const struct topo *t, int verbose)
 	return fd;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The ack rank 0 sends back for a report: the report's first three
  * lines, sealed too (a forged ack would end a sender's retries). */
 static int ack_of(char *buf, size_t size, const char *tag, long rank, const uint8_t *key)
@@ -264,7 +256,7 @@ static void send_report(const struct topo *t, const char *tag, const char *msg, 
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM }, *res;
 	char port[16], ack[256], got[256];
-	long deadline = now_ms() + SEND_BUDGET_MS;
+	long deadline = mono_ms() + SEND_BUDGET_MS;
 	int fd, acklen = ack_of(ack, sizeof(ack), tag, t->rank_base, key);
 
 	if (acklen < 0 || t->master_addr == NULL || t->master_port <= 0 ||
@@ -273,16 +265,16 @@ static void send_report(const struct topo *t, const char *tag, const char *msg, 
 		return;
 	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-		while (now_ms() < deadline) {
+		while (mono_ms() < deadline) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
-			long until = now_ms() + 100;
+			long until = mono_ms() + 100;
 			bool refused = false;
 			ssize_t n;
 
 			if (send(fd, msg, len, 0) < 0 && errno != ECONNREFUSED)
 				break;
-			while (!refused && now_ms() < until) {
-				if (poll(&p, 1, (int)(until - now_ms())) <= 0)
+			while (!refused && mono_ms() < until) {
+				if (poll(&p, 1, (int)(until - mono_ms())) <= 0)
 					continue;
 				n = recv(fd, got, sizeof(got), 0);
 				if (n == acklen && memcmp(got, ack, (size_t)n) == 0)
@@ -291,8 +283,8 @@ static void send_report(const struct topo *t, const char *tag, const char *msg, 
 			}
 			if (!refused)
 				goto out;
-			while (now_ms() < until) /* rank 0 not there yet: again in a while */
-				(void)poll(NULL, 0, (int)(until - now_ms()));
+			while (mono_ms() < until) /* rank 0 not there yet: again in a while */
+				(void)poll(NULL, 0, (int)(until - mono_ms()));
 		}
 	}
 out:
@@ -314,7 +306,7 @@ static size_t gather(int fd, const char *tag, const uint8_t *key, struct tsum_re
 
 	while (n < max && seen < 4 * max + 64) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline - mono_ms();
 		ssize_t len;
 		size_t i;
 
@@ -389,7 +381,7 @@ void tsum_finish(int fd, const struct topo *t, long wait_ms, FILE *f)
 		expected = REPORTS_MAX + 1;
 	r = calloc((size_t)expected - 1, sizeof(*r));
 	if (r != NULL) {
-		size_t n = gather(fd, tag, key, r, (size_t)expected - 1, now_ms() + wait_ms);
+		size_t n = gather(fd, tag, key, r, (size_t)expected - 1, mono_ms() + wait_ms);
 
 		const char *staged = getenv(TSUM_BATCH_ENV);
 		struct tsum_report batch;

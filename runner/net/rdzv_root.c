@@ -261,7 +261,7 @@ static int accept_some(struct pool *pl, int lfd, const struct rdzv_opts *o, int 
 			close(c); /* every place a key holder's: that rank connects again */
 			continue;
 		}
-		now = rdzv_now_ms();
+		now = mono_ms();
 		pl->v[pl->n++] = (struct pending){ .fd = c, .born = now,
 						   .deadline = now + HELLO_TIMEOUT_MS };
 		settle(pl, pl->n - 1, pending_read(&pl->v[pl->n - 1], POLLIN, now, o->job, o->key),
@@ -276,7 +276,7 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	char (*hosts)[64] = NULL, missing[256];
 	/* A little longer than the others try to connect: when MASTER_PORT is
 	 * unreachable their diagnosis is the precise one, let it come first. */
-	long arrived = 1, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
+	long arrived = 1, deadline = mono_ms() + o->timeout_ms + ROOT_GRACE_MS;
 	struct pool pl = { .cap = MAX_PENDING + (size_t)(r->world - 1 < MAX_PROVING ? r->world - 1
 										   : MAX_PROVING) };
 	int lfd = -1, one = 1, rv = -1, family = AF_INET;
@@ -337,7 +337,7 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	rdzv_copy_str(hosts[0], sizeof(hosts[0]), o->host);
 	while (arrived < r->world) {
 		struct hello h;
-		long now = rdzv_now_ms(), left = deadline - now, rank, world, wait = left;
+		long now = mono_ms(), left = deadline - now, rank, world, wait = left;
 		int fd, ret;
 
 		if (left <= 0) {
@@ -367,7 +367,7 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 		}
 		fd = -1;
 		for (size_t k = pl.n; k-- > 0;)
-			settle(&pl, k, pending_read(&pl.v[k], pl.pfd[k + 1].revents, rdzv_now_ms(),
+			settle(&pl, k, pending_read(&pl.v[k], pl.pfd[k + 1].revents, mono_ms(),
 						    o->job, o->key), o, &fd, &h);
 		if ((pl.pfd[0].revents & POLLIN) && accept_some(&pl, lfd, o, &fd, &h) < 0) {
 			rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "

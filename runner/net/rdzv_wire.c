@@ -15,14 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-long rdzv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int sock_send_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -48,7 +40,7 @@ int rdzv_recv_until(int fd, void *buf, size_t len, long deadline)
 
 	while (len > 0) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long left = deadline < 0 ? -1 : deadline - rdzv_now_ms();
+		long left = deadline < 0 ? -1 : deadline - mono_ms();
 		ssize_t n;
 		int ret;
 

@@ -78,8 +78,8 @@ static int connect_root(const struct addrinfo *res, long deadline, int *last)
 
 	/* Rank 0 may start later than us: retry until the timeout, and
 	 * remember how the last attempt failed for the diagnosis. */
-	while (fd < 0 && rdzv_now_ms() < deadline) {
-		long left = deadline - rdzv_now_ms();
+	while (fd < 0 && mono_ms() < deadline) {
+		long left = deadline - mono_ms();
 
 		fd = try_connect(res, (int)(left < 2000 ? left : 2000));
 		if (fd >= 0)
@@ -204,7 +204,7 @@ static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
 	struct reply_head hd;
-	long deadline = rdzv_now_ms() + o->timeout_ms;
+	long deadline = mono_ms() + o->timeout_ms;
 	char port[16];
 	int fd = -1, last = 0, ret;
 
@@ -219,7 +219,7 @@ static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 			break;
 		rdzv_tune(fd);
 		/* Rank 0 challenges within HELLO_TIMEOUT_MS of accepting. */
-		ret = handshake(r, o, fd, rdzv_now_ms() + HELLO_TIMEOUT_MS + 5000, e);
+		ret = handshake(r, o, fd, mono_ms() + HELLO_TIMEOUT_MS + 5000, e);
 		if (ret <= 0)
 			break;
 		close(fd);
@@ -235,11 +235,11 @@ static int peer_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 		return -1;
 	/* Rank 0 answers when everyone is there, at most its own timeout
 	 * after it started: allow for it starting up to that much later. */
-	if (rdzv_recv_until(fd, &hd, sizeof(hd), rdzv_now_ms() + 2L * o->timeout_ms + 10000) < 0)
+	if (rdzv_recv_until(fd, &hd, sizeof(hd), mono_ms() + 2L * o->timeout_ms + 10000) < 0)
 		return rdzv_fail_set(r, e, RDZV_PEER, "rank 0 closed the rendezvous at %s:%ld", o->addr,
 			    o->port);
 	if (reply_magic(r, o, &hd, e) < 0 ||
-	    read_status(r, o, fd, &hd, rdzv_now_ms() + 10000, e) < 0)
+	    read_status(r, o, fd, &hd, mono_ms() + 10000, e) < 0)
 		return -1;
 	{
 		struct sockaddr_storage me;

@@ -9,6 +9,7 @@
 
 #include "jobkey.h"
 #include "rendezvous.h"
+#include "util.h"
 
 #define RDZV_NONCE_LEN 32
 
@@ -80,7 +81,6 @@ void rdzv_hello_mac(const uint8_t key[JOBKEY_LEN], const struct hello *h, uint8_
 void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,
 		   const uint8_t nonce0[RDZV_NONCE_LEN], uint8_t mac[JOBKEY_LEN]);
 
-long rdzv_now_ms(void);
 /* Receives exactly len bytes, giving up at `deadline` (errno ETIMEDOUT);
  * a negative deadline waits for ever. */
 int rdzv_recv_until(int fd, void *buf, size_t len, long deadline);

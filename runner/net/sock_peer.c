@@ -146,8 +146,8 @@ static int take_new(int listen_fd, struct sock_lobby *l, const char *job, const 
 					oldest = k;
 			leave(l, oldest, false);
 		}
-		l->v[l->n++] = (struct waiting){ .fd = fd, .born = rdzv_now_ms() };
-		ret = hear(&l->v[l->n - 1], rdzv_now_ms(), job, key, who);
+		l->v[l->n++] = (struct waiting){ .fd = fd, .born = mono_ms() };
+		ret = hear(&l->v[l->n - 1], mono_ms(), job, key, who);
 		if (ret != 0) {
 			leave(l, l->n - 1, ret > 0);
 			if (ret > 0)
@@ -172,7 +172,7 @@ static int proven(int fd)
 int sock_accept_peer(int listen_fd, struct sock_lobby *l, const char *job, const uint8_t *key,
 		     int timeout_ms, long *who, struct err *e)
 {
-	long deadline = rdzv_now_ms() + timeout_ms;
+	long deadline = mono_ms() + timeout_ms;
 	struct pollfd p[SOCK_LOBBY_MAX + 1];
 
 	/* Until a rank of this job introduces itself and proves it: whatever
@@ -180,7 +180,7 @@ int sock_accept_peer(int listen_fd, struct sock_lobby *l, const char *job, const
 	 * user with the public job string) is closed, and never holds up the
 	 * others. */
 	for (;;) {
-		long now = rdzv_now_ms(), wait = deadline - now;
+		long now = mono_ms(), wait = deadline - now;
 		int fd;
 
 		for (size_t k = l->n; k-- > 0;) {

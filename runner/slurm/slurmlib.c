@@ -256,20 +256,12 @@ static long timeout_ms(void)
 	return ms;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Runs the child on s (NULL: only load) and collects all it writes. */
 static int run_child(const char *s, struct reply *r, struct err *e)
 {
 	struct slurmlib_choice c;
 	int fds[2], saved;
-	long deadline = now_ms() + timeout_ms();
+	long deadline = mono_ms() + timeout_ms();
 	size_t cap = 0;
 	pid_t pid, w;
 
@@ -293,7 +285,7 @@ static int run_child(const char *s, struct reply *r, struct err *e)
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline - mono_ms();
 		ssize_t n;
 		int ret;
 

@@ -20,14 +20,6 @@
  * commands answer in milliseconds. */
 #define SLURM_CMD_TIMEOUT_MS 5000
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The child's side: stdin and stderr on /dev/null, stdout on out_fd (or
  * /dev/null), the signal mask and SIGPIPE as a new program expects. */
 static void child_exec(char *const argv[], int out_fd) __attribute__((noreturn));
@@ -56,7 +48,7 @@ static void child_exec(char *const argv[], int out_fd)
  * could not run or was killed. */
 static int run_slurm(char *const argv[], char *out, size_t size)
 {
-	long deadline = now_ms() + SLURM_CMD_TIMEOUT_MS;
+	long deadline = mono_ms() + SLURM_CMD_TIMEOUT_MS;
 	int fds[2] = { -1, -1 }, status = -1;
 	size_t len = 0;
 	pid_t pid;
@@ -75,7 +67,7 @@ static int run_slurm(char *const argv[], char *out, size_t size)
 	}
 	while (fds[0] >= 0) {
 		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline - mono_ms();
 		char buf[4096];
 		ssize_t n;
 
@@ -94,7 +86,7 @@ static int run_slurm(char *const argv[], char *out, size_t size)
 	}
 	if (out != NULL)
 		out[len] = '\0';
-	status = wait_child(pid, deadline - now_ms());
+	status = wait_child(pid, deadline - mono_ms());
 	if (fds[0] >= 0)
 		close(fds[0]);
 	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -226,9 +226,8 @@ bool out_writer_idle(const struct out_writer *w)
 
 void out_writer_flush(struct out_writer *w, int timeout_ms)
 {
-	struct timespec t0, t;
+	long long t0 = mono_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct pollfd p = { .events = POLLOUT };
 		long left;
@@ -237,8 +236,7 @@ void out_writer_flush(struct out_writer *w, int timeout_ms)
 		p.fd = out_writer_blocked_fd(w);
 		if (p.fd < 0)
 			return;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		left = timeout_ms - (long)(mono_ms() - t0);
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
 			w->cur = -1; /* reader stalled: drop the rest */
 			w->info_len = 0;

@@ -175,7 +175,7 @@ static void begin_stop(struct sup *s, int sig)
 	signal_groups(s, sig);
 	if (s->phase == RUN) {
 		s->phase = STOP;
-		s->kill_at = sigloop_now_ms() + s->grace_ms;
+		s->kill_at = mono_ms() + s->grace_ms;
 	}
 }
 
@@ -295,7 +295,7 @@ static void on_fd(void *arg, size_t k, short revents)
 	while ((got = out_stream_read(st)) > 0 && out_stream_wants_read(st))
 		;
 	if (got >= 0 || st->len > 0)
-		s->last_io = sigloop_now_ms();
+		s->last_io = mono_ms();
 }
 
 static int start_worker(struct sup *s, size_t i, struct err *e)
@@ -421,7 +421,7 @@ static bool streams_done(const struct sup *s)
 /* One poll round; false once supervision is over. */
 static bool step(struct sup *s)
 {
-	long long now = sigloop_now_ms(), deadline = -1;
+	long long now = mono_ms(), deadline = -1;
 	size_t np = 0;
 	int timeout;
 
@@ -474,7 +474,7 @@ static bool step(struct sup *s)
 	if (sigloop_wait(&s->loop, s->pfd, np, timeout) < 0)
 		return true; /* ENOMEM: try again */
 	if (out_pump(&s->out, s->st, s->nst))
-		s->last_io = sigloop_now_ms();
+		s->last_io = mono_ms();
 	return true;
 }
 
@@ -588,9 +588,9 @@ int supervise_run(const struct worker *w, size_t n, const struct supervise_opts 
 		s.aborting = true;
 		signal_groups(&s, SIGKILL);
 		s.phase = KILL;
-		s.give_up_at = sigloop_now_ms() + KILL_WAIT_MS;
+		s.give_up_at = mono_ms() + KILL_WAIT_MS;
 	}
-	s.last_io = sigloop_now_ms();
+	s.last_io = mono_ms();
 	while (step(&s))
 		;
 	/* Silent pipes held past the last worker: flush what was read. */

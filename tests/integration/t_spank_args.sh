@@ -24,8 +24,10 @@ refused_in_srun() { # what-the-line-says ARG...
 }
 in_srun() {
 	refused_in_srun "--container-image: argument required" --container-image=
+	# A letter first: base64 starts with '/' one time in 64, and a path is
+	# the node's to check (pyxis's rule), not a reference.
 	refused_in_srun "--container-image: image reference" \
-		--container-image="$(head -c 2048 /dev/urandom | base64 -w0)"
+		--container-image="x$(head -c 2048 /dev/urandom | base64 -w0)"
 	refused_in_srun "--container-image dockerd://ubuntu: ctrun does not import from a local daemon" \
 		--container-image=dockerd://ubuntu
 	refused_in_srun "--container-name: '/tmp/foo' is not a name" --container-name=/tmp/foo \

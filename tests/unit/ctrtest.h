@@ -3,7 +3,7 @@
  * test_*.c alone, with its own folder's include path and -Itests/unit.
  *
  * Always: cmocka and the libc headers the tests use, show() (a string with
- * its unprintable bytes escaped, for messages), now_ms(), and the scratch
+ * its unprintable bytes escaped, for messages), core's mono_ms(), and the scratch
  * directory fixture (tmpdir_setup / tmpdir_teardown, tmpdir_path).
  * A test file asks for more by defining, before the include:
  *   CTRTEST_HOSTLIST      comparing hostlist expansions (runner/slurm)
@@ -42,6 +42,8 @@
 
 #include <cmocka.h>
 
+#include "util.h" /* mono_ms */
+
 /* ---- every test --------------------------------------------------------- */
 
 /* s with unprintable bytes as \xNN, for failure messages. */
@@ -62,14 +64,6 @@ static __attribute__((unused)) const char *show(const char *s)
 	}
 	b[len] = '\0';
 	return b;
-}
-
-static inline long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 
@@ -735,7 +729,7 @@ static inline char *slurp(struct run *r, const char *name)
  * false after timeout_ms, a guard against a hang. */
 static inline bool wait_file(struct run *r, const char *name, int timeout_ms)
 {
-	long long end = now_ms() + timeout_ms;
+	long long end = mono_ms() + timeout_ms;
 
 	for (;;) {
 		size_t len = 0;
@@ -745,7 +739,7 @@ static inline bool wait_file(struct run *r, const char *name, int timeout_ms)
 		free(s);
 		if (done)
 			return true;
-		if (now_ms() > end)
+		if (mono_ms() > end)
 			return false;
 		usleep(10000);
 	}
@@ -888,8 +882,12 @@ static inline int connect_rank0(long port)
 #ifdef CTRTEST_APPTAINER
 /* ---- the apptainer adapter's fixture (runner/container/rt) ----------------
  * A spec of a worker run of /images/pytorch.sif under apptainer 1.3.4 (the
- * releases the golden tests name below), and argv comparisons. */
+ * releases the golden tests name below), and argv comparisons.  APP(s) is
+ * the driver's own state (apptainer.h). */
+#include "apptainer/apptainer.h"
 #include "drivers.h"
+
+#define APP(s) ((struct app_own *)(s)->own)
 
 /* ctr_pick_runtime into the test's own rt, bin and e. */
 #define PICK(want_, kind_, image_, have_)                                                     \
@@ -907,7 +905,9 @@ static inline void spec_init(struct ctr_spec *s, const char *rt, const char *bin
 	memset(s, 0, sizeof(*s));
 	s->rt = ctr_driver_named(rt);
 	s->bin = bin;
-	s->app = apptainer134;
+	s->own = calloc(1, sizeof(struct app_own));
+	assert_non_null(s->own);
+	APP(s)->app = apptainer134;
 	s->agent = true;
 	s->image = "/images/pytorch.sif";
 	s->kind = IMAGE_SIF;
@@ -928,7 +928,9 @@ static inline void spec_free(struct ctr_spec *s)
 {
 	strv_free(&s->argv);
 	mounts_free(&s->mounts);
-	mounts_free(&s->driver);
+	mounts_free(&APP(s)->driver);
+	free(s->own);
+	s->own = NULL;
 }
 
 static inline void assert_argv(const struct ctr_plan *p, const char *const *want)

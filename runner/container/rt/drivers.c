@@ -24,7 +24,7 @@ const char *ctr_runtime_name(const struct ctr_driver *rt)
 
 enum ctr_root_need ctr_root_need(const struct ctr_driver *rt)
 {
-	return rt != NULL ? rt->root : ROOT_IMAGE_FILE;
+	return rt != NULL ? rt->need : ROOT_IMAGE_FILE;
 }
 
 static unsigned rank(const struct ctr_driver *d, enum image_kind kind)

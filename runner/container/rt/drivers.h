@@ -2,10 +2,10 @@
  * one container runtime, so that no code outside a driver's folder asks
  * which runtime it is.
  *
- * A driver lives in its own folder under runner/container/rt/ (oci/,
- * enroot/, apptainer/), which defines `const struct ctr_driver
- * ctr_driver_NAME` next to its plan function; CTR_DRIVERS below lists it,
- * one line per driver.  The names for --runtime, `ctrun --version` and the
+ * A driver lives in its own folder under runner/container/rt/ (oci/ with
+ * crun, enroot/, apptainer/ with singularity, charliecloud/), which
+ * defines `const struct ctr_driver ctr_driver_NAME` next to its plan
+ * function; CTR_DRIVERS (core/runtimes.h) lists it, one line per driver.  The names for --runtime, `ctrun --version` and the
  * auto choice come from this table (tests/unit/test_runtimes.sh checks that
  * options.c, the completion, ctrun.ini and the manual agree with it).
  */
@@ -16,39 +16,15 @@
 
 #include "rt.h"
 
-/* The drivers, in the order --version lists their binaries and the
- * messages list their names.  Adding a runtime: its folder, and one line
- * here. */
-#define CTR_DRIVERS(X) \
-	X(enroot)      \
-	X(apptainer)   \
-	X(singularity) \
-	X(oci)         \
-	X(crun)        \
-	X(charliecloud)
+/* The drivers: CTR_DRIVERS, core/runtimes.h (adding a runtime: its
+ * folder, and one line there). */
+#include "runtimes.h"
 
 /* Image kinds, for the rank table (enum image_kind, kind.h). */
-#define CTR_KINDS (IMAGE_DIR + 1)
+#define CTR_KINDS IMAGE_KINDS
 /* A rank: the driver runs the kind when --runtime names it, auto never
  * picks it (crun: auto's oci already looks for crun). */
 #define CTR_NAMED_ONLY 255
-
-/* How a runtime passes the GPUs (runner/container/gpus.c). */
-enum ctr_gpu_pass {
-	/* The device nodes in spec.devices, and ctrun-hook in config.json when
-	 * it is next to ctrun (OCI). */
-	GPU_PASS_HOOK,
-	/* enroot's own hooks; ctrun-hook added through a per-run
-	 * ENROOT_CONFIG_PATH where it is not installed (spec.enroot_hook). */
-	GPU_PASS_ENROOT,
-	/* --nv; with --gpu-isolation only the container's GPUs' nodes and the
-	 * driver's files that ctrun-hook names (spec.driver, spec.home). */
-	GPU_PASS_NV,
-	/* The runtime binds the host's /dev; the driver's files that ctrun-hook
-	 * names go in by name (spec.driver), the image is never written
-	 * (charliecloud, where `ch-fromhost --nvidia` would copy them in). */
-	GPU_PASS_FILES,
-};
 
 /* What `ctrun --image IMG` with no command runs (cmd_shell.c). */
 enum ctr_default_cmd {
@@ -68,9 +44,8 @@ struct ctr_driver {
 	/* Per image kind: 0 it cannot run it; 1, 2, ... --runtime auto's order
 	 * (lowest first, ties in table order); CTR_NAMED_ONLY. */
 	unsigned char rank[CTR_KINDS];
-	enum ctr_root_need root;        /* what it needs before its plan (rt.h) */
+	enum ctr_root_need need;        /* what it needs before its plan (rt.h) */
 	/* Prepare needs, on the host before the plan: */
-	bool app_version;               /* spec.app from `BIN --version` */
 	bool host_files;                /* it gives nothing of the host: ctrun binds /tmp,
 					 * /etc/hosts and /etc/resolv.conf */
 	bool image_env;                 /* spec.env is the process's whole environment:
@@ -78,22 +53,53 @@ struct ctr_driver {
 					 * the host's and the image's env scripts) */
 	const char *const *rundir_dirs; /* directories made in the run directory, NULL-ended
 					 * (OCI: its overlay's mount points), or NULL */
-	enum ctr_gpu_pass gpus;
 	enum ctr_default_cmd default_cmd;
 	/* --runtime auto: the driver of ctrun's own start of this runtime's
 	 * images (its name; NULL: none), taken instead where its binary is
 	 * installed and this runtime's configuration on the node adds nothing
 	 * to a container (ctr_pick.adds): the same container, started faster
-	 * (enroot: "oci"; docs/decisions.md, issue 33). */
+	 * (enroot: "oci"; docs/decisions.md, issue 33): adds says whether the
+	 * runtime (binary bin), as configured here, adds anything (what, into
+	 * why); NULL: it does. */
 	const char *auto_own;
+	bool (*adds)(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
+		     size_t size);
 	/* Identity (ident.c): ctrun binds the caller's home into the container
 	 * (the runtime does not: OCI, charliecloud), and ctrun writes the
 	 * container's /etc/passwd and /etc/group with the caller in them (the
 	 * runtime does not: OCI; enroot's hook, apptainer and ch-run do). */
 	bool ctrun_home;
 	bool ctrun_passwd;
+	/* The driver's own state in a run (its folder's struct: spec.own),
+	 * zeroed when the driver is picked; fini frees what it holds (NULL:
+	 * nothing).  0: none. */
+	size_t own_size;
+	void (*fini)(void *own);
+	/* The phases of a run that the driver takes part in (runner/container/
+	 * setup.c calls them in this order; docs/architecture.md): NULL is the
+	 * default, which does nothing.  Each gets the spec so far and the
+	 * request, and may fill its own state and the spec.
+	 *   probe  after the pick and the caller's identity: what the driver
+	 *          asks of its binary and the host (apptainer's release)
+	 *   root   need ROOT_DRIVER: the root file system, its own way
+	 *          (spec.rootfs, rootfs_real)
+	 *   keep   --name or --save: the container kept its own way (the
+	 *          default: the overlay's upper layer on disk, spec.named_upper)
+	 *   gpus   the container has GPUs (spec.gpus, spec.gpu_ids): how the
+	 *          runtime gets them */
+	int (*probe)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	int (*root)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	int (*keep)(struct ctr_spec *s, const struct ctr_ask *a, const struct ctr_keep *k,
+		    struct err *e);
+	int (*gpus)(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
+	/* --runtime auto with --name: whether the kept container in dir is
+	 * this runtime's own (then auto takes it); NULL: never. */
+	bool (*kept)(const char *dir);
 	/* The pure adapter: spec to plan (nothing executed or written). */
 	int (*plan)(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
+	/* ctrun --version: what the driver says of its binary (its release),
+	 * into buf; NULL: only its path. */
+	void (*version)(const char *bin, char *buf, size_t size);
 };
 
 /* The table, NULL-ended, in CTR_DRIVERS order. */

@@ -1,352 +1,20 @@
-/* gpu_pin.c - GPU pinning for the runtime adapters (see gpu_pin.h). */
+/* gpu_pin.c - what the drivers share of GPU pinning (see gpu_pin.h). */
 #include "gpu_pin.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
-#include <json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "strv.h"
 #include "util.h"
-
-#define NVIDIA_MAJOR 195
-
-static int join(const struct strv *v, char *buf, size_t size)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < v->n; i++) {
-		int w = snprintf(buf + off, size - off, "%s%s", i ? "," : "", v->v[i]);
-
-		if (w < 0 || (size_t)w >= size - off)
-			return -1;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
-/* obj[key] as an object or array, created when absent. */
-static struct json_object *child(struct json_object *obj, const char *key, json_type type)
-{
-	struct json_object *c;
-
-	if (json_object_object_get_ex(obj, key, &c) && json_object_is_type(c, type))
-		return c;
-	c = type == json_type_array ? json_object_new_array() : json_object_new_object();
-	if (c == NULL || json_object_object_add(obj, key, c) < 0)
-		return NULL;
-	return c;
-}
-
-/* A copy of array `a` without the elements `drop` says no to. */
-static struct json_object *filtered(struct json_object *a,
-				    bool (*drop)(struct json_object *el, const void *arg),
-				    const void *arg)
-{
-	struct json_object *n = json_object_new_array();
-
-	for (size_t i = 0; n != NULL && i < json_object_array_length(a); i++) {
-		struct json_object *el = json_object_array_get_idx(a, i);
-
-		if (!drop(el, arg) && json_object_array_add(n, json_object_get(el)) < 0) {
-			json_object_put(n);
-			return NULL;
-		}
-	}
-	return n;
-}
-
-static bool is_our_hook(struct json_object *el, const void *path)
-{
-	struct json_object *p;
-
-	return json_object_object_get_ex(el, "path", &p) &&
-	       strcmp(json_object_get_string(p), path) == 0;
-}
-
-static bool is_gpu_env(struct json_object *el, const void *arg)
-{
-	const char *s = json_object_get_string(el);
-
-	(void)arg;
-	return s != NULL && (strncmp(s, "CUDA_VISIBLE_DEVICES=", 21) == 0 ||
-			     strncmp(s, "NVIDIA_VISIBLE_DEVICES=", 23) == 0);
-}
-
-static bool is_gpu_rule(struct json_object *el, const void *arg)
-{
-	const long *uvm = arg;
-	struct json_object *major;
-	long m;
-
-	if (!json_object_object_get_ex(el, "major", &major))
-		return false;
-	m = (long)json_object_get_int64(major);
-	return m == NVIDIA_MAJOR || (*uvm > 0 && m == *uvm);
-}
-
-/* The nvidia-uvm character major from /proc/devices (dynamic), -1 if none. */
-static long uvm_major(void)
-{
-	char *text = read_file("/proc/devices", NULL), *line;
-	long major = -1;
-
-	if (text == NULL)
-		return -1;
-	for (line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
-		char name[64];
-		long m;
-
-		if (strcmp(line, "Block devices:") == 0)
-			break;
-		if (sscanf(line, "%ld %63s", &m, name) == 2 && strcmp(name, "nvidia-uvm") == 0)
-			major = m;
-	}
-	free(text);
-	return major;
-}
-
-static int add_rule(struct json_object *devices, long major, long minor)
-{
-	struct json_object *r = json_object_new_object();
-
-	if (r == NULL)
-		return -1;
-	json_object_object_add(r, "allow", json_object_new_boolean(1));
-	json_object_object_add(r, "type", json_object_new_string("c"));
-	json_object_object_add(r, "major", json_object_new_int64(major));
-	if (minor >= 0)
-		json_object_object_add(r, "minor", json_object_new_int64(minor));
-	json_object_object_add(r, "access", json_object_new_string("rwm"));
-	return json_object_array_add(devices, r);
-}
-
-static int set_env(struct json_object *proc, const struct strv *gpus, const char *ids)
-{
-	struct json_object *env = child(proc, "env", json_type_array), *n;
-	char cvd[1100] = "CUDA_VISIBLE_DEVICES=", nvd[1100];
-	size_t off = strlen(cvd);
-
-	if (env == NULL || (n = filtered(env, is_gpu_env, NULL)) == NULL)
-		return -1;
-	for (size_t i = 0; i < gpus->n; i++) {
-		int w = snprintf(cvd + off, sizeof(cvd) - off, "%s%zu", i ? "," : "", i);
-
-		if (w < 0 || (size_t)w >= sizeof(cvd) - off)
-			goto fail;
-		off += (size_t)w;
-	}
-	if (xsnprintf(nvd, sizeof(nvd), "NVIDIA_VISIBLE_DEVICES=%s", ids) < 0 ||
-	    json_object_array_add(n, json_object_new_string(cvd)) < 0 ||
-	    json_object_array_add(n, json_object_new_string(nvd)) < 0)
-		goto fail;
-	return json_object_object_add(proc, "env", n);
-fail:
-	json_object_put(n);
-	return -1;
-}
-
-static int set_devices(struct json_object *config, const struct strv *gpus)
-{
-	struct json_object *linux_ = child(config, "linux", json_type_object), *res, *devs, *n;
-	long uvm = uvm_major();
-
-	if (linux_ == NULL || (res = child(linux_, "resources", json_type_object)) == NULL ||
-	    (devs = child(res, "devices", json_type_array)) == NULL ||
-	    (n = filtered(devs, is_gpu_rule, &uvm)) == NULL)
-		return -1;
-	for (size_t i = 0; i < gpus->n; i++) {
-		long minor;
-
-		/* A UUID's minor is the hook's to find: allow the whole major. */
-		if (parse_long(gpus->v[i], 0, 254, &minor) < 0)
-			minor = -1;
-		if (add_rule(n, NVIDIA_MAJOR, minor) < 0)
-			goto fail;
-	}
-	if (add_rule(n, NVIDIA_MAJOR, 255) < 0 || add_rule(n, NVIDIA_MAJOR, 254) < 0 ||
-	    (uvm > 0 && add_rule(n, uvm, -1) < 0))
-		goto fail;
-	return json_object_object_add(res, "devices", n);
-fail:
-	json_object_put(n);
-	return -1;
-}
-
-int gpu_pin_oci_config(struct json_object *config, const struct strv *gpus,
-		       const char *hook_path, struct err *e)
-{
-	struct json_object *ann, *hooks, *cc, *hook, *args, *n, *proc;
-	char ids[1024];
-
-	if (gpus->n == 0)
-		return 0;
-	if (hook_path[0] != '/')
-		return err_set(e, EXIT_CTRUN, "ctrun-hook path '%s' is not absolute", hook_path);
-	if (join(gpus, ids, sizeof(ids)) < 0)
-		return err_set(e, EXIT_CTRUN, "too many GPUs for one container");
-	ann = child(config, "annotations", json_type_object);
-	hooks = child(config, "hooks", json_type_object);
-	proc = child(config, "process", json_type_object);
-	cc = hooks != NULL ? child(hooks, "createContainer", json_type_array) : NULL;
-	if (ann == NULL || cc == NULL || proc == NULL)
-		goto nomem;
-	json_object_object_add(ann, GPU_PIN_ANN_ENABLED, json_object_new_string("true"));
-	json_object_object_add(ann, GPU_PIN_ANN_GPUS, json_object_new_string(ids));
-	hook = json_object_new_object();
-	args = json_object_new_array();
-	n = filtered(cc, is_our_hook, hook_path);
-	if (hook == NULL || args == NULL || n == NULL) {
-		json_object_put(hook);
-		json_object_put(args);
-		json_object_put(n);
-		goto nomem;
-	}
-	json_object_array_add(args, json_object_new_string("ctrun-hook"));
-	json_object_array_add(args, json_object_new_string("createContainer"));
-	json_object_object_add(hook, "path", json_object_new_string(hook_path));
-	json_object_object_add(hook, "args", args);
-	/* The hook looks for the driver's tools (nvidia-smi) on the host: give
-	 * it ctrun's PATH, not the container's, which runc would pass on. */
-	if (getenv("PATH") != NULL && *getenv("PATH") != '\0') {
-		struct json_object *env = json_object_new_array();
-		char *kv;
-
-		if (env == NULL || asprintf(&kv, "PATH=%s", getenv("PATH")) < 0) {
-			json_object_put(env);
-			json_object_put(hook);
-			json_object_put(n);
-			goto nomem;
-		}
-		json_object_array_add(env, json_object_new_string(kv));
-		free(kv);
-		json_object_object_add(hook, "env", env);
-	}
-	json_object_array_add(n, hook);
-	json_object_object_add(hooks, "createContainer", n);
-	if (set_env(proc, gpus, ids) < 0 || set_devices(config, gpus) < 0)
-		goto nomem;
-	return 0;
-nomem:
-	return err_set(e, EXIT_CTRUN, "cannot edit the OCI configuration (out of memory)");
-}
-
-int gpu_pin_oci_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
-		       struct err *e)
-{
-	char path[4096], tmp[4112];
-	struct json_object *config;
-	const char *text;
-	char *buf;
-	int fd, rv = -1;
-
-	if (xsnprintf(path, sizeof(path), "%s/config.json", bundle) < 0 ||
-	    xsnprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) < 0)
-		return err_set(e, EXIT_USAGE, "bundle path too long: %s", bundle);
-	buf = read_file(path, NULL);
-	if (buf == NULL)
-		return err_sys(e, EXIT_USAGE, "%s", path);
-	config = json_tokener_parse(buf);
-	free(buf);
-	if (config == NULL || !json_object_is_type(config, json_type_object)) {
-		json_object_put(config);
-		return err_set(e, EXIT_USAGE, "%s is not a JSON object", path);
-	}
-	if (gpu_pin_oci_config(config, gpus, hook_path, e) < 0)
-		goto out;
-	text = json_object_to_json_string_ext(config, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err_sys(e, EXIT_CTRUN, "%s", tmp);
-		goto out;
-	}
-	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 ||
-	    fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-		err_sys(e, EXIT_CTRUN, "write %s", path);
-		unlink(tmp);
-		goto out;
-	}
-	rv = 0;
-out:
-	json_object_put(config);
-	return rv;
-}
-
-int gpu_pin_apptainer(const struct strv *gpus, bool isolate, struct strv *flags,
-		      struct ctr_mounts *binds, struct strv *env, struct err *e)
-{
-	static const char *const control[] = { "/dev/nvidiactl", "/dev/nvidia-uvm",
-					       "/dev/nvidia-uvm-tools" };
-	char ids[1024], cvd[1024] = "";
-	size_t off = 0;
-
-	if (gpus->n == 0)
-		return 0;
-	if (join(gpus, ids, sizeof(ids)) < 0)
-		return err_set(e, EXIT_CTRUN, "too many GPUs");
-	if (!isolate) {
-		/* --nv binds every GPU of the node: CUDA_VISIBLE_DEVICES (host
-		 * ids, since all are visible) is what pins the workers. */
-		if (strv_push(flags, "--nv") < 0 || strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", ids) < 0)
-			return err_sys(e, EXIT_CTRUN, "apptainer arguments");
-		return 0;
-	}
-	/* --contain gives a minimal /dev; --nv would add every NVIDIA node back
-	 * to it, so the GPUs, control nodes and driver files are bound one by
-	 * one instead. */
-	if (strv_push(flags, "--contain") < 0)
-		return err_sys(e, EXIT_CTRUN, "apptainer arguments");
-	for (size_t i = 0; i < gpus->n; i++) {
-		char dev[64];
-		long minor;
-		int w;
-
-		if (parse_long(gpus->v[i], 0, 254, &minor) < 0)
-			return err_set(e, EXIT_USAGE, "GPU '%s': apptainer isolation needs GPU "
-				       "indices, not UUIDs", gpus->v[i]);
-		snprintf(dev, sizeof(dev), "/dev/nvidia%ld", minor);
-		if (mounts_add(binds, dev, dev, false, true, e) < 0)
-			return -1;
-		w = snprintf(cvd + off, sizeof(cvd) - off, "%s%zu", i ? "," : "", i);
-		if (w < 0 || (size_t)w >= sizeof(cvd) - off)
-			return err_set(e, EXIT_CTRUN, "too many GPUs");
-		off += (size_t)w;
-	}
-	for (size_t i = 0; i < sizeof(control) / sizeof(*control); i++)
-		if (access(control[i], F_OK) == 0 &&
-		    mounts_add(binds, control[i], control[i], false, true, e) < 0)
-			return -1;
-	if (strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", cvd) < 0)
-		return err_sys(e, EXIT_CTRUN, "apptainer arguments");
-	return 0;
-}
-
-char *gpu_pin_enroot_hook(const char *hook_path, const char *why)
-{
-	static const char fmt[] =
-		"#!/bin/sh\n"
-		"# ctrun GPU pinning for enroot containers; %s. See ctrun's docs/hooks.md.\n"
-		"hook=%s\n"
-		"if [ ! -x \"$hook\" ]; then\n"
-		"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
-		"\texit 0\n"
-		"fi\n"
-		"exec \"$hook\" enroot\n";
-	char *text;
-
-	if (hook_path[0] != '/' || strstr(hook_path, "/../") != NULL ||
-	    strspn(hook_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") !=
-		    strlen(hook_path))
-		return NULL;
-	return asprintf(&text, fmt, why, hook_path) < 0 ? NULL : text;
-}
 
 int gpu_pin_driver_binds(const char *hook_path, const char *libdir, struct ctr_mounts *out,
 			 struct err *e)
@@ -395,4 +63,57 @@ out:
 	if (rv == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
 		rv = err_set(e, EXIT_CTRUN, "%s driver-files failed (status %d)", hook_path, status);
 	return rv;
+}
+
+int gpu_pin_nodes(struct ctr_devices *out, bool *present, struct err *e)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+
+	*present = false;
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+		struct ctr_device *v;
+
+		if (strncmp(de->d_name, "nvidia", 6) != 0 ||
+		    xsnprintf(path, sizeof(path), "/dev/%s", de->d_name) < 0 ||
+		    stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+			continue;
+		if (strcmp(de->d_name, "nvidiactl") == 0 ||
+		    (de->d_name[6] >= '0' && de->d_name[6] <= '9'))
+			*present = true;
+		if (out == NULL)
+			continue;
+		v = realloc(out->v, (out->n + 1) * sizeof(*v));
+		if (v == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		out->v = v;
+		v = &out->v[out->n];
+		v->path = strdup(path);
+		v->type = 'c';
+		v->major = major(st.st_rdev);
+		v->minor = minor(st.st_rdev);
+		v->mode = st.st_mode & 07777;
+		if (v->path == NULL) {
+			closedir(d);
+			return err_sys(e, EXIT_CTRUN, "devices");
+		}
+		out->n++;
+	}
+	closedir(d);
+	return 0;
+}
+
+void gpu_pin_nodes_free(struct ctr_devices *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].path);
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
 }

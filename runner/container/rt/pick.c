@@ -61,17 +61,19 @@ static void join(const char *const *v, size_t n, const char *sep, const char *la
 
 /* auto found d (its binary in bin): ctrun's own start instead (d's
  * auto_own, its binary into bin) where that is installed and runs the kind
- * and d as configured here adds nothing to a container (q->adds). */
+ * and d as configured here adds nothing to a container (its adds). */
 static const struct ctr_driver *own_start(const struct ctr_pick *q, const struct ctr_driver *d,
 					  char *bin, size_t size, struct strv *looked)
 {
 	const struct ctr_driver *own = d->auto_own != NULL ? ctr_driver_named(d->auto_own) : NULL;
+	bool (*adds)(const struct ctr_driver *, const char *, char *const *, char *, size_t) =
+		q->adds != NULL ? q->adds : d->adds;
 	char own_bin[4096], why[1024] = "";
 
-	if (own == NULL || q->adds == NULL || !ctr_driver_runs(own, q->kind) ||
+	if (own == NULL || adds == NULL || !ctr_driver_runs(own, q->kind) ||
 	    !find(own, q->have, own_bin, sizeof(own_bin), looked))
 		return d;
-	if (q->adds(d, bin, q->arg, why, sizeof(why))) {
+	if (adds(d, bin, q->envp, why, sizeof(why))) {
 		if (q->note != NULL)
 			snprintf(q->note, q->note_size, "--runtime auto: %s for %s, not %s (%s): %s",
 				 d->name, q->image, own->name, own_bin, why);

@@ -1,8 +1,8 @@
 /* rt.h - the runtime-neutral description of one container, and the
  * adapters that turn it into the exact commands and files of a runtime.
  *
- * An adapter (enroot/, apptainer/, oci/: one folder per runtime, each a
- * line of the driver table, drivers.h) is a pure function from
+ * An adapter (enroot/, apptainer/, oci/, charliecloud/: one folder per
+ * runtime, each a line of core/runtimes.h, drivers.h) is a pure function from
  * a ctr_spec to a ctr_plan: argv, environment changes and the contents of
  * the files to write.  Nothing is executed or written there, so golden tests
  * compare plans byte for byte and --dry-run prints them.  runner/container/ picks
@@ -10,7 +10,8 @@
  *
  * Folder runner/container/rt/: the runtime-neutral container (spec, plan,
  * mounts), the driver table (drivers.h) and, one sub-folder per runtime
- * (oci/, enroot/, apptainer/), the pure adapters with their GPU pinning.
+ * (oci/, enroot/, apptainer/, charliecloud/), the pure adapters, the
+ * phases each takes part in and its own state.
  * May use: images/, core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RT_H
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cache.h"
 #include "err.h"
 #include "image.h"
 #include "mounts.h"
@@ -28,31 +30,14 @@
 /* A runtime: its entry in the driver table (drivers.h); NULL = none. */
 struct ctr_driver;
 
-/* Which apptainer or singularity binary it is, from its `--version` line
- * ("apptainer version 1.3.4", "singularity-ce version 4.1.0",
- * "singularity version 3.4.2"): the adapter's arguments depend on it. */
-enum app_flavor { APP_UNKNOWN, APP_APPTAINER, APP_SINGULARITYCE, APP_SINGULARITY };
-struct app_version {
-	enum app_flavor flavor;
-	int major, minor, patch;
-};
-/* Parses the first line of `BIN --version`; an unknown text gives APP_UNKNOWN. */
-void app_version_parse(const char *text, struct app_version *v);
-/* "apptainer 1.3.4", "SingularityCE 4.1.0", "Singularity 3.4.2", "an unknown version". */
-const char *app_version_name(const struct app_version *v, char *buf, size_t size);
-/* --mount exists: apptainer >= 1.0.0, SingularityCE >= 3.9.0. */
-bool app_has_mount(const struct app_version *v);
-/* SingularityCE >= 4.0: `oci mode` in singularity.conf switches to its OCI
- * launcher unless --no-oci. */
-bool app_has_no_oci(const struct app_version *v);
-
 /* build/ctrun-worker in the container: the workers of `check` and `bench`
  * (ctrun itself needs libraries an image lacks).  A run whose command is
  * this path gets it mounted there, next to the agent. */
 #define CTR_WORKER_BIN "/.ctrun/worker"
-/* apptainer isolation: the driver's libraries, bound onto empty files that
- * ctrun creates in the run directory (so every apptainer and singularity
- * release finds the mount point), on the workers' LD_LIBRARY_PATH. */
+/* The GPU driver's libraries, where a runtime does not bind them itself
+ * (apptainer's isolation, charliecloud): bound onto empty files that ctrun
+ * creates in the run directory (so every release finds the mount point),
+ * on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
 
 /* The driver's name, "none" for NULL. */
@@ -62,21 +47,59 @@ const char *ctr_runtime_name(const struct ctr_driver *rt);
  * file system decision in runner/container/ reads only this, never the
  * runtime itself). */
 enum ctr_root_need {
-	ROOT_IMAGE_FILE, /* it reads the image file itself (apptainer, singularity) */
+	ROOT_IMAGE_FILE, /* it reads the image file itself */
 	ROOT_TREE,       /* a directory tree: the image directory, the squashfs or SIF
-			  * mounted by the holder, else a node cache entry (OCI) */
-	ROOT_ENROOT,     /* a container in enroot's data directory, or enroot's own
-			  * start of the squashfs file */
+			  * mounted by the holder, else a node cache entry */
+	ROOT_DRIVER,     /* its own: the driver's root phase makes it (drivers.h root) */
 };
-/* The driver's `root` (drivers.h); NULL: ROOT_IMAGE_FILE. */
+/* The driver's `need` (drivers.h); NULL: ROOT_IMAGE_FILE. */
 enum ctr_root_need ctr_root_need(const struct ctr_driver *rt);
 
-/* A device node passed through (GPUs): what stat(2) says about it. */
-struct ctr_device {
-	char *path;
-	char type; /* 'c' or 'b' */
-	unsigned major, minor;
-	unsigned mode; /* permission bits */
+/* --image-mode. */
+enum ctr_image_mode { IMAGE_MODE_AUTO, IMAGE_MODE_MOUNT, IMAGE_MODE_UNPACK };
+
+/* What the user asked of the container, and where ctrun runs: the options
+ * and the environment as every phase of a run reads them, made once from
+ * the options (runner/container/ask.c), so that the phases of ctrun's core
+ * and of a driver (drivers.h) read the same and nothing below reads the
+ * options themselves. */
+struct ctr_ask {
+	char *const *envp;             /* ctrun's environment */
+	const char *image;             /* --image as given */
+	const char *runtime;           /* --runtime; NULL = auto */
+	enum ctr_image_mode image_mode;
+	const struct strv *mounts;     /* --mount SRC[:DST[:OPTS]], in order */
+	const char *workdir;           /* --workdir; NULL = ctrun's own, bound */
+	const char *log_dir;           /* --log-dir; NULL = none */
+	const char *stage;             /* --stage; NULL = auto */
+	const char *nv;                /* GPUs: "auto", "true", "false" */
+	bool gpu_isolation;            /* each worker its own GPU only */
+	const char *name;              /* --name: the container kept; NULL = none */
+	bool name_reset;               /* --name-reset */
+	const char *save;              /* --save PATH; NULL = none */
+	bool saves;                    /* this task saves after the run (node rank 0's first) */
+	bool worker;                   /* the command is ctrun-worker (check, bench) */
+	bool dry_run, quiet, writable;
+	long verbose;
+	/* The node cache's settings ([cache]); NULL when they cannot be had
+	 * (cache_err says why, to the phase that needs the cache). */
+	const struct cache_cfg *cache;
+	struct err cache_err;
+};
+/* The node cache's settings, or NULL with e (the reason they cannot be had). */
+static inline const struct cache_cfg *ctr_ask_cache(const struct ctr_ask *a, struct err *e)
+{
+	if (a->cache == NULL)
+		*e = a->cache_err;
+	return a->cache;
+}
+
+/* The keep phase's place (drivers.h keep): the named container's directory
+ * (images/named.h, taken and locked), or NULL for a --save run without
+ * --name (its layer lives in the run directory, RUNDIR/save). */
+struct ctr_keep {
+	const char *dir;
+	bool *rundir_made;  /* the run directory exists; set by whoever makes it */
 };
 
 struct ctr_spec {
@@ -87,16 +110,9 @@ struct ctr_spec {
 	enum image_kind kind;
 	const char *rootfs;       /* host directory of the image's root file system, when
 				   * there is one (OCI: the overlay's lower layer; enroot:
-				   * the container in its data directory) */
-	const char *enroot_name;  /* enroot: the container's name in ENROOT_DATA_PATH */
-	const char *enroot_data;  /* enroot: ENROOT_DATA_PATH */
-	/* enroot with GPUs and no ctrun hook installed: ctrun-hook is added for
-	 * this run through a per-run ENROOT_CONFIG_PATH holding links to every
-	 * entry of the user's own (enroot_config; its entries, hooks.d's as
-	 * "hooks.d/NAME") and the hook script. */
-	const char *enroot_hook;
-	const char *enroot_config;
-	struct strv enroot_config_entries;
+				   * the container in its data directory), or --dry-run's
+				   * text of what a run would make */
+	bool rootfs_real;         /* rootfs is a directory ctrun can read */
 	const char *rundir;       /* ctrun's directory of generated files on the host */
 	struct ctr_mounts mounts; /* in mount order; destinations already resolved */
 	const char *cwd;          /* working directory in the container, NULL = default */
@@ -105,23 +121,19 @@ struct ctr_spec {
 	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
-	bool gpu_isolate;         /* apptainer: only these GPUs' device nodes (--contain) */
-	struct ctr_mounts driver; /* apptainer isolation: the driver's files, destinations
-				   * in CTR_DRIVER_DIR (from `ctrun-hook driver-files`) */
-	const char *home;         /* apptainer isolation: the host's $HOME, bound back */
-	struct app_version app;   /* apptainer/singularity: which one */
-	struct ctr_device *devices;
-	size_t ndevices;
-	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
-	bool host_pid;            /* OCI: the host's PID namespace and its /proc bound (ctrun
-				   * __hold: tasks that join the container are not in its
-				   * PID namespace, and would see a /proc without themselves) */
+	bool host_pid;            /* the host's PID namespace and its /proc bound, where the
+				   * driver would make its own (OCI's) (ctrun __hold: tasks
+				   * that join the container are not in its PID namespace,
+				   * and would see a /proc without themselves) */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
 	 * on disk, in the node cache (images/named.h), instead of on the
 	 * run's tmpfs; NULL = the tmpfs.  enroot: its own container there. */
 	const char *named_upper, *named_work;
+	/* --name, --save: the kept container is rootfs itself, whole (enroot's
+	 * own container), not named_upper over it. */
+	bool kept_whole;
 	bool writable;            /* --writable: the root writable for the run, discarded
 				   * at its end (OCI/charliecloud: the overlay's tmpfs;
 				   * enroot: --rw over its own start of the squashfs;
@@ -141,14 +153,11 @@ struct ctr_spec {
 	bool no_home;
 	const char *user;         /* the caller's login name (getpwuid), else its uid */
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
-	bool subids;              /* the caller has /etc/subuid and /etc/subgid ranges
-				   * (Singularity 3's --fakeroot needs them) */
 	/* Rootless, and the image has no /etc/passwd or /etc/group where its
 	 * /etc (or the nearest directory above) is another user's: the overlay
 	 * cannot get a mount point there (ident.c), so a runtime that binds its
 	 * own passwd (ch-run) is told not to; the ids stay unnamed. */
 	bool no_idfile_points;
-	const char *oci_root;     /* OCI: runc/crun --root (state directory) */
 	/* OCI from a mounted image: the image holder (runner/container/holder.h)
 	 * whose namespaces the runtime's child joins, by descriptor (a pid
 	 * could be reused), and the rootfs there (rootfs is the same tree as
@@ -156,7 +165,16 @@ struct ctr_spec {
 	bool holder;
 	int holder_mnt, holder_user; /* user: -1 when not rootless */
 	const char *rootfs_ns;
+	/* The driver's own state in this run: its folder's struct (drivers.h
+	 * own_size), which its phases fill and its plan reads; NULL = none. */
+	void *own;
 };
+
+/* rootfs when ctrun can read it, else NULL. */
+static inline const char *ctr_rootfs_dir(const struct ctr_spec *s)
+{
+	return s->rootfs_real ? s->rootfs : NULL;
+}
 
 struct ctr_file {
 	char *path;
@@ -180,7 +198,7 @@ struct ctr_plan {
 	struct strv agent_env;
 	struct strv agent_libdirs;
 	struct strv agent_entry;
-	bool agent_apptainer_env;
+	bool agent_complete_env;
 	bool agent_image_scripts;
 	/* The runtime passes ctrun's environment into the container (enroot,
 	 * ch-run): --clean-env has the agent remove it (spec record D). */
@@ -230,14 +248,6 @@ int ctr_plan_exec_file(struct ctr_plan *p, const char *path, const char *text, s
 /* A symbolic link PATH -> TARGET. */
 int ctr_plan_link(struct ctr_plan *p, const char *target, const char *path, struct err *e);
 
-/* The adapters. */
-int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
-/* enroot create --name NAME IMAGE, into ENROOT_DATA_PATH. */
-int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
-			  struct strv *argv, struct err *e);
-
 /* What the runtime is picked for: `want` ("auto" or a name of the driver
  * table), the image and its kind, and how a binary is found (`have` tells
  * whether it is on PATH and where; NULL = look). */
@@ -248,11 +258,12 @@ struct ctr_pick {
 	bool (*have)(const char *bin, char *path, size_t size);
 	/* auto, for a driver with an auto_own (drivers.h) found: whether this
 	 * runtime (binary bin), as configured on the node, adds to a container
-	 * something ctrun's own start does not, and what (into why); arg is
-	 * passed through.  NULL: never asked, the driver is taken. */
-	bool (*adds)(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+	 * something ctrun's own start does not, and what (into why).  NULL:
+	 * the driver's own adds (drivers.h; a driver without one is taken); a
+	 * test gives its own. */
+	bool (*adds)(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
 		     size_t size);
-	void *arg;
+	char *const *envp; /* ctrun's environment, for adds */
 	/* Out: why auto took one runtime of two that could run the image (for
 	 * -v), "" when it had no such choice; NULL: not wanted. */
 	char *note;

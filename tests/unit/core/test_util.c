@@ -1,6 +1,7 @@
 /* Unit tests: core's strict parsers and file helpers (util.h). */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "ctrtest.h"
 #include "util.h"
@@ -56,12 +57,95 @@ static void test_open_regular_refuses_fifo_without_blocking(void **state)
 	close(fd);
 }
 
+/* A writer that never stops (a hostile image's endless file, a FIFO fed
+ * forever): read_fd_max stops at its bound, and one byte past it tells a
+ * caller that must refuse a longer file. */
+static void test_read_fd_max_stops_at_its_bound(void **state)
+{
+	char chunk[1000];
+	size_t len = 99;
+	int fds[2];
+	pid_t pid;
+	char *buf;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		for (;;)
+			if (write(fds[1], chunk, sizeof(chunk)) < 0)
+				_exit(0);
+	}
+	close(fds[1]);
+	buf = read_fd_max(fds[0], 10001, &len);
+	assert_non_null(buf);
+	assert_int_equal(len, 10001);
+	assert_int_equal(buf[len], '\0');
+	assert_int_equal(strspn(buf, "x"), 10001);
+	free(buf);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/* A file shorter than the bound: all of it, NUL-terminated, in pieces as a
+ * pipe delivers them; an empty one is "" and not an error. */
+static void test_read_fd_max_reads_to_the_end(void **state)
+{
+	struct tmpdir *td = *state;
+	const char *path = tmpdir_path(td, "f");
+	size_t len = 99;
+	char *buf;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "KEY=1\n", 6), 6);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	buf = read_fd_max(fd, 1 << 20, &len);
+	assert_non_null(buf);
+	assert_int_equal(len, 6);
+	assert_string_equal(buf, "KEY=1\n");
+	free(buf);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY);
+	buf = read_fd_max(fd, 100, &len);
+	assert_non_null(buf);
+	assert_int_equal(len, 0);
+	assert_string_equal(buf, "");
+	free(buf);
+	close(fd);
+	/* A read error: NULL with its errno. */
+	fd = open(td->dir, O_RDONLY | O_DIRECTORY);
+	errno = 0;
+	assert_null(read_fd_max(fd, 100, &len));
+	assert_int_equal(errno, EISDIR);
+	close(fd);
+}
+
+static void test_mono_ms_is_the_monotonic_clock(void **state)
+{
+	long long a = mono_ms(), n = mono_ns();
+
+	(void)state;
+	assert_true(a > 0);
+	assert_true(n / 1000000 >= a);
+	usleep(20000);
+	assert_true(mono_ms() - a >= 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test_setup_teardown(test_open_regular_refuses_fifo_without_blocking,
 						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test(test_read_fd_max_stops_at_its_bound),
+		cmocka_unit_test_setup_teardown(test_read_fd_max_reads_to_the_end, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test(test_mono_ms_is_the_monotonic_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,14 +46,21 @@
  * user's APPTAINER_* / SINGULARITY_* settings (BIND, CONTAINALL, NV,
  * ...ENV_*) are removed from the runtime's environment, all but where it
  * keeps its cache and temporary files. */
-#include "drivers.h"
+#include "apptainer.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "drivers.h"
 #include "gpu_pin.h"
+#include "util.h"
+
+/* The driver's own state of spec s (apptainer.h). */
+#define OWN(s) ((const struct app_own *)(s)->own)
 
 /* The code point at the start of s (n bytes), its length in *len; -1 when
  * it is not UTF-8. */
@@ -174,12 +181,12 @@ static int bind_args(const struct ctr_spec *s, const struct ctr_mounts *binds,
 		if (odd == NULL && (!plain(m->src) || !plain(m->dst)))
 			odd = m;
 	}
-	if (odd != NULL && !app_has_mount(&s->app))
+	if (odd != NULL && !app_has_mount(&OWN(s)->app))
 		return err_set(e, EXIT_USAGE, "mount %s:%s: %s (%s) cannot bind a path with ',' "
 			       "':' '^' '\\' '\"' or blanks at either end (its --bind syntax), and "
 			       "--mount needs apptainer >= 1.0 or SingularityCE >= 3.9: rename the "
 			       "path or use a newer release", odd->src, odd->dst, s->bin,
-			       app_version_name(&s->app, name, sizeof(name)));
+			       app_version_name(&OWN(s)->app, name, sizeof(name)));
 	for (size_t i = 0; ret == 0 && i < binds->n; i++) {
 		const struct ctr_mount *m = &binds->v[i];
 
@@ -199,7 +206,7 @@ static int gpu_args(const struct ctr_spec *s, struct ctr_mounts *pre, struct ctr
 		    struct err *e)
 {
 	struct strv gpus = { 0 }, env = { 0 };
-	bool isolate = s->gpu_isolate && s->gpu_ids != NULL;
+	bool isolate = OWN(s)->gpu_isolate && s->gpu_ids != NULL;
 	int rv = -1;
 
 	for (const char *g = s->gpu_ids; g != NULL && *g != '\0';) {
@@ -215,11 +222,12 @@ static int gpu_args(const struct ctr_spec *s, struct ctr_mounts *pre, struct ctr
 		/* What --contain takes away and an unisolated run shares. */
 		if (mounts_add(pre, "/tmp", "/tmp", false, false, e) < 0 ||
 		    mounts_add(pre, "/dev/shm", "/dev/shm", false, false, e) < 0 ||
-		    (s->home != NULL && !s->no_home &&
-		     mounts_add(pre, s->home, s->as_root ? "/root" : s->home, false, false, e) < 0))
+		    (OWN(s)->home[0] != '\0' && !s->no_home &&
+		     mounts_add(pre, OWN(s)->home, s->as_root ? "/root" : OWN(s)->home, false, false,
+				e) < 0))
 			goto out;
 	}
-	if (gpu_pin_apptainer(&gpus, isolate, &p->argv, pre, &env, e) < 0)
+	if (app_gpu_args(&gpus, isolate, &p->argv, pre, &env, e) < 0)
 		goto out;
 	if (!isolate) {
 		/* --nv: every GPU; the task's are named by CUDA_VISIBLE_DEVICES,
@@ -250,8 +258,8 @@ static int driver_files(const struct ctr_spec *s, struct ctr_mounts *binds, stru
 {
 	const size_t prefix = strlen("/.ctrun");
 
-	for (size_t i = 0; i < s->driver.n; i++) {
-		const struct ctr_mount *m = &s->driver.v[i];
+	for (size_t i = 0; i < OWN(s)->driver.n; i++) {
+		const struct ctr_mount *m = &OWN(s)->driver.v[i];
 		char path[4096];
 
 		if (strncmp(m->dst, CTR_DRIVER_DIR "/", strlen(CTR_DRIVER_DIR) + 1) != 0 ||
@@ -281,7 +289,7 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (s->quiet) /* its INFO and WARNING lines: errors only */
 		ret |= strv_push(&p->argv, "--silent");
 	ret |= strv_push(&p->argv, "exec");
-	if (app_has_no_oci(&s->app))
+	if (app_has_no_oci(&OWN(s)->app))
 		ret |= strv_push(&p->argv, "--no-oci");
 	ret |= strv_push(&p->argv, "--cleanenv");
 	/* --writable: a tmpfs over the image, apptainer.conf's `sessiondir max
@@ -291,7 +299,7 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	 * (container_linux.go setupSessionLayout): measured as root here, the
 	 * root stayed read-only and /usr writable.  It is refused rather than
 	 * half-writable. */
-	if (s->writable && s->app.flavor == APP_SINGULARITY)
+	if (s->writable && OWN(s)->app.flavor == APP_SINGULARITY)
 		return err_set(e, EXIT_CTRUN, "--writable: %s (Singularity 3.x) may ignore "
 			       "--writable-tmpfs and leave the root read-only (it needs overlay "
 			       "and its setuid starter): use --runtime oci or enroot, or apptainer "
@@ -308,20 +316,20 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	 * newuidmap from the caller's /etc/subuid and /etc/subgid ranges
 	 * (prepare_linux.go of 3.4.2) and fails without them: said here. */
 	if (s->as_root) {
-		if (s->app.flavor == APP_SINGULARITY && !s->subids) {
+		if (OWN(s)->app.flavor == APP_SINGULARITY && !OWN(s)->subids) {
 			char v[64];
 
 			return err_set(e, EXIT_CTRUN, "--root: %s's --fakeroot needs ranges for you in "
 				       "/etc/subuid and /etc/subgid (and newuidmap): ask the "
 				       "administrator for them, or use --runtime oci or enroot",
-				       app_version_name(&s->app, v, sizeof(v)));
+				       app_version_name(&OWN(s)->app, v, sizeof(v)));
 		}
 		if (strv_push(&p->argv, "--fakeroot") < 0)
 			return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	}
 	/* apptainer binds the home itself; --gpu-isolation's --no-home comes
 	 * with its own. */
-	if (s->no_home && !(s->gpus && s->gpu_isolate && s->gpu_ids != NULL) &&
+	if (s->no_home && !(s->gpus && OWN(s)->gpu_isolate && s->gpu_ids != NULL) &&
 	    strv_push(&p->argv, "--no-home") < 0)
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
 	if (s->gpus && gpu_args(s, &binds, p, e) < 0)
@@ -345,12 +353,12 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 		if (mounts_add_copy(&binds, m, e) < 0)
 			goto fail;
 	}
-	if (s->gpus && s->gpu_isolate && driver_files(s, &binds, p, e) < 0)
+	if (s->gpus && OWN(s)->gpu_isolate && driver_files(s, &binds, p, e) < 0)
 		goto fail;
 	if (bind_args(s, &binds, p, e) < 0)
 		goto fail;
 	mounts_free(&binds);
-	p->agent_apptainer_env = true;
+	p->agent_complete_env = true;
 	if (s->entrypoint && (strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0 ||
 			      strv_push(&p->agent_entry, "/etc/rc") < 0))
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
@@ -364,6 +372,73 @@ fail:
 	return -1;
 }
 
+/* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */
+static bool has_subids(const char *file, const char *name, uid_t id)
+{
+	char *text = read_file(file, NULL), num[32];
+	bool found = false;
+
+	if (text == NULL)
+		return false;
+	snprintf(num, sizeof(num), "%u:", (unsigned)id);
+	for (char *l = text; l != NULL && *l != '\0' && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strlen(name);
+
+		found = (strncmp(l, name, n) == 0 && l[n] == ':') || strncmp(l, num, strlen(num)) == 0;
+	}
+	free(text);
+	return found;
+}
+
+/* Which release the binary is (its arguments depend on it), and whether
+ * the caller has the sub-ids Singularity 3's --fakeroot needs. */
+static int app_probe(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
+{
+	struct app_own *own = s->own;
+
+	(void)a;
+	(void)e;
+	app_version_run(s->bin, &own->app);
+	own->subids = s->uid == 0 || (has_subids("/etc/subuid", s->user, s->uid) &&
+				      has_subids("/etc/subgid", s->user, s->uid));
+	return 0;
+}
+
+/* GPUs: --nv, or with --gpu-isolation only the container's GPUs (the
+ * driver's files from ctrun-hook, chosen as it chooses them for OCI, and
+ * the host's $HOME bound back). */
+static int app_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
+{
+	struct app_own *own = s->own;
+	const char *home = envp_get(a->envp, "HOME");
+	char hook[4096];
+	struct stat st;
+
+	if (!a->gpu_isolation || s->gpu_ids == NULL)
+		return 0;
+	own->gpu_isolate = true;
+	if (home != NULL && home[0] == '/' && home[1] != '\0' && stat(home, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && xsnprintf(own->home, sizeof(own->home), "%s", home) < 0)
+		own->home[0] = '\0';
+	if (sibling_path("ctrun-hook", hook, sizeof(hook)) < 0)
+		return err_set(e, EXIT_CTRUN, "--gpu-isolation with %s needs ctrun-hook next "
+			       "to ctrun (%s): it names the driver's files", s->bin, hook);
+	return gpu_pin_driver_binds(hook, CTR_DRIVER_DIR, &own->driver, e);
+}
+
+static void app_fini(void *p)
+{
+	mounts_free(&((struct app_own *)p)->driver);
+}
+
+static void app_describe(const char *bin, char *buf, size_t size)
+{
+	struct app_version v;
+
+	app_version_run(bin, &v);
+	app_version_name(&v, buf, size);
+}
+
 /* apptainer and singularity: one adapter, two names and binaries; which
  * release it is (spec.app) decides the arguments.  A SIF is their first
  * choice; they read a squashfs after enroot, a directory after OCI. */
@@ -371,20 +446,26 @@ const struct ctr_driver ctr_driver_apptainer = {
 	.name = "apptainer",
 	.bins = (const char *const[]){ "apptainer", NULL },
 	.rank = { [IMAGE_SQUASHFS] = 2, [IMAGE_SIF] = 1, [IMAGE_DIR] = 2 },
-	.root = ROOT_IMAGE_FILE,
-	.app_version = true,
-	.gpus = GPU_PASS_NV,
+	.need = ROOT_IMAGE_FILE,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
+	.own_size = sizeof(struct app_own),
+	.fini = app_fini,
+	.probe = app_probe,
+	.gpus = app_gpus,
 	.plan = rt_apptainer_plan,
+	.version = app_describe,
 };
 
 const struct ctr_driver ctr_driver_singularity = {
 	.name = "singularity",
 	.bins = (const char *const[]){ "singularity", NULL },
 	.rank = { [IMAGE_SQUASHFS] = 3, [IMAGE_SIF] = 2, [IMAGE_DIR] = 3 },
-	.root = ROOT_IMAGE_FILE,
-	.app_version = true,
-	.gpus = GPU_PASS_NV,
+	.need = ROOT_IMAGE_FILE,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
+	.own_size = sizeof(struct app_own),
+	.fini = app_fini,
+	.probe = app_probe,
+	.gpus = app_gpus,
 	.plan = rt_apptainer_plan,
+	.version = app_describe,
 };

@@ -8,7 +8,7 @@
  * Root.  ch-run runs a directory, or a squashfs it mounts itself with
  * squashfuse_ll; ctrun gives it a directory: the node cache's unpacked
  * tree, the image directory, or the squashfs the image holder mounted,
- * under the same overlay as the OCI adapter (ocins.c: a private mount
+ * under the same overlay as the OCI adapter (overlay.c: a private mount
  * namespace, a user namespace mapping the caller to root when rootless, a
  * tmpfs upper layer holding the mount points).  Not ch-run's own squashfs
  * mount: its default mount point /var/tmp/$USER.ch/mnt is one per user and
@@ -31,7 +31,7 @@
  * a missing destination with mkdir in the image, which fails in a
  * read-only root.  So ctrun first binds every source in its private
  * namespace at RUNDIR/ovl/b/N (a path of its own, with no ':') with the
- * mount's options: read-only, nosuid, nodev unless asked (ocins.c,
+ * mount's options: read-only, nosuid, nodev unless asked (overlay.c,
  * plan.ovl_stage), and the overlay holds every destination.  ch-run itself
  * binds the host's /dev, /proc, /sys, /etc/hosts, /etc/resolv.conf,
  * /etc/machine-id and $TMPDIR (else /tmp) at /tmp, and its own /etc/passwd
@@ -68,6 +68,8 @@
 #include <string.h>
 
 #include "drivers.h"
+#include "gpu_pin.h"
+#include "util.h"
 
 /* "--set-env=K='V'": ch-run (env_var_parse) splits at the first '=' and
  * strips one pair of single quotes when the value starts and ends with
@@ -84,7 +86,7 @@ static int set_env(const struct ctr_spec *s, const char *kv, struct strv *argv, 
 }
 
 /* -b STAGED:DST for every mount: STAGED is RUNDIR/ovl/b/N, where ctrun's
- * namespace binds the source with its options before exec (ocins.c). */
+ * namespace binds the source with its options before exec (overlay.c). */
 static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	int ret = 0;
@@ -101,9 +103,10 @@ static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 static int driver_files(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	const size_t prefix = strlen("/.ctrun"), dir = strlen(CTR_DRIVER_DIR);
+	const struct ctr_mounts *driver = &((const struct ch_own *)s->own)->driver;
 
-	for (size_t i = 0; i < s->driver.n; i++) {
-		const struct ctr_mount *m = &s->driver.v[i];
+	for (size_t i = 0; i < driver->n; i++) {
+		const struct ctr_mount *m = &driver->v[i];
 		char path[4096];
 
 		if (strncmp(m->dst, CTR_DRIVER_DIR "/", dir + 1) != 0 ||
@@ -209,6 +212,25 @@ int rt_charliecloud_plan(const struct ctr_spec *s, struct ctr_plan *p, struct er
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "charliecloud plan") : 0;
 }
 
+/* GPUs: ch-run binds the host's /dev whole; the driver's files that
+ * ctrun-hook names go in by name (the image is never written, as
+ * `ch-fromhost --nvidia` would). */
+static int ch_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
+{
+	char hook[4096];
+
+	(void)a;
+	if (sibling_path("ctrun-hook", hook, sizeof(hook)) < 0)
+		return err_set(e, EXIT_CTRUN, "GPUs with %s need ctrun-hook next to ctrun "
+			       "(%s): it names the driver's files", s->bin, hook);
+	return gpu_pin_driver_binds(hook, CTR_DRIVER_DIR, &((struct ch_own *)s->own)->driver, e);
+}
+
+static void ch_fini(void *p)
+{
+	mounts_free(&((struct ch_own *)p)->driver);
+}
+
 static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
 
 /* Last in auto's order for every kind it runs (it is the one runtime of
@@ -219,15 +241,17 @@ const struct ctr_driver ctr_driver_charliecloud = {
 	.bins = (const char *const[]){ "ch-run", NULL },
 	.rank = { [IMAGE_UNKNOWN] = 2, [IMAGE_SQUASHFS] = 5, [IMAGE_DOCKER_ARCHIVE] = 2,
 		  [IMAGE_OCI_ARCHIVE] = 2, [IMAGE_DIR] = 4 },
-	.root = ROOT_TREE,
+	.need = ROOT_TREE,
 	/* ch-run binds $TMPDIR (not /tmp) at /tmp, and a mount point under the
 	 * image's /tmp cannot be made rootless (root's directory): ctrun binds
 	 * the host's /tmp, /etc/hosts and /etc/resolv.conf as for OCI. */
 	.host_files = true,
 	.image_env = true,
 	.rundir_dirs = rundir_dirs,
-	.gpus = GPU_PASS_FILES,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
+	.own_size = sizeof(struct ch_own),
+	.fini = ch_fini,
+	.gpus = ch_gpus,
 	.plan = rt_charliecloud_plan,
 };

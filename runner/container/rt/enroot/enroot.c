@@ -15,13 +15,14 @@
  *             no command: the image's default) with the worker's environment
  * The workers' environment does not go through enroot at all: the agent
  * reads it from its spec. */
-#include "drivers.h"
+#include "enroot.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers.h"
 #include "fstab.h"
 #include "gpu_pin.h"
 
@@ -92,25 +93,26 @@ static int environ_line(struct strv *env, const char *key, const char *value, st
  * user's configuration applies unchanged and nothing of it is written. */
 static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	const struct enroot_own *own = s->own;
 	char cfg[4096], from[4096], to[4096], *text;
 	int rv;
 
 	if (snprintf(cfg, sizeof(cfg), "%s/enroot-config", s->rundir) >= (int)sizeof(cfg))
 		return err_set(e, EXIT_CTRUN, "enroot: run directory path too long");
-	for (size_t i = 0; s->enroot_config != NULL && i < s->enroot_config_entries.n; i++) {
-		const char *name = s->enroot_config_entries.v[i];
+	for (size_t i = 0; own->config != NULL && i < own->config_entries.n; i++) {
+		const char *name = own->config_entries.v[i];
 
-		if (snprintf(from, sizeof(from), "%s/%s", s->enroot_config, name) >= (int)sizeof(from) ||
+		if (snprintf(from, sizeof(from), "%s/%s", own->config, name) >= (int)sizeof(from) ||
 		    snprintf(to, sizeof(to), "%s/%s", cfg, name) >= (int)sizeof(to))
 			return err_set(e, EXIT_CTRUN, "enroot: ENROOT_CONFIG_PATH too long");
 		if (ctr_plan_link(p, from, to, e) < 0)
 			return -1;
 	}
-	text = gpu_pin_enroot_hook(s->enroot_hook, "added by ctrun for this run only");
+	text = enroot_hook_script(own->hook, "added by ctrun for this run only");
 	if (text == NULL)
 		return err_set(e, EXIT_CTRUN, "enroot: %s cannot be named in a hook script (only "
 			       "letters, digits, / . _ + @ -): install ctrun elsewhere",
-			       s->enroot_hook);
+			       own->hook);
 	rv = snprintf(to, sizeof(to), "%s/hooks.d/99-ctrun-gpus.sh", cfg) >= (int)sizeof(to)
 		     ? err_set(e, EXIT_CTRUN, "enroot: run directory path too long")
 		     : ctr_plan_exec_file(p, to, text, e);
@@ -122,11 +124,12 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 
 int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	const struct enroot_own *own = s->own;
 	struct strv tab = { 0 }, env = { 0 };
 	char path[4096], *conf = NULL, *tabtext = NULL, *envtext = NULL;
 	int ret = 0, rv = -1;
 
-	if (s->rundir == NULL || s->enroot_name == NULL || s->enroot_data == NULL)
+	if (s->rundir == NULL || own == NULL || own->name[0] == '\0' || own->data[0] == '\0')
 		return err_set(e, EXIT_CTRUN, "enroot: incomplete container description");
 	if (fstab(s, &tab, e) < 0)
 		goto fail;
@@ -177,9 +180,9 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * shared container, which --rw would change for everyone. */
 	if (s->writable)
 		ret |= strv_push(&p->argv, "--rw");
-	ret |= strv_push(&p->argv, s->enroot_name);
+	ret |= strv_push(&p->argv, own->name);
 	ret |= strv_extend(&p->argv, s->argv.v);
-	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", s->enroot_data);
+	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", own->data);
 	/* The home, per run, whatever the user's environment or enroot.conf
 	 * says: its hook binds $HOME there (at /root with --root), unless
 	 * --no-home ("n" is enroot's false). */
@@ -196,7 +199,7 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */
 	if (s->gpus)
 		ret |= strv_push(&p->setenv, "ENROOT_RESTRICT_DEV=y");
-	if (ret == 0 && s->gpus && s->enroot_hook != NULL && per_run_hook(s, p, e) < 0)
+	if (ret == 0 && s->gpus && own->hook[0] != '\0' && per_run_hook(s, p, e) < 0)
 		goto fail;
 	/* The NVIDIA hook prefers its own environment over the file's. */
 	ret |= strv_push(&p->unsetenv, "NVIDIA_VISIBLE_DEVICES");
@@ -224,6 +227,11 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "enroot create") : 0;
 }
 
+static void enroot_fini(void *p)
+{
+	strv_free(&((struct enroot_own *)p)->config_entries);
+}
+
 /* A squashfs is enroot's first choice: it starts it itself, or from a
  * container created once per node in its data directory.  Where its
  * configuration on the node is enroot's own (enrootstock.h), ctrun's own
@@ -233,9 +241,15 @@ const struct ctr_driver ctr_driver_enroot = {
 	.name = "enroot",
 	.bins = (const char *const[]){ "enroot", NULL },
 	.rank = { [IMAGE_SQUASHFS] = 1 },
-	.root = ROOT_ENROOT,
-	.gpus = GPU_PASS_ENROOT,
+	.need = ROOT_DRIVER,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.auto_own = "oci",
+	.adds = enroot_adds,
+	.own_size = sizeof(struct enroot_own),
+	.fini = enroot_fini,
+	.root = enroot_root,
+	.keep = enroot_keep,
+	.kept = enroot_kept,
+	.gpus = enroot_gpus,
 	.plan = rt_enroot_plan,
 };

@@ -24,14 +24,15 @@
  * shared memory and host names work as outside); the container gets its
  * own PID and mount namespaces.  /tmp, /dev/shm, /etc/hosts and
  * /etc/resolv.conf are the host's, as with enroot and apptainer. */
-#include "drivers.h"
+#include "oci.h"
 
 #include <json-c/json.h>
-
-#include "gpu_pin.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "drivers.h"
+#include "util.h"
 
 #define OCI_VERSION "1.0.2"
 /* The agent in the container (agentspec.h's AGENT_BIN; rt/ does not see
@@ -250,6 +251,7 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 
 static json_object *linux_(struct jb *b, const struct ctr_spec *s)
 {
+	const struct oci_own *own = s->own;
 	json_object *l = json_object_new_object(), *ns = json_object_new_array();
 	json_object *devs = json_object_new_array(), *res = json_object_new_object();
 	json_object *rules = json_object_new_array();
@@ -266,8 +268,8 @@ static json_object *linux_(struct jb *b, const struct ctr_spec *s)
 	add(b, l, "namespaces", ns);
 	/* With ctrun-hook the hook creates the GPUs' nodes (exactly the
 	 * container's); without it every GPU node is passed, as --nv does. */
-	for (size_t i = 0; s->hook == NULL && i < s->ndevices; i++) {
-		const struct ctr_device *d = &s->devices[i];
+	for (size_t i = 0; own->hook[0] == '\0' && i < own->devices.n; i++) {
+		const struct ctr_device *d = &own->devices.v[i];
 		json_object *o = json_object_new_object(), *r = json_object_new_object();
 		char type[2] = { d->type, '\0' };
 
@@ -307,7 +309,7 @@ static int gpu_pin(json_object *c, const struct ctr_spec *s, struct err *e)
 	     g = strtok_r(NULL, ",", &save))
 		if (strv_push(&gpus, g) < 0)
 			goto out;
-	rv = gpu_pin_oci_config(c, &gpus, s->hook, e);
+	rv = oci_gpu_config(c, &gpus, ((const struct oci_own *)s->own)->hook, e);
 out:
 	if (rv < 0 && e->code == 0)
 		err_sys(e, EXIT_CTRUN, "config.json");
@@ -337,7 +339,8 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 	 * pivot_root (createContainer), by ctrun-hook when it is installed:
 	 * gpu_pin adds the hook, its annotations, the renumbered
 	 * CUDA_VISIBLE_DEVICES and the device cgroup rules. */
-	if (!b.failed && s->gpus && s->hook != NULL && gpu_pin(c, s, e) < 0)
+	if (!b.failed && s->gpus && ((const struct oci_own *)s->own)->hook[0] != '\0' &&
+	    gpu_pin(c, s, e) < 0)
 		b.failed = 1;
 	if (!b.failed) {
 		const char *t = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
@@ -354,12 +357,16 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	const struct oci_own *own = s->own;
 	struct strv args = { 0 };
-	char *json, path[4096];
+	char *json, path[4096], state[4096];
 	int ret = 0;
 
-	if (s->rundir == NULL || s->rootfs == NULL || s->id == NULL || s->oci_root == NULL)
+	if (s->rundir == NULL || s->rootfs == NULL || s->id == NULL || own == NULL)
 		return err_set(e, EXIT_CTRUN, "oci: incomplete container description");
+	/* The runtime's state directory (--root), in the run directory. */
+	if (xsnprintf(state, sizeof(state), "%s/state", s->rundir) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
 	/* runc runs exactly process.args: the agent runs the command through
 	 * the image's entrypoint (the /etc/rc ctrun's unpacker or enroot's
 	 * import wrote from Entrypoint and Cmd, else a SIF's runscript). */
@@ -409,13 +416,13 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	if (ret < 0)
 		return e->code != 0 ? -1 : err_sys(e, EXIT_CTRUN, "oci plan");
 	ret |= strv_push(&p->argv, "--root");
-	ret |= strv_push(&p->argv, s->oci_root);
+	ret |= strv_push(&p->argv, state);
 	ret |= strv_push(&p->argv, "run");
 	ret |= strv_push(&p->argv, "--bundle");
 	ret |= strv_push(&p->argv, s->rundir);
 	ret |= strv_push(&p->argv, s->id);
 	/* ctrun-hook renumbers the container's GPUs 0..n-1 (gpu_pin.h). */
-	p->gpus_renumbered = s->gpus && s->hook != NULL;
+	p->gpus_renumbered = s->gpus && own->hook[0] != '\0';
 	p->ovl = true;
 	p->ovl_lower = strdup(s->holder ? s->rootfs_ns : s->rootfs);
 	ret |= asprintf(&p->ovl_tmp, "%s/ovl", s->rundir) < 0 ? -1 : 0;
@@ -423,6 +430,29 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	if (ret != 0 || p->ovl_lower == NULL)
 		return err_sys(e, EXIT_CTRUN, "oci plan");
 	return 0;
+}
+
+/* GPUs: ctrun-hook in config.json when it is next to ctrun (it makes
+ * exactly the container's nodes); without it every GPU node of the node,
+ * as --nv does. */
+static int oci_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
+{
+	struct oci_own *own = s->own;
+	bool present;
+
+	(void)a;
+	if (gpu_pin_nodes(&own->devices, &present, e) < 0)
+		return -1;
+	if (sibling_path("ctrun-hook", own->hook, sizeof(own->hook)) < 0)
+		own->hook[0] = '\0';
+	return 0;
+}
+
+static void oci_fini(void *p)
+{
+	struct oci_own *own = p;
+
+	gpu_pin_nodes_free(&own->devices);
 }
 
 static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
@@ -436,20 +466,22 @@ const struct ctr_driver ctr_driver_oci = {
 	.bins = (const char *const[]){ "runc", "crun", NULL },
 	.rank = { [IMAGE_UNKNOWN] = 1, [IMAGE_SQUASHFS] = 4, [IMAGE_SIF] = 3,
 		  [IMAGE_DOCKER_ARCHIVE] = 1, [IMAGE_OCI_ARCHIVE] = 1, [IMAGE_DIR] = 1 },
-	.root = ROOT_TREE,
+	.need = ROOT_TREE,
 	.host_files = true,
 	.image_env = true,
 	.rundir_dirs = rundir_dirs,
-	.gpus = GPU_PASS_HOOK,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
 	.ctrun_passwd = true,
+	.own_size = sizeof(struct oci_own),
+	.fini = oci_fini,
+	.gpus = oci_gpus,
 	.plan = rt_oci_plan,
 };
 
 /* crun 1.8 refuses a hybrid host whose cgroup2 holds a controller ("cgroups
  * in hybrid mode not supported"), where runc uses the v1 hierarchies: the
- * runtime's namespace hides that cgroup2 (ocins.c), so crun sees v1 too. */
+ * runtime's namespace hides that cgroup2 (overlay.c), so crun sees v1 too. */
 static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	if (rt_oci_plan(s, p, e) < 0)
@@ -466,13 +498,15 @@ const struct ctr_driver ctr_driver_crun = {
 	.rank = { [IMAGE_UNKNOWN] = CTR_NAMED_ONLY, [IMAGE_SQUASHFS] = CTR_NAMED_ONLY,
 		  [IMAGE_SIF] = CTR_NAMED_ONLY, [IMAGE_DOCKER_ARCHIVE] = CTR_NAMED_ONLY,
 		  [IMAGE_OCI_ARCHIVE] = CTR_NAMED_ONLY, [IMAGE_DIR] = CTR_NAMED_ONLY },
-	.root = ROOT_TREE,
+	.need = ROOT_TREE,
 	.host_files = true,
 	.image_env = true,
 	.rundir_dirs = rundir_dirs,
-	.gpus = GPU_PASS_HOOK,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
 	.ctrun_passwd = true,
+	.own_size = sizeof(struct oci_own),
+	.fini = oci_fini,
+	.gpus = oci_gpus,
 	.plan = crun_plan,
 };

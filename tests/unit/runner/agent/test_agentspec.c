@@ -167,13 +167,13 @@ static void test_runtime_layer_and_library_dirs(void **state)
 	assert_int_equal(strv_push(&s.over, "CUDA_VISIBLE_DEVICES=0,1"), 0);
 	assert_int_equal(strv_push(&s.libdirs, "/.singularity.d/libs"), 0);
 	assert_int_equal(strv_push(&s.entry, "/.singularity.d/runscript"), 0);
-	s.apptainer_env = true;
+	s.complete_env = true;
 	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
 	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
 	assert_string_equal(t.over.v[0], "CUDA_VISIBLE_DEVICES=0,1");
 	assert_string_equal(t.libdirs.v[0], "/.singularity.d/libs");
 	assert_string_equal(t.entry.v[0], "/.singularity.d/runscript");
-	assert_true(t.apptainer_env);
+	assert_true(t.complete_env);
 	assert_int_equal(agentspec_worker_env(&t, 0, container, &env, &e), 0);
 	assert_string_equal(strv_getenv(&env, "CUDA_VISIBLE_DEVICES"), "0,1");
 	assert_string_equal(strv_getenv(&env, "LD_LIBRARY_PATH"), "/opt/lib:/.singularity.d/libs");
@@ -197,13 +197,13 @@ static void test_runtime_layer_and_library_dirs(void **state)
 	assert_int_equal(agentspec_parse("V1:1\nJ3:lib\nZ0:\n", 16, &t, &e), -1);
 	assert_int_equal(agentspec_parse("V1:1\nY2:rc\nZ0:\n", 15, &t, &e), -1);
 	assert_int_equal(agentspec_parse("V1:1\nN1:1\nZ0:\n", 14, &t, &e), 0);
-	assert_true(t.apptainer_env);
+	assert_true(t.complete_env);
 	assert_false(t.image_scripts);
 	agentspec_free(&t);
 	/* M: source the image's /.singularity.d/env scripts (imageenv.h). */
 	assert_int_equal(agentspec_parse("V1:1\nM1:1\nZ0:\n", 14, &t, &e), 0);
 	assert_true(t.image_scripts);
-	assert_false(t.apptainer_env);
+	assert_false(t.complete_env);
 	agentspec_free(&t);
 	assert_int_equal(agentspec_parse("V1:1\nM1:2\nZ0:\n", 14, &t, &e), -1);
 	/* F: the candidates are the image's default command, 0|1 only. */

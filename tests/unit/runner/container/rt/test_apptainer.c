@@ -42,7 +42,7 @@ static void test_exec_with_plain_binds(void **state)
 		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
 	assert_int_equal(p.nfiles, 0);
 	assert_int_equal(p.setenv.n, 0);
-	assert_true(p.agent_apptainer_env);
+	assert_true(p.agent_complete_env);
 	/* apptainer sourced /.singularity.d/env itself: never twice. */
 	assert_false(p.agent_image_scripts);
 	assert_int_equal(p.agent_entry.n, 0);
@@ -82,7 +82,7 @@ static void test_image_default_without_run(void **state)
 
 	(void)state;
 	spec_init(&s, "singularity", "singularity");
-	s.app = sing342;
+	APP(&s)->app = sing342;
 	s.entrypoint = true;
 	s.run_default = true;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
@@ -94,7 +94,7 @@ static void test_image_default_without_run(void **state)
 	assert_int_equal(p.agent_entry.n, 2);
 	assert_string_equal(p.agent_entry.v[0], "/.singularity.d/runscript");
 	assert_string_equal(p.agent_entry.v[1], "/etc/rc");
-	assert_true(p.agent_apptainer_env);
+	assert_true(p.agent_complete_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }
@@ -111,7 +111,7 @@ static void test_singularityce_nv_and_entrypoint(void **state)
 
 	(void)state;
 	spec_init(&s, "singularity", "/usr/bin/singularity");
-	s.app = sce41;
+	APP(&s)->app = sce41;
 	s.gpus = true;
 	s.slurm = true;
 	s.entrypoint = true;
@@ -171,7 +171,7 @@ static void test_special_paths_send_every_bind_as_mount(void **state)
 	/* A '"' alone: fine for apptainer's string array, an error in
 	 * SingularityCE's CSV, so --mount everywhere [S-bind]. */
 	spec_init(&s, "singularity", "singularity");
-	s.app = sce41;
+	APP(&s)->app = sce41;
 	add(&s, "/data/say\"hi", "/q", false);
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_argv(&p, (const char *const[]){
@@ -260,7 +260,7 @@ static void test_old_releases_refuse_what_needs_mount(void **state)
 		struct err e = { 0 };
 
 		spec_init(&s, "singularity", "singularity");
-		s.app = *old[i];
+		APP(&s)->app = *old[i];
 		add(&s, "/data/a,b", "/in", false);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
 		assert_int_equal(e.code, EXIT_USAGE);
@@ -277,7 +277,7 @@ static void test_old_releases_refuse_what_needs_mount(void **state)
 		struct err e = { 0 };
 
 		spec_init(&s, "singularity", "singularity");
-		s.app = sing342;
+		APP(&s)->app = sing342;
 		add(&s, "/data/plain", "/in", true);
 		assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 		assert_argv(&p, (const char *const[]){
@@ -325,11 +325,11 @@ static void test_gpu_isolation(void **state)
 	s.gpus = true;
 	s.slurm = true;
 	s.gpu_ids = "1,3";
-	s.gpu_isolate = true;
-	s.home = "/home/u";
+	APP(&s)->gpu_isolate = true;
+	snprintf(APP(&s)->home, sizeof(APP(&s)->home), "/home/u");
 	add(&s, "/home/u/proj", "/home/u/proj", false);
 	add(&s, "/tmp/ctrun-1000/run1", "/.ctrun", true);
-	assert_int_equal(mounts_add(&s.driver, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54",
+	assert_int_equal(mounts_add(&APP(&s)->driver, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54",
 				    "/.ctrun/driver/libcuda.so.1", true, true, &e), 0);
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(strv_find(&p.argv, "--nv") < 0);

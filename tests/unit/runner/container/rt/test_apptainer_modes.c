@@ -25,12 +25,12 @@ static void test_writable_is_writable_tmpfs_or_refused(void **state)
 		"/images/pytorch.sif", "/.ctrun/agent", "/.ctrun/spec", NULL });
 	ctr_plan_free(&p);
 	memset(&p, 0, sizeof(p));
-	s.app = sce41;
+	APP(&s)->app = sce41;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_string_equal(p.argv.v[4], "--writable-tmpfs");
 	ctr_plan_free(&p);
 	memset(&p, 0, sizeof(p));
-	s.app = sing342;
+	APP(&s)->app = sing342;
 	s.bin = "singularity";
 	for (int root = 0; root < 2; root++) {
 		s.rootless = root == 0;
@@ -71,8 +71,8 @@ static void test_root_and_no_home(void **state)
 	s.as_root = true;
 	s.gpus = true;
 	s.gpu_ids = "1";
-	s.gpu_isolate = true;
-	s.home = "/home/u";
+	APP(&s)->gpu_isolate = true;
+	snprintf(APP(&s)->home, sizeof(APP(&s)->home), "/home/u");
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(at(&p, "/home/u:/root") > 0);
 	assert_true(strv_find(&p.argv, "/home/u:/home/u") < 0);
@@ -83,8 +83,8 @@ static void test_root_and_no_home(void **state)
 	s.no_home = true;
 	s.gpus = true;
 	s.gpu_ids = "1";
-	s.gpu_isolate = true;
-	s.home = "/home/u";
+	APP(&s)->gpu_isolate = true;
+	snprintf(APP(&s)->home, sizeof(APP(&s)->home), "/home/u");
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(strv_find(&p.argv, "/home/u:/home/u") < 0);
 	{
@@ -109,16 +109,16 @@ static void test_fakeroot_on_singularity3_needs_subids(void **state)
 
 	(void)state;
 	spec_init(&s, "singularity", "singularity");
-	s.app = sing342;
+	APP(&s)->app = sing342;
 	s.as_root = true;
-	s.subids = false;
+	APP(&s)->subids = false;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
 	assert_non_null(strstr(e.msg, "Singularity 3.4.2"));
 	assert_non_null(strstr(e.msg, "/etc/subuid"));
 	ctr_plan_free(&p);
 	memset(&p, 0, sizeof(p));
-	s.subids = true;
+	APP(&s)->subids = true;
 	assert_int_equal(rt_apptainer_plan(&s, &p, &e), 0);
 	assert_true(at(&p, "--fakeroot") > 0);
 	ctr_plan_free(&p);

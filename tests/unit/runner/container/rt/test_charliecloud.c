@@ -15,11 +15,16 @@
 
 #include "charliecloud/charliecloud.h"
 
+/* The driver's own state (charliecloud.h), one per test. */
+static struct ch_own own;
+
 static void spec_init(struct ctr_spec *s)
 {
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	memset(&own, 0, sizeof(own));
+	s->own = &own;
 	s->bin = "/usr/bin/ch-run";
 	s->image = "/images/pytorch.sqsh";
 	s->kind = IMAGE_SQUASHFS;
@@ -43,7 +48,7 @@ static void spec_free(struct ctr_spec *s)
 	strv_free(&s->argv);
 	strv_free(&s->env);
 	mounts_free(&s->mounts);
-	mounts_free(&s->driver);
+	mounts_free(&own.driver);
 }
 
 static void assert_argv(const struct ctr_plan *p, const char *const *want)
@@ -89,7 +94,7 @@ static void test_agent_argv_over_the_overlay(void **state)
 	assert_int_equal(p.agent_entry.n, 0);
 	assert_int_equal(p.agent_libdirs.n, 0);
 	assert_true(p.agent_image_scripts);
-	assert_false(p.agent_apptainer_env);
+	assert_false(p.agent_complete_env);
 	assert_false(p.gpus_renumbered);
 	ctr_plan_free(&p);
 	spec_free(&s);
@@ -247,9 +252,9 @@ static void test_gpus_bind_the_driver_files_onto_the_run_directory(void **state)
 	s.gpus = true;
 	s.slurm = true;
 	s.gpu_ids = "2,3";
-	assert_int_equal(mounts_add(&s.driver, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54",
+	assert_int_equal(mounts_add(&own.driver, "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54",
 				    CTR_DRIVER_DIR "/libcuda.so.1", true, true, &e), 0);
-	assert_int_equal(mounts_add(&s.driver, "/usr/bin/nvidia-smi", CTR_DRIVER_DIR "/nvidia-smi",
+	assert_int_equal(mounts_add(&own.driver, "/usr/bin/nvidia-smi", CTR_DRIVER_DIR "/nvidia-smi",
 				    true, true, &e), 0);
 	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), 0);
 	assert_argv(&p, argv);

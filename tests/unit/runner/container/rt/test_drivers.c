@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "drivers.h"
+#include "oci/oci.h"
 
 /* auto's choices for a kind, as "a b c". */
 
@@ -66,12 +67,23 @@ static void test_every_driver_is_complete_and_named_once(void **state)
 	assert_null(ctr_driver_named("docker"));
 }
 
+/* A kind added to kind.h that no driver ranks would silently be refused
+ * by every runtime: each kind has a driver that auto picks. */
+static void test_every_kind_has_a_driver(void **state)
+{
+	const struct ctr_driver *d[16];
+
+	(void)state;
+	for (enum image_kind k = IMAGE_SQUASHFS; k < IMAGE_KINDS; k++)
+		assert_true(ctr_driver_auto(k, d, 16) > 0);
+}
+
 static void test_root_need_comes_from_the_table(void **state)
 {
 	(void)state;
 	assert_int_equal(ctr_root_need(ctr_driver_named("oci")), ROOT_TREE);
 	assert_int_equal(ctr_root_need(ctr_driver_named("crun")), ROOT_TREE);
-	assert_int_equal(ctr_root_need(ctr_driver_named("enroot")), ROOT_ENROOT);
+	assert_int_equal(ctr_root_need(ctr_driver_named("enroot")), ROOT_DRIVER);
 	assert_int_equal(ctr_root_need(ctr_driver_named("apptainer")), ROOT_IMAGE_FILE);
 	assert_int_equal(ctr_root_need(ctr_driver_named("singularity")), ROOT_IMAGE_FILE);
 	assert_int_equal(ctr_root_need(NULL), ROOT_IMAGE_FILE);
@@ -98,7 +110,7 @@ static void test_crun_is_chosen_only_by_name(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	for (enum image_kind k = IMAGE_SQUASHFS; k <= IMAGE_DIR; k++) {
+	for (enum image_kind k = IMAGE_SQUASHFS; k < IMAGE_KINDS; k++) {
 		assert_int_equal(PICK("crun", k, "/i", have_runc_and_crun), 0);
 		assert_string_equal(rt->name, "crun");
 		assert_string_equal(bin, "/usr/bin/crun");
@@ -137,14 +149,16 @@ static bool have_installed(const char *bin, char *path, size_t size)
 	return false;
 }
 
-/* ctr_pick.adds stand-ins: what they were asked, and their answer. */
+/* ctr_pick.adds stand-ins (for enroot's own, which reads the node's
+ * configuration): what they were asked, and their answer. */
 static int asked;
 static char asked_bin[64];
+static char *const the_env[] = { "ENV=the environment", NULL };
 
-static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, void *arg, char *why,
-				size_t size)
+static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, char *const *envp,
+				char *why, size_t size)
 {
-	(void)arg;
+	(void)envp;
 	(void)why;
 	(void)size;
 	asked++;
@@ -153,10 +167,10 @@ static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, voi
 	return false;
 }
 
-static bool enroot_adds_a_site_hook(const struct ctr_driver *d, const char *bin, void *arg,
-				    char *why, size_t size)
+static bool enroot_adds_a_site_hook(const struct ctr_driver *d, const char *bin,
+				    char *const *envp, char *why, size_t size)
 {
-	assert_string_equal((const char *)arg, "the environment");
+	assert_ptr_equal(envp, the_env);
 	enroot_adds_nothing(d, bin, NULL, why, size);
 	snprintf(why, size, "/etc/enroot/hooks.d/50-site.sh is the site's");
 	return true;
@@ -172,7 +186,7 @@ static void test_auto_takes_own_start_where_enroot_adds_nothing(void **state)
 	struct err e = { 0 };
 	struct ctr_pick q = { .want = "auto", .kind = IMAGE_SQUASHFS, .image = "/i.sqsh",
 			      .have = have_installed, .adds = enroot_adds_nothing,
-			      .arg = "the environment", .note = note, .note_size = sizeof(note) };
+			      .envp = the_env, .note = note, .note_size = sizeof(note) };
 
 	(void)state;
 	installed[0] = "enroot";
@@ -196,9 +210,9 @@ static void test_auto_takes_own_start_where_enroot_adds_nothing(void **state)
 			    "/etc/enroot/hooks.d/50-site.sh is the site's");
 }
 
-/* Where ctrun's own start is not installed, asked for by name, or not
- * asked about (adds NULL), enroot is taken as before, and a kind enroot
- * does not run never asks. */
+/* Where ctrun's own start is not installed or enroot is asked for by
+ * name, enroot is taken as before, and a kind enroot does not run never
+ * asks. */
 static void test_enroot_where_own_start_is_no_choice(void **state)
 {
 	const struct ctr_driver *rt;
@@ -222,10 +236,6 @@ static void test_enroot_where_own_start_is_no_choice(void **state)
 	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
 	assert_string_equal(rt->name, "enroot");
 	q.want = "auto";
-	q.adds = NULL;
-	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
-	assert_string_equal(rt->name, "enroot");
-	q.adds = enroot_adds_nothing;
 	q.kind = IMAGE_SIF;
 	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
 	assert_string_equal(rt->name, "oci");
@@ -234,9 +244,12 @@ static void test_enroot_where_own_start_is_no_choice(void **state)
 
 static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 {
+	static struct oci_own own[2];
+	static int k;
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	s->own = memset(&own[k++ % 2], 0, sizeof(own[0]));
 	s->rt = ctr_driver_named(rt);
 	s->bin = bin;
 	s->id = "ctrun-7.0.0-n1-42-0000abcd";
@@ -244,7 +257,6 @@ static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 	s->kind = IMAGE_SQUASHFS;
 	s->rootfs = "/tmp/ctrun-cache-0/entries/squashfs-01";
 	s->rundir = "/tmp/ctrun-0/run1";
-	s->oci_root = "/tmp/ctrun-0/run1/state";
 	s->cwd = "/home/u/proj";
 	s->agent = true;
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
@@ -303,11 +315,29 @@ static void test_crun_plan_is_the_oci_plan_run_by_crun(void **state)
 	spec_free(&crun);
 }
 
+/* auto's question goes to the driver that has one: enroot's own reads the
+ * enroot script, and one it cannot read is taken to add (enroot is taken). */
+static void test_auto_asks_the_drivers_own_question(void **state)
+{
+	const struct ctr_driver *enroot = ctr_driver_named("enroot");
+	char why[256] = "";
+
+	(void)state;
+	assert_non_null(enroot->adds);
+	assert_true(enroot->adds(enroot, "/nonexistent/enroot", the_env, why, sizeof(why)));
+	assert_string_equal(why, "/nonexistent/enroot is not an enroot script ctrun can read its "
+			    "configuration's place from");
+	for (const struct ctr_driver *const *d = ctr_drivers; *d != NULL; d++)
+		assert_true((*d)->adds == NULL || (*d)->auto_own != NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auto_order_per_kind_is_unchanged),
 		cmocka_unit_test(test_every_driver_is_complete_and_named_once),
+		cmocka_unit_test(test_auto_asks_the_drivers_own_question),
+		cmocka_unit_test(test_every_kind_has_a_driver),
 		cmocka_unit_test(test_root_need_comes_from_the_table),
 		cmocka_unit_test(test_crun_is_chosen_only_by_name),
 		cmocka_unit_test(test_unknown_runtime_lists_the_table),

@@ -14,19 +14,25 @@
 #include <cmocka.h>
 
 #include "drivers.h"
+#include "enroot/enroot.h"
+
+/* The driver's own state (enroot.h), one per test. */
+static struct enroot_own own;
 
 static void spec_init(struct ctr_spec *s)
 {
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	memset(&own, 0, sizeof(own));
+	s->own = &own;
 	s->rt = ctr_driver_named("enroot");
 	s->bin = "enroot";
 	s->image = "/images/pytorch.sqsh";
 	s->kind = IMAGE_SQUASHFS;
 	s->rundir = "/tmp/ctrun-1000/run1";
-	s->enroot_name = "ctrun-squashfs-0123";
-	s->enroot_data = "/tmp/ctrun-cache-1000/enroot-data";
+	snprintf(own.name, sizeof(own.name), "ctrun-squashfs-0123");
+	snprintf(own.data, sizeof(own.data), "/tmp/ctrun-cache-1000/enroot-data");
 	s->cwd = "/home/u/proj";
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/agent"), 0);
 	assert_int_equal(strv_push(&s->argv, "/.ctrun/spec"), 0);
@@ -109,7 +115,7 @@ static void test_start_argv_env_and_files(void **state)
 	/* enroot reads /etc/environment only: the agent sources a squashfs's
 	 * /.singularity.d/env scripts, as apptainer does (imageenv.h). */
 	assert_true(p.agent_image_scripts);
-	assert_false(p.agent_apptainer_env);
+	assert_false(p.agent_complete_env);
 	ctr_plan_free(&p);
 	spec_free(&s);
 }

@@ -10,7 +10,9 @@
 #include <cmocka.h>
 #include <json.h>
 
+#include "apptainer/apptainer.h"
 #include "gpu_pin.h"
+#include "oci/oci.h"
 #include "strv.h"
 
 static const char *env_of(struct json_object *config, const char *key)
@@ -41,7 +43,7 @@ static void test_oci_config_pins_and_renumbers(void **state)
 	strv_push(&gpus, "2");
 	strv_push(&gpus, "3");
 	for (int round = 0; round < 2; round++) /* a second call changes nothing */
-		assert_int_equal(gpu_pin_oci_config(c, &gpus, "/opt/ctrun/ctrun-hook", &e), 0);
+		assert_int_equal(oci_gpu_config(c, &gpus, "/opt/ctrun/ctrun-hook", &e), 0);
 	assert_string_equal(env_of(c, "CUDA_VISIBLE_DEVICES"), "0,1");
 	assert_string_equal(env_of(c, "NVIDIA_VISIBLE_DEVICES"), "2,3");
 	assert_string_equal(env_of(c, "PATH"), "/bin");
@@ -79,14 +81,14 @@ static void test_apptainer_arguments(void **state)
 	(void)state;
 	strv_push(&gpus, "1");
 	strv_push(&gpus, "3");
-	assert_int_equal(gpu_pin_apptainer(&gpus, false, &flags, &binds, &env, &e), 0);
+	assert_int_equal(app_gpu_args(&gpus, false, &flags, &binds, &env, &e), 0);
 	assert_int_equal(flags.n, 1);
 	assert_string_equal(flags.v[0], "--nv");
 	assert_int_equal(binds.n, 0);
 	assert_string_equal(env.v[0], "CUDA_VISIBLE_DEVICES=1,3");
 	strv_free(&flags);
 	strv_free(&env);
-	assert_int_equal(gpu_pin_apptainer(&gpus, true, &flags, &binds, &env, &e), 0);
+	assert_int_equal(app_gpu_args(&gpus, true, &flags, &binds, &env, &e), 0);
 	assert_string_equal(flags.v[0], "--contain");
 	assert_true(strv_find(&flags, "--nv") < 0);
 	assert_true(has_bind(&binds, "/dev/nvidia1", "/dev/nvidia1"));
@@ -99,7 +101,7 @@ static void test_apptainer_arguments(void **state)
 	/* Isolation binds device nodes by index: a UUID cannot be one. */
 	strv_free(&gpus);
 	strv_push(&gpus, "GPU-0d9b6a9e-1c2f-4b1e-9d6c-3f1f2a7e8b00");
-	assert_int_equal(gpu_pin_apptainer(&gpus, true, &flags, &binds, &env, &e), -1);
+	assert_int_equal(app_gpu_args(&gpus, true, &flags, &binds, &env, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.msg, "not UUIDs"));
 	strv_free(&flags);

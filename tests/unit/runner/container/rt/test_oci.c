@@ -13,17 +13,23 @@
 #include <json-c/json.h>
 
 #include "drivers.h"
+#include "oci/oci.h"
 
 static struct ctr_device gpu[] = {
 	{ "/dev/nvidia0", 'c', 195, 0, 0666 },
 	{ "/dev/nvidiactl", 'c', 195, 255, 0666 },
 };
 
+/* The driver's own state (oci.h), one per test. */
+static struct oci_own own;
+
 static void spec_init(struct ctr_spec *s)
 {
 	struct err e = { 0 };
 
 	memset(s, 0, sizeof(*s));
+	memset(&own, 0, sizeof(own));
+	s->own = &own;
 	s->rt = ctr_driver_named("oci");
 	s->bin = "/usr/sbin/runc";
 	s->id = "ctrun-7.0.0-n1-42-0000abcd";
@@ -31,7 +37,6 @@ static void spec_init(struct ctr_spec *s)
 	s->kind = IMAGE_SQUASHFS;
 	s->rootfs = "/tmp/ctrun-cache-1000/entries/squashfs-01";
 	s->rundir = "/tmp/ctrun-1000/run1";
-	s->oci_root = "/tmp/ctrun-1000/run1/state";
 	s->cwd = "/home/u/my proj";
 	s->uid = 1000;
 	s->gid = 1000;
@@ -348,8 +353,7 @@ static void test_gpus_without_the_hook_pass_the_device_nodes(void **state)
 	spec_init(&s);
 	s.gpus = true;
 	s.gpu_ids = "0,1";
-	s.devices = gpu;
-	s.ndevices = 2;
+	own.devices = (struct ctr_devices){ gpu, 2 };
 	c = plan_config(&s, &p);
 	assert_string_equal(str(c, "linux.devices.1.path"), "/dev/nvidiactl");
 	assert_string_equal(str(c, "linux.devices.1.type"), "c");
@@ -378,9 +382,8 @@ static void test_gpus_with_the_hook(void **state)
 	spec_init(&s);
 	s.gpus = true;
 	s.gpu_ids = "2,3";
-	s.devices = gpu;
-	s.ndevices = 2;
-	s.hook = "/opt/ctrun/bin/ctrun-hook";
+	own.devices = (struct ctr_devices){ gpu, 2 };
+	snprintf(own.hook, sizeof(own.hook), "/opt/ctrun/bin/ctrun-hook");
 	c = plan_config(&s, &p);
 	assert_string_equal(annotation(c, "org.ctrun.enabled"), "true");
 	assert_string_equal(annotation(c, "org.ctrun.gpus"), "2,3");

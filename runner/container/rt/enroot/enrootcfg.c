@@ -1,5 +1,5 @@
 /* enrootcfg.c - --runtime auto's question to enroot's configuration on this
- * node (runtime.h): does enroot's start of an image give a container
+ * node (enroot.h enroot_adds, the driver's adds): does enroot's start of an image give a container
  * anything that ctrun's own start does not?  Reads what enroot reads at each
  * start (NVIDIA/enroot runtime.sh and its `enroot` script): its environment,
  * enroot.conf and enroot.conf.d/NAME.conf (the path compiled into the
@@ -8,7 +8,7 @@
  * (core/enrootdir.h).  rt/enroot/enrootstock.h judges the bytes.  Whatever
  * cannot be read or told apart counts as adding: enroot is then taken, as
  * before, and nothing of the site's is skipped. */
-#include "runtime.h"
+#include "enroot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "enroot/enrootstock.h"
+#include "drivers.h"
 #include "enrootdir.h"
-#include "hooks_install.h"
+#include "enrootstock.h"
 #include "util.h"
 
 /* What enroot's configuration files hold is small; a bigger file is not
@@ -38,7 +38,6 @@ static char *read_cfg(const char *path, size_t *len)
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
-	ssize_t r = 0;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), saved;
 
 	if (fd < 0)
@@ -49,14 +48,9 @@ static char *read_cfg(const char *path, size_t *len)
 		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		goto fail;
 	}
-	buf = malloc(CFG_MAX + 1);
+	buf = read_fd_max(fd, CFG_MAX, &n);
 	if (buf == NULL)
 		goto fail;
-	while (n < CFG_MAX && ((r = read(fd, buf + n, CFG_MAX - n)) > 0 || (r < 0 && errno == EINTR)))
-		n += r > 0 ? (size_t)r : 0;
-	if (r < 0)
-		goto fail;
-	buf[n] = '\0';
 	close(fd);
 	*len = n;
 	return buf;
@@ -130,7 +124,7 @@ static bool file_adds(const char *sub, const char *path, const char *name, char 
 	}
 	adds = !enroot_stock_file(sub, name, text, len) &&
 	       !(strcmp(sub, "hooks.d") == 0 && strlen(text) == len &&
-		 hooks_file_is_ours("enroot", text));
+		 enroot_hook_file_is_ours(text));
 	if (adds)
 		snprintf(why, size, "%s is not one of enroot's own files (it is the site's or the "
 			 "user's), and only enroot applies it", path);
@@ -171,10 +165,9 @@ static bool dir_adds(const char *base, char *why, size_t size)
 	return false;
 }
 
-bool ctr_enroot_adds(const struct ctr_driver *d, const char *bin, void *arg, char *why,
-		     size_t size)
+bool enroot_adds(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
+		 size_t size)
 {
-	char *const *envp = arg;
 	char conf[PATH_MAX], sysconf[PATH_MAX], user[PATH_MAX], key[128];
 	const char *env_sysconf = envp_get(envp, "ENROOT_SYSCONF_PATH");
 	size_t len;

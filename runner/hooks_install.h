@@ -13,8 +13,8 @@
  * install is idempotent and never overwrites a file ctrun did not write;
  * uninstall removes exactly what install wrote.
  *
- * Folder runner/container/, beside the adapters that run these hooks (the
- * enroot script's text is rt/gpu_pin.c's); the command is runner/cmd_hooks.c. */
+ * Beside the command, runner/cmd_hooks.c; the enroot script's text is its
+ * driver's (rt/enroot/enroothook.c). */
 #ifndef CTRUN_HOOKS_INSTALL_H
 #define CTRUN_HOOKS_INSTALL_H
 

@@ -1,8 +1,10 @@
-/* ocins.c - the namespaces ctrun enters just before exec'ing an OCI runtime:
- * a private mount namespace (plus a user namespace mapping the caller to
- * root when rootless), a tmpfs, and an overlay of the cached image with the
- * container's mount points created in it (with --name, the upper layer is
- * the named container's directory on disk instead: images/named.h).
+/* overlay.c - the root a plan asks for with plan.ovl (the OCI drivers',
+ * charliecloud's): the namespaces ctrun enters just before exec'ing the
+ * runtime: a private mount namespace (plus a user namespace mapping the
+ * caller to root when rootless), a tmpfs, and an overlay of the cached
+ * image with the container's mount points created in it (with --name, the
+ * upper layer is the named container's directory on disk instead:
+ * images/named.h).
  *
  * Why an overlay: a runtime can only bind onto a destination that exists,
  * the cached image is shared read-only by every run on the node, and
@@ -132,7 +134,7 @@ static int runtime_point(int rootfd, const struct ctr_mount *m, struct err *e)
 		       "not make it in the container's own layer", m->dst, m->src);
 }
 
-int ocins_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
+int overlay_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
 	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
 	int rootfd;

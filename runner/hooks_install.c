@@ -1,5 +1,6 @@
 /* hooks_install.c - ctrun-hook's files in the runtimes' hooks.d
- * directories (see hooks_install.h); `ctrun hooks` is cmd_hooks.c. */
+ * directories (see hooks_install.h; enroot's script is its driver's,
+ * rt/enroot/enroothook.c); `ctrun hooks` is cmd_hooks.c. */
 #include "hooks_install.h"
 
 #include <errno.h>
@@ -11,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "enroot/enroot.h"
 #include "enrootdir.h"
-#include "gpu_pin.h"
 #include "util.h"
 
 /* containers/common hooks.d schema 1.0.0: run at createContainer for
@@ -46,40 +47,37 @@ char *hooks_file_text(const char *what, const char *hook_path)
 
 	if (!plain_path(hook_path))
 		return NULL;
-	/* The enroot hook gives way quietly when ctrun-hook is gone, so removing
-	 * ctrun never stops every enroot container of the user. */
 	if (strcmp(what, "enroot") == 0)
-		return gpu_pin_enroot_hook(hook_path, "written by `ctrun hooks install enroot`,\n"
-					   "# removed by `ctrun hooks uninstall enroot`");
+		return enroot_hook_file(hook_path);
 	if (asprintf(&text, oci_fmt, hook_path) < 0)
 		return NULL;
 	return text;
 }
 
-/* The hook path a file names, to regenerate it and compare. */
-static char *path_in(const char *what, const char *text)
+/* The hook path an OCI hooks.d file names, to regenerate it and compare. */
+static char *path_in(const char *text)
 {
-	if (strcmp(what, "enroot") == 0) {
-		const char *l = strstr(text, "\nhook=");
+	struct json_object *o = json_tokener_parse(text), *hook, *path;
+	char *p = NULL;
 
-		return l != NULL ? strndup(l + 6, strcspn(l + 6, "\n")) : NULL;
-	} else {
-		struct json_object *o = json_tokener_parse(text), *hook, *path;
-		char *p = NULL;
-
-		if (o != NULL && json_object_object_get_ex(o, "hook", &hook) &&
-		    json_object_object_get_ex(hook, "path", &path) &&
-		    json_object_is_type(path, json_type_string))
-			p = strdup(json_object_get_string(path));
-		json_object_put(o);
-		return p;
-	}
+	if (o != NULL && json_object_object_get_ex(o, "hook", &hook) &&
+	    json_object_object_get_ex(hook, "path", &path) &&
+	    json_object_is_type(path, json_type_string))
+		p = strdup(json_object_get_string(path));
+	json_object_put(o);
+	return p;
 }
 
 bool hooks_file_is_ours(const char *what, const char *text)
 {
-	char *path = path_in(what, text), *want = path != NULL ? hooks_file_text(what, path) : NULL;
-	bool ours = want != NULL && strcmp(want, text) == 0;
+	char *path, *want;
+	bool ours;
+
+	if (strcmp(what, "enroot") == 0)
+		return enroot_hook_file_is_ours(text);
+	path = path_in(text);
+	want = path != NULL ? hooks_file_text(what, path) : NULL;
+	ours = want != NULL && strcmp(want, text) == 0;
 
 	free(path);
 	free(want);
