@@ -12,13 +12,11 @@
 
 #include "archive_dl.h"
 #include "imgconfig.h"
-#include "layer.h"
-#include "spawn.h"
-#include "util.h"
+#include "mlayer.h"
 
 #define BLOCK 65536
 
-int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
+int layerfile_apply(int fd, size_t idx, const char *what, struct sqimage *s,
 		    struct unpack_limit *l, struct err *e)
 {
 	struct archive *a;
@@ -45,7 +43,7 @@ int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
 	else if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK)
 		err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
 	else
-		rv = layer_apply(a, dest, name, l, e);
+		rv = mlayer_apply(a, s, name, l, e);
 	archive_read_free(a);
 	return rv;
 }
@@ -93,7 +91,7 @@ static char *read_config(int fd, const char *what, size_t *len, struct err *e)
 	return buf;
 }
 
-int layerfile_config(int fd, const char *dest, struct err *e)
+int layerfile_config(int fd, struct sqimage *s, struct err *e)
 {
 	struct imgconfig c;
 	json_object *j;
@@ -112,24 +110,7 @@ int layerfile_config(int fd, const char *dest, struct err *e)
 	json_object_put(j);
 	if (rv < 0)
 		return -1;
-	rv = imgconfig_apply(&c, dest, e);
+	rv = mlayer_config(&c, s, e);
 	imgconfig_free(&c);
 	return rv;
-}
-
-int squashfs_make(const char *dir, const char *out, struct err *e)
-{
-	/* gzip, which every runtime reads (Singularity 3.4 too), at level 1:
-	 * the torch test image (1.4 GB) in 11.6 s and 498 MB here, where the
-	 * default level 9 took 91 s for 451 MB (docs/images.md). */
-	char *const argv[] = { "mksquashfs", (char *)dir, (char *)out, "-noappend", "-all-root",
-			       "-no-xattrs", "-no-progress", "-quiet", "-comp", "gzip",
-			       "-Xcompression-level", "1", NULL };
-	struct stat st;
-
-	if (lstat(out, &st) == 0 || errno != ENOENT)
-		return err_set(e, EXIT_CTRUN, "squashfs %s: exists already", out);
-	if (spawn_wait(argv, false, NULL, e) < 0)
-		return err_wrap(e, "mksquashfs %s (is squashfs-tools installed?)", out);
-	return 0;
 }

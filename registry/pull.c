@@ -2,13 +2,17 @@
  *
  * The manifest is resolved first (an index: the node's platform), then the
  * config and layers download in parallel (cfg->parallel threads) while this
- * thread applies each layer, in order, as soon as it is there: a pull costs
- * about its slowest stage, not the sum.  Last the config goes in, the tree
- * is sanitized and made a squashfs under tmp/, published by rename into
- * images/, and the tag's record is written. */
+ * thread streams each layer, in order, as soon as it is there, into one
+ * squashfs (sqimage.h: the layer rules applied to a tree in memory, file
+ * data compressed by one thread per CPU as it is read; no unpacked tree):
+ * a pull costs about its slowest stage, not the sum.  Last the config goes
+ * in, the tree is sanitized and written, and the squashfs, made under
+ * tmp/, is published by rename into images/, and the tag's record is
+ * written. */
 #include "registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
@@ -26,8 +30,8 @@
 #include "manifest.h"
 #include "progress.h"
 #include "rootpath.h"
+#include "sqimage.h"
 #include "store.h"
-#include "unpack.h"
 #include "util.h"
 
 #define PARALLEL_DEFAULT 4
@@ -174,8 +178,8 @@ static void applied(struct job *j, size_t i)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* Downloads, unpacks, makes the squashfs in a folder of its own (0700:
- * nothing another member of a group's store can reach or plant) and
+/* Downloads and streams the layers into a squashfs in a folder of its own
+ * (0700: nothing another member of a group's store can reach or plant) and
  * publishes it at `final` by rename. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
 		 const struct manifest *m, const char *name, const char *final, struct err *e)
@@ -185,16 +189,24 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];
 	size_t nth = 0, want;
-	char root[PATH_MAX], dir[PATH_MAX], sqsh[PATH_MAX], what[300];
+	struct sqimage_opts opts = { .comp = SQ_GZIP, .level = 1 };
+	struct sqimage *img = NULL;
+	char dir[PATH_MAX], sqsh[PATH_MAX], what[300];
 	struct progress prog;
-	int rv = -1;
+	int rv = -1, out = -1;
 
 	if (store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
-	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0 ||
 	    xsnprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0 || mkdir(root, 0755) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", root);
+	if (mkdir(dir, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", dir);
+	out = open(sqsh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", sqsh);
+		goto out;
+	}
+	if (sqimage_open(&img, out, &opts, e) < 0)
+		goto out;
 	j.n = m->nlayers + 1;
 	all = calloc(j.n, sizeof(*all));
 	j.fds = calloc(j.n, sizeof(int));
@@ -235,7 +247,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	for (size_t i = 1; i < j.n; i++) {
 		if (wait_blob(&j, i) < 0)
 			goto join;
-		if (layerfile_apply(j.fds[i], i - 1, all[i].digest, root, &lim, e) < 0) {
+		if (layerfile_apply(j.fds[i], i - 1, all[i].digest, img, &lim, e) < 0) {
 			pthread_mutex_lock(&j.lock);
 			j.stop = true;
 			pthread_cond_broadcast(&j.done);
@@ -244,7 +256,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		}
 		applied(&j, i);
 	}
-	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], root, e) < 0)
+	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], img, e) < 0)
 		goto join;
 	rv = 0;
 join:
@@ -257,12 +269,15 @@ join:
 	pthread_mutex_destroy(&j.lock);
 	pthread_cond_destroy(&j.done);
 	pthread_mutex_destroy(&j.meter.lock);
-	if (rv == 0 && (image_sanitize(root, e) < 0 || squashfs_make(root, sqsh, e) < 0))
+	if (rv == 0 && sqimage_finish(img, e) < 0)
 		rv = -1;
 	/* Readable by the members of a group's store whatever this one's umask. */
-	if (rv == 0 && (chmod(sqsh, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
+	if (rv == 0 && (fchmod(out, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
 		rv = err_sys(e, EXIT_CTRUN, "%s", final);
 out:
+	sqimage_free(img);
+	if (out >= 0)
+		close(out);
 	remove_tree(dir);
 	for (size_t i = 0; j.fds != NULL && i < j.n; i++)
 		if (j.fds[i] >= 0)
