@@ -19,6 +19,17 @@
 int layerfile_apply(int fd, size_t idx, const char *what, struct sqimage *s,
 		    struct unpack_limit *l, struct err *e);
 
+/* A layer read through a callback, as it downloads: up to n bytes into buf,
+ * 0 at its end, -1 with e (the download failed). */
+struct layer_source {
+	long long (*read)(void *arg, void *buf, size_t n, struct err *e);
+	void *arg;
+};
+
+/* layerfile_apply of a layer that src gives, in order. */
+int layerfile_apply_source(const struct layer_source *src, size_t idx, const char *what,
+			   struct sqimage *s, struct unpack_limit *l, struct err *e);
+
 /* The image config JSON open at fd (bounded: LAYERFILE_CONFIG_MAX, checked
  * before anything is read, and no more read) written into s as a docker
  * archive's is into its tree. */

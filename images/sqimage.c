@@ -193,8 +193,8 @@ static int make_compressor(struct sqimage *s, struct err *e)
 	if (s->opts.comp == SQ_LZ4 && s->opts.level > 0)
 		flags = SQFS_COMP_FLAG_LZ4_HC;
 	r = sqfs_compressor_config_init(&cfg, (SQFS_COMPRESSOR)s->opts.comp, BLOCK_SIZE, flags);
-	if (r == 0 && s->opts.level > 0 && s->opts.comp != SQ_LZ4)
-		cfg.level = (sqfs_u32)s->opts.level;
+	if (r == 0 && s->opts.level != 0 && s->opts.comp != SQ_LZ4)
+		cfg.level = s->opts.level < 0 ? 0 : (sqfs_u32)s->opts.level;
 	if (r == 0)
 		r = sqfs_compressor_create(&cfg, &raw);
 	if (r != 0)

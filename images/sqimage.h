@@ -35,12 +35,31 @@ enum sq_comp {
 
 struct sqimage_opts {
 	enum sq_comp comp;
-	int level;         /* 0: the compressor's default; lz4: >= 1 is its HC mode */
+	int level;         /* 0: the compressor's default (-1: xz's level 0); lz4: >= 1 is HC */
 	bool raw_data;     /* data and fragment blocks stored uncompressed (mksquashfs -noD -noF) */
 	unsigned threads;  /* compressing threads; 0: one per CPU this process may use */
 };
 
 struct sqimage;
+
+/* The compressors ctrun writes by default (docs/images.md, "Compression"):
+ * pulled images ([registry] compression), and saved containers ([cache]
+ * compression: --save, ctrun save). */
+#define SQ_COMP_PULL "lz4"
+#define SQ_COMP_SAVE "gzip:1"
+
+/* Pure: a setting's compressor, "gzip[:1-9]", "lz4[:hc]", "zstd[:1-22]",
+ * "xz[:0-9]" or "none" (data blocks as they are, the tables gzip'd: enroot's
+ * `-noD` choice), into o (threads 0).  -1 with e (EXIT_USAGE) naming `what`
+ * ("[registry] compression") and what it may be. */
+int sqimage_comp_parse(const char *spec, const char *what, struct sqimage_opts *o,
+		       struct err *e);
+/* Pure: o as the setting would write it ("zstd:3"), in buf. */
+const char *sqimage_comp_name(const struct sqimage_opts *o, char *buf, size_t size);
+/* Pure: o as mksquashfs's arguments ("-comp", "zstd", "-Xcompression-level",
+ * level), into argv (room for 4; `level` holds the number); their count. */
+size_t sqimage_comp_args(const struct sqimage_opts *o, char *level, size_t size,
+			 const char **argv);
 
 /* A new image written into fd (an empty regular file opened for reading
  * and writing; not closed).  -1 with e. */

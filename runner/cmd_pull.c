@@ -93,6 +93,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 				    (strcmp(p, "auto") == 0 && isatty(STDERR_FILENO)));
 	c->envp = environ;
 	c->wait_s = o->reg_wait;
+	c->compression = o->reg_compression;
 }
 
 int image_store_dir(const struct options *o, char *out, size_t size, struct err *e)

@@ -30,8 +30,8 @@ pkgs=(
 	# (squashfs-tools-ng; dlopen'd: images/sqfs_dl.c), whose headers the
 	# build needs; tar2sqfs for the benchmarks' comparisons
 	libsquashfs-dev squashfs-tools-ng
-	# benchmarks
-	hyperfine time iperf3
+	# benchmarks (pigz: the decompression floor of a pull, tests/bench/pull.sh)
+	hyperfine time iperf3 pigz
 	# manual pages, bash completion (and its test), the Debian package
 	scdoc bash-completion debhelper dpkg-dev fakeroot man-db
 )

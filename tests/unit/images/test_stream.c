@@ -406,6 +406,49 @@ static void test_a_bomb_layer_stops_at_the_limit(void **state)
 	free(zeros);
 }
 
+/* [registry] / [cache] compression: what may be named, and how it reads back. */
+static void test_compressor_settings(void **state)
+{
+	static const struct {
+		const char *spec, *name, *args;
+	} ok[] = {
+		{ "gzip", "gzip", "-comp gzip" },
+		{ "gzip:1", "gzip:1", "-comp gzip -Xcompression-level 1" },
+		{ "lz4", "lz4", "-comp lz4" },
+		{ "lz4:hc", "lz4:hc", "-comp lz4 -Xhc" },
+		{ "zstd:22", "zstd:22", "-comp zstd -Xcompression-level 22" },
+		{ "xz:0", "xz:0", "-comp xz" },
+		{ "none", "none", "-noD -noF" },
+	};
+	static const char *const bad[] = { "", "zip", "gzip:0", "gzip:10", "zstd:", "zstd:3x",
+					   "lz4:2", "none:1", "gzip:-1", "zstd:1:2" };
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
+		struct sqimage_opts o;
+		struct err e = { 0 };
+		const char *argv[8];
+		char name[32], level[16], args[128] = "";
+		size_t n;
+
+		assert_int_equal(sqimage_comp_parse(ok[i].spec, "[registry] compression", &o, &e), 0);
+		assert_string_equal(sqimage_comp_name(&o, name, sizeof(name)), ok[i].name);
+		n = sqimage_comp_args(&o, level, sizeof(level), argv);
+		for (size_t k = 0; k < n; k++)
+			snprintf(args + strlen(args), sizeof(args) - strlen(args), "%s%s", k ? " " : "",
+				 argv[k]);
+		assert_string_equal(args, ok[i].args);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct sqimage_opts o;
+		struct err e = { 0 };
+
+		if (sqimage_comp_parse(bad[i], "[registry] compression", &o, &e) == 0)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(e.msg, "[registry] compression"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +458,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_compressor_reads_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_broken_layer_fails_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_bomb_layer_stops_at_the_limit, setup, teardown),
+		cmocka_unit_test(test_compressor_settings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
