@@ -512,10 +512,14 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	bool leader = c->job != NULL && c->job_leader;
 	struct image_ref r;
 	struct session s;
+	struct sqimage_opts comp;
 	int rv = -1, f;
 
 	memset(p, 0, sizeof(*p));
-	if (ref_parse(reference, &r, e) < 0 || store_of(c, store, sizeof(store), e) < 0)
+	/* A bad compressor is the caller's setting: said before any request. */
+	if (sqimage_comp_parse(c->compression != NULL ? c->compression : SQ_COMP_PULL,
+			       "[registry] compression", &comp, e) < 0 ||
+	    ref_parse(reference, &r, e) < 0 || store_of(c, store, sizeof(store), e) < 0)
 		return -1;
 	ref_format(&r, p->ref, sizeof(p->ref));
 	if (store_init(store, e) < 0)
