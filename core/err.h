@@ -8,7 +8,8 @@
  * Folder core/: the bottom layer: errors, string vectors, strict parsers,
  * quoting, CPU lists, the in-root resolver (inroot.h), lexical path forms
  * and link-safe removal (rootpath.h), the private-directory check
- * (privdir.h), fstab lines (fstab.h), the signal loop (sigloop.h).  May use: nothing of ctrun's; the C
+ * (privdir.h), the trusted walk to a log directory (trustdir.h), fstab lines
+ * (fstab.h), the signal loop (sigloop.h).  May use: nothing of ctrun's; the C
  * library only (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_ERR_H

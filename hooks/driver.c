@@ -203,20 +203,70 @@ static int plan_bins(const char *path, struct hook_plan *p, struct err *e)
 	return 0;
 }
 
+/* Whether no other local user could have put what is at `path` there: no
+ * directory on the way is writable by others, except a sticky one (/tmp)
+ * whose entry on the way is root's or ours.  A daemon's own account below
+ * /run passes (root gave it its directory); another user's /tmp/nvidia-mps
+ * does not.  Once this holds, nobody else can swap the path either. */
+static bool ipc_planted_by_nobody_else(const char *path)
+{
+	char sofar[PATH_MAX] = "";
+	struct stat dir, st;
+	uid_t me = geteuid();
+	size_t len = 0;
+
+	if (path[0] != '/' || lstat("/", &dir) < 0)
+		return false;
+	st = dir;
+	for (const char *p = path + 1; *p != '\0';) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || len + 1 + n >= sizeof(sofar))
+			return false;
+		sofar[len++] = '/';
+		memcpy(sofar + len, p, n);
+		len += n;
+		sofar[len] = '\0';
+		if (lstat(sofar, &st) < 0)
+			return false;
+		if ((dir.st_mode & 022) != 0 && ((dir.st_mode & S_ISVTX) == 0 ||
+						 (st.st_uid != 0 && st.st_uid != me)))
+			return false;
+		dir = st;
+		p += n;
+		p += *p == '/';
+	}
+	/* A pipe directory others may write would let them plant pipes in it. */
+	return !S_ISDIR(st.st_mode) || (st.st_mode & 022) == 0 || (st.st_mode & S_ISVTX) != 0;
+}
+
+int hook_plan_ipcs(const char *const *paths, size_t n, struct hook_plan *p, struct err *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (lstat(paths[i], &st) < 0 || !(S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode)))
+			continue;
+		if (!ipc_planted_by_nobody_else(paths[i])) {
+			fprintf(stderr, "ctrun-hook: warning: %s is not bound: another user could "
+				"have made it (uid %u, mode %04o, in a directory others can write)\n",
+				paths[i], (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+			continue;
+		}
+		if (hook_plan_add(p, HOOK_ITEM_IPC, paths[i], paths[i], e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 long hook_plan_driver(const struct hook_ldcache_entry *ents, size_t n, const char *version,
 		      const char *libdir, const char *path, struct hook_plan *p, struct err *e)
 {
 	long nlibs = 0;
 
-	if (plan_libs(ents, n, version, libdir, p, &nlibs, e) < 0 || plan_bins(path, p, e) < 0)
+	if (plan_libs(ents, n, version, libdir, p, &nlibs, e) < 0 || plan_bins(path, p, e) < 0 ||
+	    hook_plan_ipcs(driver_ipcs, sizeof(driver_ipcs) / sizeof(*driver_ipcs), p, e) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(driver_ipcs) / sizeof(*driver_ipcs); i++) {
-		struct stat st;
-
-		if (lstat(driver_ipcs[i], &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode)) &&
-		    hook_plan_add(p, HOOK_ITEM_IPC, driver_ipcs[i], driver_ipcs[i], e) < 0)
-			return -1;
-	}
 	return nlibs;
 }
 

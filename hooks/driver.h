@@ -45,6 +45,10 @@ int hook_driver_libdir(const struct hook_root *r, char *buf, size_t size, struct
 long hook_plan_driver(const struct hook_ldcache_entry *ents, size_t n, const char *version,
 		      const char *libdir, const char *path, struct hook_plan *p, struct err *e);
 
+/* The IPC endpoints among `paths` (the daemons' sockets and MPS's pipe
+ * directory, hook_plan_driver's list) that exist, as IPC items. */
+int hook_plan_ipcs(const char *const *paths, size_t n, struct hook_plan *p, struct err *e);
+
 /* Reads and parses the host's /etc/ld.so.cache.  *buf must outlive the
  * entries (caller frees both). */
 int hook_driver_read_ldcache(const char *file, char **buf, struct hook_ldcache_entry **ents,

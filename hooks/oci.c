@@ -16,6 +16,7 @@
 #include "devices.h"
 #include "driver.h"
 #include "gpus.h"
+#include "inroot.h"
 #include "plan.h"
 #include "rootfs.h"
 #include "state.h"
@@ -114,6 +115,30 @@ static void warn_cuda_env(const struct hook_config *c, size_t n)
 		"but its CUDA_VISIBLE_DEVICES is %s\n", n, n == 1 ? "" : "s", want, have);
 }
 
+/* ldconfig writes ROOT/etc/ld.so.cache as uid 0, chrooted: /etc as the
+ * container sees it must be the image's own directory, not one bound from
+ * the host that a relative link leads to. */
+static int etc_is_the_images(const struct hook_root *r, struct err *e)
+{
+	int fd = inroot_open(r->fd, "/etc", O_PATH | O_DIRECTORY, 0, INROOT_CHROOT, e);
+	bool same = false;
+	int rv;
+
+	if (fd < 0 && errno == ENOENT) {
+		*e = (struct err){ 0 };
+		return 0; /* ldconfig makes it, in the root */
+	}
+	if (fd < 0)
+		return err_wrap(e, "/etc of the image");
+	rv = hook_root_same_mount(r, fd, &same, e);
+	close(fd);
+	if (rv == 0 && !same)
+		rv = err_set(e, EXIT_USAGE, "/etc of the image lies on another mount than the "
+			     "container's root (a directory bound from the host?): refusing to run "
+			     "ldconfig there");
+	return rv;
+}
+
 static int plan_and_apply(const struct hook_state *st, const struct hook_config *cfg,
 			  const struct hook_gpu *gpus, size_t n, bool prestart, bool verbose,
 			  struct err *e)
@@ -139,7 +164,7 @@ static int plan_and_apply(const struct hook_state *st, const struct hook_config 
 		goto out;
 	nlibs = hook_plan_driver(ents, nents, version, libdir, getenv("PATH"), &plan, e);
 	if (nlibs < 0 || hook_plan_check(&plan, &root, e) < 0 ||
-	    hook_plan_apply(&plan, &root, e) < 0)
+	    (nlibs > 0 && etc_is_the_images(&root, e) < 0) || hook_plan_apply(&plan, &root, e) < 0)
 		goto out;
 	hook_cgroup_allow(prestart ? (pid_t)st->pid : 0, &plan);
 	if (nlibs > 0)

@@ -11,6 +11,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "inroot.h"
+
 static const char *kind_name(enum hook_item_kind k)
 {
 	switch (k) {
@@ -117,6 +119,50 @@ static int leaf_ok(const struct hook_item *it, const struct stat *st, struct err
 		       : S_ISDIR(st->st_mode) ? "directory" : "special file", kind_name(it->kind));
 }
 
+/* Libraries, tools and their links go into the image's own directories:
+ * never where the directory is another mount (bound from the host), which
+ * a relative link inside the root can lead to.  Devices go to the
+ * runtime's /dev and IPC endpoints to their own paths (/run, /tmp), which
+ * are mounts of their own by design. */
+static int own_directory(const struct hook_item *it, const struct hook_root *r, int dfd,
+			 struct err *e)
+{
+	bool same;
+
+	if (it->kind != HOOK_ITEM_FILE && it->kind != HOOK_ITEM_LINK)
+		return 0;
+	if (hook_root_same_mount(r, dfd, &same, e) < 0)
+		return -1;
+	if (!same)
+		return err_set(e, EXIT_USAGE, "the directory of %s in the image lies on another "
+			       "mount than the container's root (a directory bound from the host?): "
+			       "refusing to put the host's %s there", it->dst, kind_name(it->kind));
+	return 0;
+}
+
+/* A destination whose directories are missing: they will be made below
+ * the deepest one that exists, which must then be the image's own. */
+static int deepest_own(const struct hook_item *it, const struct hook_root *r, struct err *e)
+{
+	char path[PATH_MAX], *slash;
+
+	if ((it->kind != HOOK_ITEM_FILE && it->kind != HOOK_ITEM_LINK) ||
+	    snprintf(path, sizeof(path), "%s", it->dst) >= (int)sizeof(path))
+		return 0;
+	while ((slash = strrchr(path, '/')) != NULL && slash != path) {
+		int fd, rv;
+
+		*slash = '\0';
+		fd = inroot_open(r->fd, path, O_PATH | O_DIRECTORY, 0, INROOT_BENEATH, NULL);
+		if (fd < 0)
+			continue;
+		rv = own_directory(it, r, fd, e);
+		close(fd);
+		return rv;
+	}
+	return 0; /* made in the root itself */
+}
+
 int hook_plan_check(struct hook_plan *p, const struct hook_root *r, struct err *e)
 {
 	for (size_t i = 0; i < p->n; i++) {
@@ -128,8 +174,15 @@ int hook_plan_check(struct hook_plan *p, const struct hook_root *r, struct err *
 		ret = hook_root_parent(r, it->dst, false, &dfd, leaf, sizeof(leaf), e);
 		if (ret < 0)
 			return err_wrap(e, "%s %s", kind_name(it->kind), it->dst);
-		if (ret == 1)
-			continue; /* a directory is missing: created on apply */
+		if (ret == 1) { /* a directory is missing: created on apply */
+			if (deepest_own(it, r, e) < 0)
+				return -1;
+			continue;
+		}
+		if (own_directory(it, r, dfd, e) < 0) {
+			close(dfd);
+			return -1;
+		}
 		ret = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW);
 		close(dfd);
 		if (ret < 0 && errno != ENOENT)
@@ -252,6 +305,8 @@ static int apply_one(struct hook_plan *p, struct hook_item *it, const struct hoo
 {
 	if (hook_root_parent(r, it->dst, true, &it->parentfd, it->leaf, sizeof(it->leaf), e) != 0)
 		return err_wrap(e, "%s %s", kind_name(it->kind), it->dst);
+	if (own_directory(it, r, it->parentfd, e) < 0)
+		return -1;
 	if (it->kind == HOOK_ITEM_LINK) {
 		if (link_item(it, e) < 0)
 			return -1;

@@ -46,6 +46,42 @@ void hook_root_close(struct hook_root *r)
 	r->fd = -1;
 }
 
+/* The mount id of fd, from /proc/self/fdinfo (every kernel since 3.15;
+ * statx's STATX_MNT_ID needs 5.8). */
+static long mount_id(int fd)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	long id = -1;
+	int info;
+
+	if (xsnprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd) < 0)
+		return -1;
+	info = open(path, O_RDONLY | O_CLOEXEC);
+	if (info < 0)
+		return -1;
+	n = read(info, buf, sizeof(buf) - 1);
+	close(info);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nmnt_id:");
+	if (p != NULL && sscanf(p + 8, "%ld", &id) != 1)
+		id = -1;
+	return id;
+}
+
+int hook_root_same_mount(const struct hook_root *r, int dirfd, bool *same, struct err *e)
+{
+	long a = mount_id(r->fd), b = mount_id(dirfd);
+
+	if (a < 0 || b < 0)
+		return err_set(e, EXIT_CTRUN, "cannot read the mount of a directory in the container "
+			       "(/proc/self/fdinfo)");
+	*same = a == b;
+	return 0;
+}
+
 int hook_root_parent(const struct hook_root *r, const char *dst, bool create, int *dirfd,
 		     char *leaf, size_t leaf_size, struct err *e)
 {

@@ -34,6 +34,14 @@ void hook_root_close(struct hook_root *r);
 int hook_root_parent(const struct hook_root *r, const char *dst, bool create, int *dirfd,
 		     char *leaf, size_t leaf_size, struct err *e);
 
+/* Whether directory fd `dirfd` (from hook_root_parent) lies on the same
+ * mount as the root itself.  A relative link can stay inside the root by
+ * its path and still land on a mount the runtime made there: a directory
+ * bound from the host (a --mount, the working directory, the home, /tmp),
+ * where the hook must not create, replace or mount anything.  -1 with e
+ * when it cannot tell (no /proc). */
+int hook_root_same_mount(const struct hook_root *r, int dirfd, bool *same, struct err *e);
+
 /* "/proc/self/fd/N" for mount(2)/umount2(2). */
 int hook_fd_path(int fd, char *buf, size_t size);
 

@@ -13,12 +13,19 @@
 #ifndef CTRUN_COMMANDS_H
 #define CTRUN_COMMANDS_H
 
+#include <sys/types.h>
+
 #include "err.h"
 #include "options.h"
 #include "topology.h"
 
 int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
 int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
+int cmd_hold(struct options *o, struct err *e);   /* cmd_hold.c: the SPANK plugin's container */
+/* hold_srun.c: the host's srun for a batch script in the container
+ * (runner/agent/holdmsg.h): its server, a child process; stopped with it. */
+pid_t hold_srun_start(const char *rundir, struct err *e);
+void hold_srun_stop(pid_t pid);
 int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */

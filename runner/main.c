@@ -29,7 +29,8 @@ int main(int argc, char **argv)
 	}
 	if (ret < 0)
 		goto fail;
-	if ((o.cmd == CMD_RUN || o.cmd == CMD_SHELL || o.cmd == CMD_CHECK || o.cmd == CMD_BENCH) &&
+	if ((o.cmd == CMD_RUN || o.cmd == CMD_SHELL || o.cmd == CMD_CHECK || o.cmd == CMD_BENCH ||
+	     o.cmd == CMD_HOLD) &&
 	    image_resolve(&o, &e) < 0)
 		goto fail;
 	switch (o.cmd) {
@@ -49,6 +50,9 @@ int main(int argc, char **argv)
 		break;
 	case CMD_SHELL:
 		status = cmd_shell(&o, &e);
+		break;
+	case CMD_HOLD:
+		status = cmd_hold(&o, &e);
 		break;
 	case CMD_CHECK:
 		status = cmd_check(&o, &e);

@@ -11,6 +11,8 @@ pkgs=(
 	clang libclang-rt-14-dev
 	# the test cluster: Slurm (libslurm is loaded at run time), namespaces, users
 	slurm-wlm slurm-client libslurm-dev iproute2 util-linux procps psmisc passwd
+	# Slurm's mpi/pmix plugin dlopens pmix2/lib/libpmix.so (t_spank_mpi: srun --mpi=pmix)
+	libpmix2 libpmix-dev
 	# workloads: PyTorch DDP over gloo (Debian's python3-torch, for /usr/bin/python3)
 	python3 python3-torch
 	# containers (runc; crun for --runtime crun; Charliecloud's ch-run for

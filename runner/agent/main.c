@@ -3,6 +3,7 @@
  *
  *     /.ctrun/agent /.ctrun/spec
  *     /.ctrun/agent --exec|--print-worker-env /.ctrun/spec   (ctrun shell, ctrun env --image)
+ *     /.ctrun/agent --hold       (the command of ctrun __hold: holdmsg.h)
  *
  * It needs nothing from the image (static, no libc there required) and
  * reads everything from its spec (agentspec.h).  Two processes:
@@ -42,6 +43,7 @@
 #include "asuser.h"
 #include "command.h"
 #include "envfile.h"
+#include "holdmsg.h"
 #include "imageenv.h"
 #include "sigloop.h"
 #include "supervise.h"
@@ -531,6 +533,16 @@ int main(int argc, char **argv)
 	 * environment they left, to the agent that started the shell. */
 	if (argc == 2 && strcmp(argv[1], IMAGEENV_PRINT_ARG) == 0)
 		return imageenv_print(IMAGEENV_FD, environ) < 0 ? EXIT_CTRUN : 0;
+	/* srun in a batch script in the container: the host's (holdmsg.h). */
+	{
+		const char *base = strrchr(argv[0], '/');
+
+		if (strcmp(base != NULL ? base + 1 : argv[0], "srun") == 0)
+			return hold_srun_client(argc, argv);
+	}
+	/* ctrun __hold's command (through --exec): the SPANK plugin's container. */
+	if (argc == 2 && strcmp(argv[1], HOLD_ARG) == 0)
+		return hold_main();
 	if (argc == 3 && (strcmp(argv[1], EXEC_ARG) == 0 || strcmp(argv[1], PRINT_ARG) == 0))
 		return exec_mode(argv[2], strcmp(argv[1], PRINT_ARG) == 0);
 	/* A shell under rootless OCI: the caller's identity, then the shell. */

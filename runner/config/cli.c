@@ -249,7 +249,8 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
 {
 	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker", "__stage", "pull", "save" };
+					     "hooks", "__worker", "__stage", "pull", "save",
+					     "__hold" };
 	int ret;
 
 	for (int i = 1; i < argc; i++)
@@ -274,7 +275,7 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 				break;
 			ret = parse_flags(o, argc, argv,
 					  o->cmd == CMD_ENV     ? usage_env
-					  : o->cmd == CMD_SHELL ? usage_shell
+					  : o->cmd == CMD_SHELL || o->cmd == CMD_HOLD ? usage_shell
 					  : o->cmd == CMD_CHECK ? usage_check
 								: usage, e);
 			if (ret != 0)

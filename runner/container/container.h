@@ -57,8 +57,13 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
  * the named container taken (named.h) and the spec pointed at it. */
 int ctr_named_check(const struct options *o, const struct topo *t, const struct ctr_spec *s,
 		    struct err *e);
-int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *envp,
+/* saves: this task saves the container after the run (--save: node rank
+ * 0's first task). */
+int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, char *const *envp,
 		   struct err *e);
+/* --runtime to ask for: o->runtime, but "enroot" for auto when --name's
+ * container was made by enroot (its changes are in enroot's container). */
+const char *ctr_named_want(const struct options *o);
 /* After the run directory exists: a --save run's upper layer in it. */
 int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct err *e);
 /* save.c: --save PATH: its directory exists and is the caller's to write

@@ -112,7 +112,9 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 	*f = (struct ctr_root_facts){ .need = q->need, .kind = q->kind,
 				      .mode = ctr_image_mode(q->o->image_mode),
 				      .dry_run = q->o->dry_run, .task_share = q->share[0] != '\0',
-				      .root = q->root, .writable = q->o->writable,
+				      .root = q->root,
+				      /* --save makes a run writable (named_run.c) */
+				      .writable = q->o->writable || q->o->save != NULL,
 				      .image = q->image };
 	if (q->kind == IMAGE_DIR || q->need == ROOT_IMAGE_FILE)
 		return 0;
@@ -130,7 +132,7 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 		return -1;
 	f->cached = a->cached = access(a->r->path, F_OK) == 0;
 	if (q->kind != IMAGE_SQUASHFS || f->mode == IMAGE_MODE_UNPACK ||
-	    (f->mode == IMAGE_MODE_AUTO && f->cached && !q->o->writable))
+	    (f->mode == IMAGE_MODE_AUTO && f->cached && !f->writable))
 		return 0;
 	if (realpath(q->image, a->r->enroot_file) == NULL)
 		return err_sys(e, EXIT_USAGE, "--image %s", q->image);

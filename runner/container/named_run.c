@@ -7,7 +7,9 @@
  * enroot's own container (`enroot create` once, then `enroot start --rw`,
  * as pyxis's --container-name), kept inside the named container's
  * directory (ENROOT_DATA_PATH=containers/NAME, container "rootfs"), so
- * listing, removing and the lock are the same for every runtime. */
+ * listing, removing and the lock are the same for every runtime.  A
+ * --save run without --name under enroot gets such a container of its own
+ * in the run directory (enroot_save). */
 #include "container.h"
 
 #include <errno.h>
@@ -33,11 +35,9 @@ int ctr_named_check(const struct options *o, const struct topo *t, const struct 
 		if (ctr_root_need(s->rt) == ROOT_IMAGE_FILE)
 			return err_set(e, EXIT_USAGE, "--save: %s runs cannot be saved by ctrun: use "
 				       "--runtime oci or enroot", ctr_runtime_name(s->rt));
-		/* enroot's own writable start keeps its layer in a tmpfs of
-		 * its namespace, gone when the container ends. */
-		if (ctr_root_need(s->rt) == ROOT_ENROOT && o->name == NULL)
-			return err_set(e, EXIT_USAGE, "--save under enroot needs --name NAME (its "
-				       "container is then kept and saved), or use --runtime oci");
+		if (ctr_root_need(s->rt) == ROOT_ENROOT && s->kind != IMAGE_SQUASHFS)
+			return err_set(e, EXIT_USAGE, "--save: enroot saves containers of a squashfs "
+				       "only, and %s is not one (use --runtime oci)", s->image);
 	}
 	if (o->name == NULL) {
 		if (o->name_reset)
@@ -112,7 +112,42 @@ static int enroot_named(struct ctr_setup *c, bool dry_run, char *const *envp, st
 	return 0;
 }
 
-int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *envp,
+/* --save without --name under enroot, in the task that saves: enroot's
+ * own writable start keeps its layer in a tmpfs of its namespace, gone when
+ * the container ends, so the run gets an enroot container of its own, made
+ * as a named one is (`enroot create`, then `enroot start --rw`, as pyxis's
+ * --container-save), in the run directory (ENROOT_DATA_PATH RUNDIR/save):
+ * saved after the run, removed with the run directory (after a kill -9 by
+ * the next ctrun of the node, gc_rundirs). */
+static int enroot_save(struct ctr_setup *c, bool dry_run, char *const *envp, struct err *e)
+{
+	if (xsnprintf(c->named.dir, sizeof(c->named.dir), "%s/save", c->rundir) < 0)
+		return err_set(e, EXIT_CTRUN, "run directory path too long");
+	if (!dry_run) {
+		if (!c->rundir_made && mkdir(c->rundir, 0700) < 0)
+			return err_sys(e, EXIT_CTRUN, "run directory %s", c->rundir);
+		c->rundir_made = true;
+		if (mkdir(c->named.dir, 0700) < 0)
+			return err_sys(e, EXIT_CTRUN, "--save: %s", c->named.dir);
+	}
+	return enroot_named(c, dry_run, envp, e);
+}
+
+const char *ctr_named_want(const struct options *o)
+{
+	struct cache_cfg cfg;
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct err ignored = { 0 };
+
+	if (o->name == NULL || (o->runtime != NULL && strcmp(o->runtime, "auto") != 0) ||
+	    ctr_cache_cfg(o, &cfg, dir, sizeof(dir), &ignored) < 0 ||
+	    xsnprintf(path, sizeof(path), "%s/containers/%s/%s", dir, o->name, NAMED_ENROOT) < 0 ||
+	    access(path, F_OK) < 0)
+		return o->runtime;
+	return "enroot";
+}
+
+int ctr_named_take(struct ctr_setup *c, const struct options *o, bool saves, char *const *envp,
 		   struct err *e)
 {
 	struct cache_cfg cfg;
@@ -120,9 +155,11 @@ int ctr_named_take(struct ctr_setup *c, const struct options *o, char *const *en
 	struct named_req q = { .name = o->name, .reset = o->name_reset };
 
 	if (o->name == NULL && o->save != NULL) {
+		c->spec.writable = true;
+		if (ctr_root_need(c->spec.rt) == ROOT_ENROOT)
+			return saves ? enroot_save(c, o->dry_run, envp, e) : 0;
 		/* The run's changes outlive its namespace until they are saved:
 		 * the upper layer on disk in the run directory. */
-		c->spec.writable = true;
 		if (xsnprintf(c->named.upper, sizeof(c->named.upper), "%s/save/upper", c->rundir) < 0 ||
 		    xsnprintf(c->named.work, sizeof(c->named.work), "%s/save/work", c->rundir) < 0)
 			return err_set(e, EXIT_CTRUN, "run directory path too long");
@@ -167,7 +204,9 @@ int ctr_named_dirs(const struct ctr_setup *c, const struct options *o, struct er
 {
 	char dir[PATH_MAX];
 
-	if (o->name != NULL || o->save == NULL || o->dry_run)
+	/* enroot's container of a --save run is made already (enroot_save). */
+	if (o->name != NULL || o->save == NULL || o->dry_run ||
+	    ctr_root_need(c->spec.rt) == ROOT_ENROOT)
 		return 0;
 	if (xsnprintf(dir, sizeof(dir), "%s/save", c->rundir) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");

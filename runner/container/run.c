@@ -66,9 +66,9 @@ static int build_spec(struct agent_spec *as, const struct ctr_setup *c, const st
 
 		if (mount_parse(o->log_dir, c->spec.cwd, &m, e) < 0)
 			return err_wrap(e, "--log-dir");
-		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", m.src, t->job_id, t->host) < 0) {
+		if (launch_log_dir(m.src, t, false, logdir, sizeof(logdir), e) < 0) {
 			mount_free(&m);
-			return err_set(e, EXIT_USAGE, "--log-dir %s: path too long", o->log_dir);
+			return -1;
 		}
 		mount_free(&m);
 		as->log_dir = strdup(logdir);

@@ -6,6 +6,7 @@
 #define CTRUN_RUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -13,6 +14,12 @@
 
 /* Runs `bin --version` (no shell, 5 s at most) and parses its answer. */
 void ctr_app_version(const char *bin, struct app_version *v);
+
+/* enrootcfg.c: ctr_pick.adds for --runtime auto (arg: the environment):
+ * whether enroot (binary bin), as configured on this node, adds to a
+ * container something ctrun's own start does not (why: what). */
+bool ctr_enroot_adds(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+		     size_t size);
 
 /* Writes the plan's files (creating them, mode 0644). */
 int ctr_plan_write(const struct ctr_plan *p, struct err *e);

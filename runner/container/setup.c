@@ -26,6 +26,7 @@
 #include "gpu_pin.h"
 #include "imgconfig.h"
 #include "imgmount.h"
+#include "launch.h"
 #include "phase.h"
 #include "privdir.h"
 #include "rootpath.h"
@@ -191,10 +192,9 @@ static int add_mounts(struct ctr_setup *c, const struct options *o, const struct
 
 		if (mount_parse(o->log_dir, cwd, &m, e) < 0)
 			return err_wrap(e, "--log-dir");
-		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", m.src, t->job_id, t->host) < 0 ||
-		    (!o->dry_run && mkdir_p(logdir, 0755) < 0)) {
+		if (launch_log_dir(m.src, t, !o->dry_run, logdir, sizeof(logdir), e) < 0) {
 			mount_free(&m);
-			return err_sys(e, EXIT_CTRUN, "--log-dir %s", o->log_dir);
+			return -1;
 		}
 		if (mounts_add(ms, m.src, m.src, false, false, e) < 0) {
 			mount_free(&m);
@@ -263,7 +263,9 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 		 char *const *envp, bool agent, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
-	char base[PATH_MAX];
+	char base[PATH_MAX], pick_note[2048];
+	/* --save: node rank 0's first task saves (run.c). */
+	bool saves = o->save != NULL && t->node_rank == 0 && t->local_rank_base == 0;
 	unsigned rnd;
 
 	if (realpath(o->image, c->image) == NULL)
@@ -288,9 +290,16 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 	s->image = c->image;
 	if (image_detect(c->image, &s->kind, e) < 0)
 		return -1;
-	if (ctr_pick_runtime(&(struct ctr_pick){ o->runtime, s->kind, c->image, NULL }, &s->rt, c->bin,
-			     sizeof(c->bin), e) < 0)
+	/* auto: ctrun's own start where enroot, as configured here, would
+	 * add nothing (enrootcfg.c); -v says which and why. */
+	if (ctr_pick_runtime(&(struct ctr_pick){ .want = ctr_named_want(o), .kind = s->kind,
+						 .image = c->image, .adds = ctr_enroot_adds,
+						 .arg = (void *)envp, .note = pick_note,
+						 .note_size = sizeof(pick_note) },
+			     &s->rt, c->bin, sizeof(c->bin), e) < 0)
 		return -1;
+	if (pick_note[0] != '\0' && o->verbose > 0)
+		fprintf(stderr, "ctrun: %s\n", pick_note);
 	s->bin = c->bin;
 	if (s->rt->app_version)
 		ctr_app_version(c->bin, &s->app);
@@ -347,12 +356,12 @@ static int setup(struct ctr_setup *c, const struct options *o, const struct topo
 			       "runs the workers inside the container", c->agent);
 	if (ctr_named_check(o, t, s, e) < 0)
 		return -1;
-	/* enroot keeps a named container in its own data directory: no other
-	 * root file system to prepare. */
-	if ((o->name == NULL || ctr_root_need(s->rt) != ROOT_ENROOT || o->dry_run) &&
+	/* enroot keeps a named container, and a saving task's, in its own
+	 * data directory: no other root file system to prepare. */
+	if ((ctr_root_need(s->rt) != ROOT_ENROOT || o->dry_run || (o->name == NULL && !saves)) &&
 	    rootfs(c, o, envp, e) < 0)
 		return -1;
-	if (ctr_named_take(c, o, envp, e) < 0)
+	if (ctr_named_take(c, o, saves, envp, e) < 0)
 		return -1;
 	phase_mark(c->root.holder.fd >= 0 ? "image (mounted)" : "image");
 	if (add_mounts(c, o, t, c->cwd, agent, e) < 0)

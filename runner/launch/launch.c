@@ -22,6 +22,7 @@
 #include "netinfo.h"
 #include "quote.h"
 #include "supervise.h"
+#include "trustdir.h"
 #include "util.h"
 #include "workerenv.h"
 
@@ -185,10 +186,8 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 		goto out;
 	}
 	if (o->log_dir != NULL) {
-		if (xsnprintf(logdir, sizeof(logdir), "%s/%s/%s", o->log_dir, t->job_id, t->host) < 0) {
-			err_set(e, EXIT_USAGE, "--log-dir %s: path too long", o->log_dir);
+		if (launch_log_dir(o->log_dir, t, true, logdir, sizeof(logdir), e) < 0)
 			goto out;
-		}
 		so.log_dir = logdir;
 	}
 	/* In a batch-mode step: tell the batch ctrun of a stop from outside. */
@@ -209,6 +208,22 @@ out:
 	free(cpus);
 	free(w);
 	return rv;
+}
+
+int launch_log_dir(const char *dir, const struct topo *t, bool make, char *out, size_t size,
+		   struct err *e)
+{
+	int fd;
+
+	if (xsnprintf(out, size, "%s/%s/%s", dir, t->job_id, t->host) < 0)
+		return err_set(e, EXIT_USAGE, "--log-dir %s: path too long", dir);
+	if (!make)
+		return 0;
+	fd = trustdir_open(out, 0755, e);
+	if (fd < 0)
+		return err_wrap(e, "--log-dir %s", dir);
+	close(fd);
+	return 0;
 }
 
 int launch_local(const struct options *o, struct topo *t, char *const *envp, launch_run_fn run,

@@ -50,6 +50,14 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, lau
  * (inherit all) when there are fewer CPUs than workers. */
 bool launch_cpu_share(const cpu_set_t *all, long i, long n, cpu_set_t *out);
 
+/* --log-dir's directory of this node: DIR/JOBID/HOST (dir: the option's
+ * value, absolute or relative to the working directory) into out.  With
+ * make, every step of it is made where missing and checked from "/" on
+ * descriptors (core/trustdir.h: no other user can redirect it); -1 with e
+ * (125) naming the step that another user could change. */
+int launch_log_dir(const char *dir, const struct topo *t, bool make, char *out, size_t size,
+		   struct err *e);
+
 /* `ctrun env`: prints each local worker's variables, one block each. */
 int launch_print_env(const struct options *o, const struct topo *t, char *const *envp,
 		     struct err *e);

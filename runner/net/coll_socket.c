@@ -71,92 +71,6 @@ static int accept_ms(const struct sock_comm *c)
 	return c->rdzv->timeout_ms > 10000 ? c->rdzv->timeout_ms : 10000;
 }
 
-/* What a rank says first on a collective's connection: who, of which job,
- * and the proof that it holds the job's key (a MAC over the rest, with a
- * fresh nonce).  One message, no challenge: each rank connects before it
- * accepts (ring), so a round trip here would deadlock; and the addresses
- * came from rank 0 over the authenticated rendezvous.  Other users cannot
- * read the traffic to replay a hello (that takes root on a node). */
-struct peer_hello {
-	char tag[8];     /* PEER_TAG */
-	char job[64];
-	uint32_t rank;   /* network order */
-	uint8_t nonce[32];
-	uint8_t mac[JOBKEY_LEN];
-};
-#define PEER_TAG "CTRUNSK3"
-
-static void peer_mac(const uint8_t *key, const struct peer_hello *h, uint8_t mac[JOBKEY_LEN])
-{
-	jobkey_mac(key, (struct jobkey_part[]){ { "sock", 5 },
-						{ h, offsetof(struct peer_hello, mac) } },
-		   2, mac);
-}
-#define PEER_HELLO_MS 2000 /* a connection that says nothing in this long is a stranger */
-
-int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, long me,
-		      struct err *e)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST };
-	struct addrinfo *res = NULL;
-	struct peer_hello h = { .rank = htonl((uint32_t)me) };
-	char host[ADDR_LEN], port[16];
-	int fd;
-
-	memcpy(h.tag, PEER_TAG, sizeof(h.tag));
-	snprintf(h.job, sizeof(h.job), "%s", job);
-	if (jobkey_random(h.nonce, sizeof(h.nonce), e) < 0)
-		return -1;
-	peer_mac(key, &h, h.mac);
-	if (sscanf(entry, "%79s %15s", host, port) != 2 || getaddrinfo(host, port, &hints, &res) != 0)
-		return err_set(e, 1, "socket backend: bad peer address '%s'", entry);
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
-	    sock_send_all(fd, &h, sizeof(h)) < 0) {
-		err_sys(e, 1, "socket backend: connecting to %s:%s", host, port);
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-int sock_accept_peer(int listen_fd, const char *job, const uint8_t *key, int timeout_ms, long *who,
-		     struct err *e)
-{
-	long deadline = rdzv_now_ms() + timeout_ms;
-
-	/* Until a rank of this job introduces itself and proves it: whatever
-	 * else connects (a port scanner, a stale rank of another job, another
-	 * user with the public job string) is closed. */
-	for (;;) {
-		struct pollfd p = { .fd = listen_fd, .events = POLLIN };
-		long left = deadline - rdzv_now_ms();
-		struct peer_hello h;
-		uint8_t mac[JOBKEY_LEN];
-		int fd;
-
-		if (left <= 0)
-			return err_set(e, 1, "socket backend: no peer connected within %d s",
-				       timeout_ms / 1000);
-		if (poll(&p, 1, (int)left) <= 0)
-			continue;
-		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (rdzv_recv_until(fd, &h, sizeof(h), rdzv_now_ms() +
-				    (left < PEER_HELLO_MS ? left : PEER_HELLO_MS)) == 0 &&
-		    memcmp(h.tag, PEER_TAG, sizeof(h.tag)) == 0 &&
-		    strncmp(h.job, job, sizeof(h.job)) == 0 && memchr(h.job, '\0', sizeof(h.job)) &&
-		    (peer_mac(key, &h, mac), jobkey_equal(mac, h.mac))) {
-			*who = (long)ntohl(h.rank);
-			return fd;
-		}
-		close(fd);
-	}
-}
-
 int sock_comm_open(struct sock_comm *c, struct rdzv *r, struct err *e)
 {
 	char entry[ADDR_LEN], *all = NULL, *mine = NULL;
@@ -201,7 +115,13 @@ int sock_comm_open(struct sock_comm *c, struct rdzv *r, struct err *e)
 	c->next_fd = sock_connect_peer(mine, c->rdzv->job, c->rdzv->key, c->rank, e);
 	if (c->next_fd < 0)
 		goto out;
-	c->prev_fd = sock_accept_peer(c->listen_fd, c->rdzv->job, c->rdzv->key, accept_ms(c), &who, e);
+	c->lobby = sock_lobby_new();
+	if (c->lobby == NULL) {
+		err_set(e, 1, "socket backend: out of memory");
+		goto out;
+	}
+	c->prev_fd = sock_accept_peer(c->listen_fd, c->lobby, c->rdzv->job, c->rdzv->key, accept_ms(c),
+				      &who, e);
 	if (c->prev_fd < 0)
 		goto out;
 	if (who != (c->rank + n - 1) % n) {
@@ -263,7 +183,8 @@ static int mesh_open(struct sock_comm *c, struct err *e)
 	}
 	for (long k = 0; k < c->rank; k++) {
 		long who = -1;
-		int fd = sock_accept_peer(c->listen_fd, c->rdzv->job, c->rdzv->key, accept_ms(c), &who, e);
+		int fd = sock_accept_peer(c->listen_fd, c->lobby, c->rdzv->job, c->rdzv->key,
+					  accept_ms(c), &who, e);
 
 		if (fd < 0)
 			goto out;
@@ -294,6 +215,7 @@ void sock_comm_close(struct sock_comm *c)
 		if (c->peer_fds[i] >= 0)
 			close(c->peer_fds[i]);
 	free(c->peer_fds);
+	sock_lobby_free(c->lobby);
 	free(c->scratch);
 	memset(c, 0, sizeof(*c));
 	c->next_fd = c->prev_fd = c->listen_fd = -1;

@@ -19,6 +19,7 @@ struct sock_comm {
 	int *peer_fds;        /* mesh (alltoall), NULL until needed */
 	int listen_fd;
 	struct rdzv *rdzv;    /* to exchange addresses */
+	struct sock_lobby *lobby; /* connections on listen_fd not yet proven */
 	char *scratch;        /* reduction and in-place staging */
 	size_t scratch_size;
 };
@@ -42,14 +43,24 @@ int sock_broadcast(struct sock_comm *c, const void *send, void *recv, size_t cou
 int sock_alltoall(struct sock_comm *c, const void *send, void *recv, size_t count,
 		  enum dtype t, struct err *e);
 
-/* The collectives' own connections: connect to "ADDR PORT" and say who we
- * are (rank, job tag, a MAC with the job's key); accept the first
- * connection that says it is a rank of `job` and proves it with `key`,
- * closing any other, for at most timeout_ms.  *who = its rank. */
+/* The collectives' own connections (sock_peer.c): connect to "ADDR PORT"
+ * and say who we are (rank, job tag, a MAC with the job's key); accept the
+ * first connection that says it is a rank of `job` and proves it with
+ * `key`, for at most timeout_ms.  *who = its rank.  Connections not yet
+ * proven wait in a lobby that outlives the call (the next accept on the
+ * same socket finds a peer that arrived meanwhile): each has
+ * SOCK_HELLO_MS, at most SOCK_LOBBY_MAX wait at once and a newcomer takes
+ * the oldest one's place, so strangers flooding the port neither keep a
+ * peer out nor stall the accept; whatever fails the proof is closed. */
+#define SOCK_HELLO_MS 2000 /* a connection that says nothing in this long is a stranger */
+#define SOCK_LOBBY_MAX 64
+struct sock_lobby;
+struct sock_lobby *sock_lobby_new(void);
+void sock_lobby_free(struct sock_lobby *l); /* closes what still waits; NULL is fine */
 int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, long me,
 		      struct err *e);
-int sock_accept_peer(int listen_fd, const char *job, const uint8_t *key, int timeout_ms, long *who,
-		     struct err *e);
+int sock_accept_peer(int listen_fd, struct sock_lobby *l, const char *job, const uint8_t *key,
+		     int timeout_ms, long *who, struct err *e);
 
 /* dst[i] = a[i] + b[i] over n elements of type t (dst may be a). */
 void sock_reduce_sum(void *dst, const void *a, const void *b, size_t n, enum dtype t);

@@ -74,8 +74,10 @@ static bool is_local(const char *addr)
  * (rendezvous_int.h): its hello, then its proof. */
 struct pending {
 	int fd;
-	bool challenged;     /* the hello is in, the challenge sent: the proof is due */
+	bool challenged;     /* a hello MAC'd with the key is in, the challenge sent: the
+			      * proof is due, and the connection is no stranger's */
 	size_t got;          /* bytes of the hello, then of the proof */
+	long born;           /* when accepted: the oldest stranger makes room first */
 	long deadline;
 	struct hello h;
 	uint8_t nonce0[RDZV_NONCE_LEN];
@@ -91,8 +93,8 @@ enum pend_state {
 	PEND_FORGED,   /* this job's string, but no proof of its key */
 };
 
-/* The hello is in: a rank of this job string is challenged; 0, or -1
- * when the challenge cannot be sent (the peer is gone or not reading). */
+/* Sends rank 0's challenge for the hello in p: 0, or -1 when it cannot be
+ * sent (the peer is gone or not reading). */
 static int challenge(struct pending *p, const uint8_t key[JOBKEY_LEN])
 {
 	struct challenge c = { .head.kind = htonl(RDZV_KIND_CHALLENGE) };
@@ -106,9 +108,28 @@ static int challenge(struct pending *p, const uint8_t key[JOBKEY_LEN])
 	/* 72 bytes into an empty socket buffer: all or nothing. */
 	if (send(p->fd, &c, sizeof(c), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(c))
 		return -1;
+	return 0;
+}
+
+/* The hello of this job string is in.  MAC'd with the key: challenged,
+ * and from now on the proof is due.  Not: challenged all the same (a rank
+ * with another key then says that rank 0 does not hold its key), then
+ * dropped. */
+static enum pend_state hello_in(struct pending *p, long now, const uint8_t key[JOBKEY_LEN])
+{
+	uint8_t mac[JOBKEY_LEN];
+
+	rdzv_hello_mac(key, &p->h, mac);
+	if (!jobkey_equal(mac, p->h.mac)) {
+		challenge(p, key);
+		return PEND_FORGED;
+	}
+	if (challenge(p, key) < 0)
+		return PEND_STRANGER;
 	p->challenged = true;
 	p->got = 0;
-	return 0;
+	p->deadline = now + HELLO_TIMEOUT_MS;
+	return PEND_WAIT;
 }
 
 /* Reads what the connection has and moves its handshake on. */
@@ -144,7 +165,7 @@ static enum pend_state pending_read(struct pending *p, short revents, long now, 
 	p->h.job[sizeof(p->h.job) - 1] = p->h.host[sizeof(p->h.host) - 1] = '\0';
 	if (strcmp(p->h.job, job) != 0)
 		return PEND_FOREIGN;
-	return challenge(p, key) < 0 ? PEND_STRANGER : PEND_WAIT;
+	return hello_in(p, now, key);
 }
 
 /* A rank of another job: told, so that it says what is wrong (its own
@@ -167,8 +188,86 @@ static void version_refusal(int fd, const struct hello *h)
 	snprintf(msg, sizeof(msg), "rank 0 runs another version of ctrun (rendezvous protocol "
 		 "%c, this rank speaks %c): use the same ctrun on every node", MAGIC[MAGIC_NAME_LEN],
 		 h->magic[MAGIC_NAME_LEN]);
-	fcntl(fd, F_SETFL, 0);
+	/* Still non-blocking: into an empty socket buffer, or not at all. */
 	rdzv_send_status(fd, RDZV_PEER, msg);
+}
+
+/* The connections rank 0 is reading, in one poll loop: strangers (no hello
+ * MAC'd with the key yet) hold at most MAX_PENDING places, the oldest
+ * making room for a newcomer; the others are key holders' (rank 0 sent
+ * them its challenge). */
+struct pool {
+	struct pending *v;
+	struct pollfd *pfd; /* pfd[0] the listening socket, pfd[k + 1] v[k] */
+	size_t n, cap;
+	long forged;        /* connections that named the job without its key */
+};
+
+static size_t strangers(const struct pool *pl, size_t *oldest)
+{
+	size_t count = 0;
+
+	for (size_t k = 0; k < pl->n; k++)
+		if (!pl->v[k].challenged && (count++ == 0 || pl->v[k].born < pl->v[*oldest].born))
+			*oldest = k;
+	return count;
+}
+
+/* What pend k's handshake came to: a rank that proved the key goes to
+ * *ready (one a round: another stays, ready again next round); another
+ * version or job is told why; anything else but PEND_WAIT is dropped.
+ * Returns whether k left the pool (its place now holds the last one). */
+static bool settle(struct pool *pl, size_t k, enum pend_state got, const struct rdzv_opts *o,
+		   int *ready, struct hello *h)
+{
+	struct pending *p = &pl->v[k];
+
+	if (got == PEND_WAIT || (got == PEND_READY && *ready >= 0))
+		return false;
+	if (got == PEND_READY) {
+		*ready = p->fd;
+		*h = p->h;
+	} else {
+		if (got == PEND_VERSION)
+			version_refusal(p->fd, &p->h);
+		else if (got == PEND_FOREIGN)
+			foreign_refusal(p->fd, o, &p->h);
+		pl->forged += got == PEND_FORGED;
+		close(p->fd);
+	}
+	pl->v[k] = pl->v[--pl->n];
+	return true;
+}
+
+/* Takes what waits on the listening socket (at most ACCEPT_BATCH) and reads
+ * each newcomer's hello at once: under a flood a rank's hello has long
+ * arrived when its turn comes, and its MAC takes it out of the strangers'
+ * places before any other newcomer could push it out.  -1 only when rank 0
+ * runs out of descriptors. */
+static int accept_some(struct pool *pl, int lfd, const struct rdzv_opts *o, int *ready,
+		       struct hello *h)
+{
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		size_t oldest = 0;
+		long now;
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (c < 0)
+			return errno == EMFILE || errno == ENFILE ? -1 : 0;
+		if (strangers(pl, &oldest) == MAX_PENDING) {
+			close(pl->v[oldest].fd); /* the oldest stranger makes room */
+			pl->v[oldest] = pl->v[--pl->n];
+		} else if (pl->n == pl->cap) {
+			close(c); /* every place a key holder's: that rank connects again */
+			continue;
+		}
+		now = rdzv_now_ms();
+		pl->v[pl->n++] = (struct pending){ .fd = c, .born = now,
+						   .deadline = now + HELLO_TIMEOUT_MS };
+		settle(pl, pl->n - 1, pending_read(&pl->v[pl->n - 1], POLLIN, now, o->job, o->key),
+		       o, ready, h);
+	}
+	return 0;
 }
 
 int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
@@ -177,9 +276,9 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	char (*hosts)[64] = NULL, missing[256];
 	/* A little longer than the others try to connect: when MASTER_PORT is
 	 * unreachable their diagnosis is the precise one, let it come first. */
-	long arrived = 1, forged = 0, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
-	struct pending pend[MAX_PENDING];
-	size_t npend = 0;
+	long arrived = 1, deadline = rdzv_now_ms() + o->timeout_ms + ROOT_GRACE_MS;
+	struct pool pl = { .cap = MAX_PENDING + (size_t)(r->world - 1 < MAX_PROVING ? r->world - 1
+										   : MAX_PROVING) };
 	int lfd = -1, one = 1, rv = -1, family = AF_INET;
 	struct sockaddr_storage sa = { 0 };
 	socklen_t salen;
@@ -213,8 +312,10 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 		goto out;
 	}
 	hosts = calloc((size_t)r->world, sizeof(*hosts));
-	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (hosts == NULL || lfd < 0) {
+	pl.v = calloc(pl.cap, sizeof(*pl.v));
+	pl.pfd = calloc(pl.cap + 1, sizeof(*pl.pfd));
+	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accept_some drains it */
+	if (hosts == NULL || pl.v == NULL || pl.pfd == NULL || lfd < 0) {
 		rdzv_fail_set(r, e, RDZV_SYS, "rendezvous socket: %s", strerror(errno));
 		goto out;
 	}
@@ -235,7 +336,6 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 	}
 	rdzv_copy_str(hosts[0], sizeof(hosts[0]), o->host);
 	while (arrived < r->world) {
-		struct pollfd pfd[MAX_PENDING + 1];
 		struct hello h;
 		long now = rdzv_now_ms(), left = deadline - now, rank, world, wait = left;
 		int fd, ret;
@@ -245,65 +345,34 @@ int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
 			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: %ld of WORLD_SIZE=%ld ranks reached "
 			     "the rendezvous at %s:%ld within %ds (missing ranks %s: they did not start, "
 			     "or WORLD_SIZE is larger than the job)%s", arrived, r->world, o->addr, o->port,
-			     o->timeout_ms / 1000, missing, forged > 0 ? "; connections that named this "
+			     o->timeout_ms / 1000, missing, pl.forged > 0 ? "; connections that named this "
 			     "job but did not prove its key were dropped: do all nodes share "
 			     "~/.config/ctrun/job.key or " JOBKEY_SECRET_ENV "? (docs/bench.md)" : "");
 			goto out;
 		}
-		/* Every connection's hello is read here, in this one loop: a
-		 * silent one (a port scanner, a health check, a stale rank)
-		 * holds nobody up, and goes after HELLO_TIMEOUT_MS. */
-		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (size_t k = 0; k < npend; k++) {
-			pfd[k + 1] = (struct pollfd){ .fd = pend[k].fd, .events = POLLIN };
-			if (pend[k].deadline - now < wait)
-				wait = pend[k].deadline - now;
+		/* Every connection is read here, in this one loop: a silent one
+		 * (a port scanner, a health check, a stale rank) holds nobody
+		 * up, and goes after HELLO_TIMEOUT_MS or when a newcomer needs
+		 * its place. */
+		pl.pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (size_t k = 0; k < pl.n; k++) {
+			pl.pfd[k + 1] = (struct pollfd){ .fd = pl.v[k].fd, .events = POLLIN };
+			if (pl.v[k].deadline - now < wait)
+				wait = pl.v[k].deadline - now;
 		}
-		ret = poll(pfd, npend + 1, wait < 0 ? 0 : (int)wait);
+		ret = poll(pl.pfd, pl.n + 1, wait < 0 ? 0 : (int)wait);
 		if (ret < 0 && errno != EINTR) {
 			rdzv_fail_set(r, e, RDZV_SYS, "rendezvous: poll: %s", strerror(errno));
 			goto out;
 		}
 		fd = -1;
-		for (size_t k = npend; k-- > 0;) {
-			enum pend_state got = pending_read(&pend[k], pfd[k + 1].revents, rdzv_now_ms(),
-							   o->job, o->key);
-
-			if (got == PEND_WAIT)
-				continue;
-			if (got == PEND_READY && fd < 0) {
-				fd = pend[k].fd;
-				h = pend[k].h;
-			} else if (got == PEND_READY) {
-				continue; /* one rank a round; this one stays ready */
-			} else if (got == PEND_VERSION) {
-				version_refusal(pend[k].fd, &pend[k].h);
-				close(pend[k].fd);
-			} else if (got == PEND_FOREIGN) {
-				foreign_refusal(pend[k].fd, o, &pend[k].h);
-				close(pend[k].fd);
-			} else {
-				/* A stranger, silent or gone; or one that knows the
-				 * job string but not the key: nothing it said counts. */
-				if (got == PEND_FORGED)
-					forged++;
-				close(pend[k].fd);
-			}
-			pend[k] = pend[--npend];
-		}
-		if (pfd[0].revents & POLLIN) {
-			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-			if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
-				rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "
-				     "of %ld ranks (raise ulimit -n)", o->host, arrived, r->world);
-				goto out;
-			}
-			if (c >= 0 && npend == MAX_PENDING)
-				close(c); /* a flood: the real ranks connect again */
-			else if (c >= 0)
-				pend[npend++] = (struct pending){ .fd = c,
-								  .deadline = rdzv_now_ms() + HELLO_TIMEOUT_MS };
+		for (size_t k = pl.n; k-- > 0;)
+			settle(&pl, k, pending_read(&pl.v[k], pl.pfd[k + 1].revents, rdzv_now_ms(),
+						    o->job, o->key), o, &fd, &h);
+		if ((pl.pfd[0].revents & POLLIN) && accept_some(&pl, lfd, o, &fd, &h) < 0) {
+			rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "
+			     "of %ld ranks (raise ulimit -n)", o->host, arrived, r->world);
+			goto out;
 		}
 		if (fd < 0)
 			continue;
@@ -350,10 +419,12 @@ out:
 			getnameinfo((struct sockaddr *)&me, len, r->local_addr, sizeof(r->local_addr),
 				    NULL, 0, NI_NUMERICHOST);
 	}
-	for (size_t k = 0; k < npend; k++)
-		close(pend[k].fd);
+	for (size_t k = 0; k < pl.n; k++)
+		close(pl.v[k].fd);
 	if (lfd >= 0)
 		close(lfd);
+	free(pl.v);
+	free(pl.pfd);
 	free(hosts);
 	return rv;
 }

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -116,6 +117,12 @@ void rdzv_send_status(int fd, enum rdzv_fail kind, const char *msg)
 	memcpy(s.magic, MAGIC, 8);
 	rdzv_copy_str(s.msg, sizeof(s.msg), msg);
 	sock_send_all(fd, &s, sizeof(s));
+}
+
+void rdzv_hello_mac(const uint8_t key[JOBKEY_LEN], const struct hello *h, uint8_t mac[JOBKEY_LEN])
+{
+	jobkey_mac(key, (struct jobkey_part[]){ { "hello", 6 }, { h, offsetof(struct hello, mac) } },
+		   2, mac);
 }
 
 void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,

@@ -165,6 +165,7 @@ static int handshake(struct rdzv *r, const struct rdzv_opts *o, int fd, long dea
 		r->fail = RDZV_SYS;
 		return -1;
 	}
+	rdzv_hello_mac(o->key, &h, h.mac);
 	if (sock_send_all(fd, &h, sizeof(h)) < 0)
 		return errno == EPIPE || errno == ECONNRESET ? 1
 			: rdzv_fail_set(r, e, RDZV_PEER, "rendezvous at %s:%ld: %s", o->addr, o->port,

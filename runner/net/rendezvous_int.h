@@ -16,29 +16,42 @@
  * whenever a message's layout (hello, status, what check and bench
  * gather) changes, so ranks of two ctrun versions refuse each other by
  * name instead of misreading each other. */
-#define MAGIC "CTRUNRZ3"
+#define MAGIC "CTRUNRZ4"
 #define MAGIC_NAME_LEN 7
-#define HELLO_TIMEOUT_MS 5000
-#define MAX_PENDING 64  /* connections that have not said hello yet */
+#define HELLO_TIMEOUT_MS 5000 /* each connection's deadline for its hello, then its proof */
+/* Connections that have not proven the key yet (strangers' places): when
+ * all are taken, a newcomer replaces the oldest, so a flood cannot keep a
+ * rank out; a hello MAC'd with the key moves its connection out of them. */
+#define MAX_PENDING 64
+#define MAX_PROVING 256   /* key-MAC'd hellos waiting for their proof (key holders only) */
+#define ACCEPT_BATCH 64   /* connections accepted per round of rank 0's loop */
 #define ROOT_GRACE_MS 2000
 
 /* The handshake (docs/bench.md, "Who may join"): the job string is public,
  * so both sides prove they hold the job's rendezvous key (jobkey.h):
- *   rank r -> rank 0: hello (with the rank's nonce)
+ *   rank r -> rank 0: hello (with the rank's nonce), MAC'd:
+ *                     HMAC(key, "hello", hello without its mac)
  *   rank 0 -> rank r: challenge: rank 0's nonce and
  *                     HMAC(key, "root", hello, nonce0)
  *   rank r -> rank 0: proof: HMAC(key, "rank", hello, nonce0)
  *   rank 0 -> rank r: status, once every rank is in (or the verdict)
  * The MACs cover the whole hello (job, rank, world, host, nonce), so what a
  * rank claims is what it proved, and a reply of one connection is no
- * answer on another.  A connection that fails the proof is dropped
- * without a word and counts for nothing. */
+ * answer on another.  The hello's own MAC tells rank 0 at once, without a
+ * round trip, which connections are a rank's (only they leave the
+ * strangers' places); the proof over rank 0's fresh nonce is what admits
+ * one (a hello replayed by someone who read the traffic proves nothing).
+ * A hello whose MAC is wrong still gets rank 0's challenge, so a rank with
+ * another key learns that rank 0 does not hold its key, and is then
+ * dropped; a connection that fails the proof is dropped without a word
+ * and counts for nothing. */
 struct hello {
 	char magic[8];
 	uint32_t rank, world; /* network order */
 	char job[64];
 	char host[64];
 	uint8_t nonce[RDZV_NONCE_LEN];
+	uint8_t mac[JOBKEY_LEN];
 };
 
 /* Every reply of rank 0 starts with the magic and a kind (in every
@@ -61,6 +74,8 @@ struct status {
 	char msg[512];
 };
 
+/* The hello's own MAC: HMAC(key, "hello", the hello up to its mac). */
+void rdzv_hello_mac(const uint8_t key[JOBKEY_LEN], const struct hello *h, uint8_t mac[JOBKEY_LEN]);
 /* The MAC of `role` ("root" or "rank") over a hello and rank 0's nonce. */
 void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,
 		   const uint8_t nonce0[RDZV_NONCE_LEN], uint8_t mac[JOBKEY_LEN]);

@@ -35,8 +35,10 @@ struct worker {
 struct supervise_opts {
 	const char *host;    /* this node's name, for messages (NULL = gethostname) */
 	bool prefix;         /* "[rankN]: " before every output line (false with --no-prefix) */
-	const char *log_dir; /* NULL = none; else per-rank files log_dir/rank-N.log (dir
-			      * created), unprefixed, stdout+stderr */
+	const char *log_dir; /* NULL = none; else per-rank files log_dir/rank-N.log,
+			      * unprefixed, stdout+stderr.  The directory must exist,
+			      * be the caller's and writable by no one else (made and
+			      * checked from "/" by the caller: core/trustdir.h) */
 	bool log_only;       /* with log_dir: do not also copy output to ctrun's stdout/stderr */
 	int grace_ms;        /* SIGTERM -> SIGKILL grace period (default 3000) */
 	bool quiet;          /* -q: no info lines from ctrun itself */

@@ -27,6 +27,11 @@
 #   CTRUN_CLUSTER_GPUS       4            fake GPUs per node (/dev/nvidia0..)
 #   CTRUN_CLUSTER_CPUS       8            CPUs Slurm believes each node has
 #   CTRUN_CLUSTER_TIMEOUT    60           seconds `up` waits for the nodes to become idle
+#   CTRUN_CLUSTER_PLUGSTACK  (none)       lines added to the cluster's plugstack.conf (after the
+#                                         machine's plugstack.conf.d), e.g. "required
+#                                         /path/build/spank_ctrun.so ctrun=/path/build/ctrun":
+#                                         a cluster of its own loads a SPANK plugin, the
+#                                         machine's /etc/slurm is never touched
 #   CTRUN_SLURM_PREFIX       (PATH's)     a Slurm install (PREFIX/sbin/slurmctld, PREFIX/bin/srun):
 #                                         its daemons run the cluster, `env` puts its commands
 #                                         first on PATH (e.g. /opt/slurm-new, a 26.05 build)
@@ -42,6 +47,7 @@ ngpus=${CTRUN_CLUSTER_GPUS:-4}
 ncpus=${CTRUN_CLUSTER_CPUS:-8}
 timeout=${CTRUN_CLUSTER_TIMEOUT:-60}
 prefix=${CTRUN_SLURM_PREFIX:-}
+plugstack=${CTRUN_CLUSTER_PLUGSTACK:-}
 
 ctl=${name}ctl                 # controller hostname (SlurmctldHost)
 bridge=${name}br               # host bridge

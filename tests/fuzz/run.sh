@@ -24,6 +24,8 @@ seed mounts s2 'rel/dir\\:colon::rw'
 seed hookjson s1 '\x01{"ociVersion":"1.0.2","id":"c","status":"creating","pid":42,"bundle":"/b","annotations":{"org.ctrun.gpus":"0,1"}}'
 seed hookjson s2 '\x00{"ociVersion":"1.0.2","root":{"path":"rootfs","readonly":true},"process":{"env":["A=1"]},"annotations":{}}'
 seed imgconfig s1 '{"config":{"Env":["PATH=/usr/bin:/bin","X= spaced ","Q=\\"quoted\\""],"WorkingDir":"/w"}}'
+seed spank s1 '\x01/home:/test-mnt,/var/lib,./data:/data:ro+rprivate'
+seed spank s2 'ctrun-spank-reg 1 4242 99\n/work\0PATH=/usr/bin\0\0LD_PRELOAD\0\0'
 seed options s1 '[run]\nmax_restarts = 2\nkill_timeout = 5\n[container]\nimage = /x.sqsh\nCTRUN_ENV=A=1\n'
 # The registry's parsers: a first byte picks manifest's Content-Type (3: OCI index, 5: docker v2).
 seed manifest s1 '\x03{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","size":100,"platform":{"architecture":"arm64","os":"linux","variant":"v8"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","size":566,"platform":{"architecture":"unknown","os":"unknown"}}]}'

@@ -376,11 +376,25 @@ enroot_named_root() {
 	named_keeps enroot root
 }
 behaviour "enroot: --name as root, its own container, kept across two steps and across jobs" enroot_named_root
-# enroot create unpacks as the user: an image without device nodes.
-enroot_named_user() {
+# auto would take ctrun's own start here (enroot's configuration is its
+# own): a container that enroot made stays enroot's, its changes with it.
+enroot_named_auto() {
 	enroot_real
+	as root "$CTRUN" --no-prefix -v --image bb.sqsh --name keep-enroot-root -- cat /usr/kept
+	assert_eq 0 "$rc" "auto with --name keep-enroot-root: $out"
+	grep -q "^ctrun: enroot container " run.out || fail "auto did not take enroot: $out"
+	grep -qx step1 run.out || fail "auto did not continue enroot's container: $out"
+}
+behaviour "enroot: --name made by enroot, run again without --runtime: still enroot's container" enroot_named_auto
+# enroot create unpacks as the user: an image without device nodes.
+nodev_image() {
+	[ -e nodev.sqsh ] && return
 	rm -rf nodev && unsquashfs -q -d nodev bb.sqsh > /dev/null && rm -f nodev/dev/* &&
 		mksquashfs nodev nodev.sqsh -noappend -quiet > /dev/null && chmod 644 nodev.sqsh
+}
+enroot_named_user() {
+	enroot_real
+	nodev_image
 	named_keeps enroot user nodev.sqsh
 }
 behaviour "enroot: --name as the test user, kept across jobs" enroot_named_user
@@ -401,10 +415,64 @@ enroot_save_named() {
 	# SIGPIPE, and under pipefail the match would go unseen.
 	unsquashfs -l esave.sqsh > esave.list
 	! grep -qE '/\.lock$|/\.ctrun$' esave.list || fail "enroot's lock or ctrun's mount point saved"
-	as root "$CTRUN" -q --runtime enroot --image bb.sqsh --save "$TMPD/nope.sqsh" -- true
-	assert_eq 2 "$rc" "enroot --save without --name: $out"
 }
 behaviour "enroot: --save and ctrun save of a named container, runnable at once" enroot_save_named
+
+# --save without --name under enroot (issue 33): the saving task gets an
+# enroot container of its own in its run directory (enroot's own writable
+# start keeps its changes in a tmpfs that ends with it), saved after the
+# run and removed with the run directory.
+no_rundirs() { # WHAT: no run directory of a ctrun of node N (its owner file: "HOST PID")
+	local left
+	left=$("$CLUSTER" exec "$N" sh -c "grep -ls '^$N ' ${TMPDIR:-/tmp}/ctrun-*/ctrun-*/owner \
+/tmp/ctrun-*/ctrun-*/owner 2>/dev/null" || true)
+	[ -z "$left" ] || fail "$1: left on $N: $left"
+}
+enroot_save_unnamed() { # root|user
+	enroot_real
+	local who=$1 img=bb.sqsh
+	[ "$who" = root ] || { nodev_image && img=nodev.sqsh; }
+	as "$who" "$CTRUN" -q --no-prefix --runtime enroot --writable --save "$TMPD/eun-$who.sqsh" \
+		--image "$img" -- sh -c "mkdir -p /usr/local && echo unnamed-$who > /usr/local/ufile && rm /bin/vi && echo ran"
+	assert_eq 0 "$rc" "enroot --writable --save without --name ($who): $out"
+	printf '%s\n' "$out" | grep -qx ran || fail "the command did not run ($who): $out"
+	no_temps "$TMPD"
+	no_rundirs "after the save ($who)"
+	as "$who" "$CTRUN" -q --no-prefix --runtime enroot --image "$TMPD/eun-$who.sqsh" -- \
+		sh -c 'cat /usr/local/ufile; if [ -e /bin/vi ]; then echo vi-back; else echo vi-gone; fi'
+	assert_eq 0 "$rc" "enroot runs eun-$who.sqsh: $out"
+	assert_eq "unnamed-$who;vi-gone;" "$(printf '%s\n' "$out" | tr '\n' ';')" "the saved changes ($who)"
+	no_rundirs "after the run of the saved image ($who)"
+}
+behaviour "enroot: --save without --name as root: its own container, saved, then removed" \
+	enroot_save_unnamed root
+behaviour "enroot: --save without --name as the test user: the same" enroot_save_unnamed user
+
+# Two tasks of a step on the node: the first saves (node rank 0's first
+# task, as under every runtime); the other runs writable over enroot's own
+# start of the file, never over a shared container.
+enroot_save_two_tasks() {
+	enroot_real
+	run_rc srun -N1 -n2 -w "$N" "$CTRUN" -q --no-prefix --runtime enroot --save "$TMPD/etwo.sqsh" \
+		--image bb.sqsh -- sh -c 'mkdir -p /usr/local && echo "$SLURM_PROCID" > /usr/local/who && echo ok' > run.out 2>&1
+	assert_eq 0 "$rc" "srun -n2 ctrun --runtime enroot --save: $(cat run.out)"
+	assert_eq 2 "$(grep -cx ok run.out)" "both tasks ran: $(cat run.out)"
+	as root "$CTRUN" -q --no-prefix --runtime enroot --image "$TMPD/etwo.sqsh" -- cat /usr/local/who
+	assert_eq 0 "$out" "the saved image is task 0's"
+	no_rundirs "after two tasks"
+}
+behaviour "enroot: --save without --name, two tasks on a node: task 0's container saved" enroot_save_two_tasks
+
+# The issue's command as a user types it: enroot installed, no --runtime.
+enroot_installed_auto_save() {
+	enroot_real
+	as root "$CTRUN" -q --no-prefix --writable --save "$TMPD/eauto.sqsh" --image bb.sqsh -- \
+		sh -c 'echo auto > /usr/autofile && echo ran'
+	assert_eq 0 "$rc" "ctrun --writable --save with enroot installed: $out"
+	as root "$CTRUN" -q --no-prefix --image "$TMPD/eauto.sqsh" -- cat /usr/autofile
+	assert_eq auto "$out" "the saved image"
+}
+behaviour "enroot: installed, --writable --save without --runtime or --name: saved" enroot_installed_auto_save
 enroot_nothing_left() {
 	enroot_real
 	nothing_left

@@ -6,9 +6,11 @@
 # after: malformed state, missing and relative bundles, a dotted root
 # path, unknown GPU ids, and images whose symlinks point at the host
 # (/dev -> a host directory, /usr/lib/x86_64-linux-gnu -> /etc with a
-# driver to bind, a relative link climbing out).  The host directories a
+# driver to bind, a relative link climbing out, a relative one landing on a
+# directory bound from the host).  The host directories a
 # naive hook would have written into must stay empty.  Then the same
-# /dev symlink through real runc, and enroot mode's own inputs.
+# /dev symlink through real runc, and enroot mode's own inputs.  Last, an
+# MPS pipe directory (/tmp/nvidia-mps) another user made first is not bound.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hooklib.sh"
 hook_requirements
@@ -109,6 +111,34 @@ state "$TMPD/climb" >"$TMPD/climb.state"
 case_ climb "the image's symlink /usr/lib64 -> ../../../../../../../../etc climbs out of the container root" \
 	"$fake_driver"
 
+# A relative link that stays inside the root by its path but lands on a
+# directory bound from the host (a bind of $TMPD/host-lib at /mnt/host, as
+# a --mount, the working directory or the home is): the hook made the
+# driver's mount points and links there, in the host's directory, and
+# replaced files of those names.
+host_lib=$TMPD/host-lib
+mkdir -p "$host_lib"
+make_rootfs "$TMPD/bindlib/rootfs"
+echo 12.0 >"$TMPD/bindlib/rootfs/etc/debian_version"
+mkdir -p "$TMPD/bindlib/rootfs/usr/lib" "$TMPD/bindlib/rootfs/mnt/host"
+ln -s ../../mnt/host "$TMPD/bindlib/rootfs/usr/lib/x86_64-linux-gnu"
+bundle "$TMPD/bindlib" rootfs "$gpu"
+state "$TMPD/bindlib" >"$TMPD/bindlib.state"
+case_ bindlib "lies on another mount than the container's root" \
+	"mount --bind \"\$TMPD/host-lib\" \"\$TMPD/bindlib/rootfs/mnt/host\"; $fake_driver"
+echo "host lib dir: [$(ls -A "$host_lib")]"
+
+# The same for /etc, where the hook's ldconfig (as uid 0) writes the
+# image's ld.so.cache: /etc -> mnt/host on a bind of $TMPD/host-etc.
+host_etc=$TMPD/host-etc
+mkdir -p "$host_etc" "$TMPD/bindetc/rootfs/mnt/host" "$TMPD/bindetc/rootfs/usr/lib64"
+ln -s mnt/host "$TMPD/bindetc/rootfs/etc"
+bundle "$TMPD/bindetc" rootfs "$gpu"
+state "$TMPD/bindetc" >"$TMPD/bindetc.state"
+case_ bindetc "/etc of the image lies on another mount than the container's root" \
+	"mount --bind \"\$TMPD/host-etc\" \"\$TMPD/bindetc/rootfs/mnt/host\"; $fake_driver"
+echo "host etc dir: [$(ls -A "$host_etc")]"
+
 # The same /dev symlink through real runc (it resolves its own mounts
 # inside the root; the hook must refuse the link, not follow it).
 make_bundle "$TMPD/runc" true
@@ -152,16 +182,56 @@ refused() { # case
 	if grep "^FAIL $1\b" "$TMPD/out"; then fail "case $1"; fi
 	grep -qx "ok $1" "$TMPD/out" || fail "case $1 did not pass"
 }
-for c in malformed missing relative dotted unknown notid devlink libetc climb runc \
+for c in malformed missing relative dotted unknown notid devlink libetc climb bindlib bindetc runc \
 	enroot-relative enroot-devlink; do
 	behaviour "refused, nothing mounted: $c" refused "$c"
 done
 cases() {
 	if grep '^FAIL' "$TMPD/out"; then fail "a case failed"; fi
-	assert_eq 12 "$(grep -c '^ok ' "$TMPD/out")" "cases that passed"
+	assert_eq 14 "$(grep -c '^ok ' "$TMPD/out")" "cases that passed"
 }
-behaviour "every case ran and passed (12)" cases
+behaviour "every case ran and passed (14)" cases
 host_dir() { grep -qx 'host dir: \[\]' "$TMPD/out" || fail "something was written into the host directory"; }
 behaviour "nothing was written into the host directory" host_dir
+host_lib_dir() {
+	grep -qx 'host lib dir: \[\]' "$TMPD/out" || fail "the hook wrote into the bound host directory"
+	grep -qx 'host etc dir: \[\]' "$TMPD/out" || fail "ldconfig wrote into the bound host directory"
+}
+behaviour "nothing was written into a host directory bound into the image" host_lib_dir
 no_lib() { if ls /etc | grep -q '^libcuda'; then fail "a library was put into the machine's /etc"; fi; }
 behaviour "no library was put into the machine's /etc" no_lib
+
+# MPS's pipe directory is /tmp/nvidia-mps, which any user may create first
+# in /tmp: the hook bound it into every GPU container, writable, as MPS's
+# pipes (OCI and enroot binds, and apptainer's through driver-files), so
+# the job's CUDA would talk to another user's pipes.  Now one made by
+# another user (ctrunuser here) is left out with a warning; root's own is
+# still bound.  Each run in a private mount namespace with a /tmp of its
+# own, so the machine's /tmp stays untouched.  The hook is opened before
+# that /tmp hides it (the checkout itself may live under /tmp) and run
+# through its descriptor.
+mps_dir() { # who-makes-it: the hook's driver-files output in $TMPD/mps-WHO
+	unshare -m --propagation private sh -c '
+		exec 3<"$2" || exit 1
+		mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 1
+		if [ "$1" = root ]; then mkdir -m 755 /tmp/nvidia-mps
+		else su "$1" -s /bin/sh -c "mkdir -m 777 /tmp/nvidia-mps"; fi || exit 1
+		exec /proc/self/fd/3 driver-files /usr/lib/x86_64-linux-gnu' sh "$1" "$HOOK" >"$TMPD/mps-$1" 2>&1
+}
+mps_of_another_user() {
+	local attacker
+	attacker=$("$CTRUN_REPO/tests/cluster/ensure-user.sh" ctrunuser)
+	run_rc mps_dir "$attacker"
+	cat "$TMPD/mps-$attacker"
+	assert_eq 0 "$rc" "driver-files with another user's /tmp/nvidia-mps"
+	if grep -q '^/tmp/nvidia-mps ' "$TMPD/mps-$attacker"; then
+		fail "another user's /tmp/nvidia-mps is bound into the container"
+	fi
+	grep -q "^ctrun-hook: warning: /tmp/nvidia-mps is not bound: another user could have made it (uid $(id -u "$attacker")" \
+		"$TMPD/mps-$attacker" || fail "no warning naming /tmp/nvidia-mps and its owner"
+	run_rc mps_dir root
+	cat "$TMPD/mps-root"
+	assert_eq 0 "$rc" "driver-files with root's /tmp/nvidia-mps"
+	grep -qx '/tmp/nvidia-mps /tmp/nvidia-mps' "$TMPD/mps-root" || fail "root's MPS directory is not bound"
+}
+behaviour "another user's /tmp/nvidia-mps is not bound into containers; root's is" mps_of_another_user

@@ -28,9 +28,11 @@ make_install() {
 	for f in bin/ctrun bin/ctrun-hook libexec/ctrun/ctrun-agent libexec/ctrun/ctrun-worker \
 		share/man/man1/ctrun.1 share/man/man5/ctrun.ini.5 share/man/man8/ctrun-hook.8 \
 		share/bash-completion/completions/ctrun share/containers/oci/hooks.d/ctrun-hook.json \
-		share/doc/ctrun/ctrun.ini; do
+		share/doc/ctrun/ctrun.ini lib/slurm/spank_ctrun.so share/ctrun/spank_ctrun.conf; do
 		[ -f "$d$p/$f" ] || fail "make install did not install $p/$f"
 	done
+	assert_eq "required $p/lib/slurm/spank_ctrun.so ctrun=$p/bin/ctrun" \
+		"$(grep -v '^#' "$d$p/share/ctrun/spank_ctrun.conf")" "the SPANK plugin's plugstack line"
 	[ ! -e "$d$p/bin/ctrun-agent" ] || fail "the agent is in bin, not libexec"
 	grep -q "\"$p/bin/ctrun-hook\"" "$d$p/share/containers/oci/hooks.d/ctrun-hook.json" ||
 		fail "hooks.d names another ctrun-hook: $(cat "$d$p/share/containers/oci/hooks.d/ctrun-hook.json")"
@@ -62,10 +64,15 @@ deb_package() {
 	man ctrun-hook 2> /dev/null | grep -q 'createContainer' || fail "man ctrun-hook"
 	[ -x /usr/libexec/ctrun/ctrun-agent ] || fail "no /usr/libexec/ctrun/ctrun-agent"
 	[ -f /usr/share/bash-completion/completions/ctrun ] || fail "no completion installed"
+	[ -f "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm/spank_ctrun.so" ] ||
+		fail "no SPANK plugin in the package"
+	grep -q "^required /usr/lib/.*/slurm/spank_ctrun.so ctrun=/usr/bin/ctrun" \
+		/usr/share/ctrun/spank_ctrun.conf || fail "the package's plugstack line"
 	run_installed /usr/bin/ctrun "the package"
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ctrun > apt.log 2>&1 || fail "apt-get purge: $(tail -5 apt.log)"
 	for f in /usr/bin/ctrun /usr/bin/ctrun-hook /usr/libexec/ctrun /usr/share/man/man1/ctrun.1.gz \
-		/usr/share/bash-completion/completions/ctrun /usr/share/containers/oci/hooks.d/ctrun-hook.json; do
+		/usr/share/bash-completion/completions/ctrun /usr/share/containers/oci/hooks.d/ctrun-hook.json \
+		/usr/share/ctrun; do
 		[ ! -e "$f" ] || fail "$f is still there after apt-get purge"
 	done
 }

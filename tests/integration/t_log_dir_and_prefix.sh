@@ -4,6 +4,10 @@
 # with each rank's own lines; --no-prefix passes lines through untouched.
 . "$(dirname "$0")/lib.sh"
 cd "$TMPD"
+# A shared place as /tmp is (sticky): root's log directory is its own there
+# (under a world-writable one without the sticky bit ctrun refuses it:
+# t_log_dir_hostile).
+chmod 1777 "$TMPD"
 cat > talk.sh <<'W'
 #!/bin/sh
 i=0

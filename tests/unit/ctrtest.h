@@ -21,6 +21,8 @@
  *   CTRTEST_SUPERVISE     the supervisor's harness (runner/supervise)
  *   CTRTEST_APPTAINER     the apptainer adapter's golden-test fixture
  *                         (runner/container/rt: test_apptainer*.c)
+ *   CTRTEST_RDZV          ranks of the rendezvous as processes, the job's
+ *                         key and another's (runner/net)
  * Each part needs its folder's headers, and several name their fixture
  * setup/teardown: one file asks for one fixture part. */
 #ifndef CTRUN_CTRTEST_H
@@ -879,6 +881,87 @@ static inline int teardown(void **state)
 }
 #endif
 
+#ifdef CTRTEST_RDZV
+/* ---- the rendezvous's ranks as processes (runner/net) -------------------
+ * Real sockets on 127.0.0.1: each rank is a forked child that calls
+ * rdzv_open and exits with its rdzv fail kind. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "netinfo.h"
+#include "rendezvous.h"
+
+/* The job's key, and another user's. */
+static const uint8_t key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+static const uint8_t other_key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 10 };
+
+static inline long free_port(void)
+{
+	struct err e = { 0 };
+	long port = 0;
+
+	assert_int_equal(net_free_port(&port, &e), 0);
+	return port;
+}
+
+static inline struct rdzv_opts opts(long port, long rank, long world, const char *job, int ms)
+{
+	return (struct rdzv_opts){ .addr = "127.0.0.1", .port = port, .rank = rank, .world = world,
+				   .job = job, .key = key, .host = "testhost", .timeout_ms = ms };
+}
+
+/* A child that joins as (rank, world, job) with a key and exits with its
+ * rdzv fail kind. */
+static inline pid_t join_with(long port, long rank, long world, const char *job, int ms,
+			      const uint8_t *k)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rdzv r;
+		struct err e = { 0 };
+		struct rdzv_opts o = opts(port, rank, world, job, ms);
+
+		o.key = k;
+		rdzv_open(&r, &o, &e);
+		if (e.msg[0] != '\0' && getenv("TEST_RDZV_VERBOSE") != NULL)
+			fprintf(stderr, "rank %ld: %s\n", rank, e.msg);
+		rdzv_close(&r);
+		_exit((int)r.fail);
+	}
+	return pid;
+}
+
+/* The same with the job's key. */
+static inline pid_t join(long port, long rank, long world, const char *job, int ms)
+{
+	return join_with(port, rank, world, job, ms, key);
+}
+
+static inline int reap(pid_t pid)
+{
+	int st = 0;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Connects to rank 0 at port (waiting until it listens). */
+static inline int connect_rank0(long port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_port = htons((uint16_t)port);
+	for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && i < 500; i++)
+		usleep(10000); /* until rank 0 listens */
+	return fd;
+}
+#endif
+
 #ifdef CTRTEST_APPTAINER
 /* ---- the apptainer adapter's fixture (runner/container/rt) ----------------
  * A spec of a worker run of /images/pytorch.sif under apptainer 1.3.4 (the
@@ -886,8 +969,10 @@ static inline int teardown(void **state)
 #include "drivers.h"
 
 /* ctr_pick_runtime into the test's own rt, bin and e. */
-#define PICK(want, kind, image, have) \
-	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+#define PICK(want_, kind_, image_, have_)                                                     \
+	ctr_pick_runtime(&(struct ctr_pick){ .want = want_, .kind = kind_, .image = image_,    \
+					     .have = have_ },                                   \
+			 &rt, bin, sizeof(bin), &e)
 
 static const struct app_version apptainer134 __attribute__((unused)) = { APP_APPTAINER, 1, 3, 4 };
 static const struct app_version sce41 __attribute__((unused)) = { APP_SINGULARITYCE, 4, 1, 0 };

@@ -24,7 +24,7 @@ bad() { echo "[  FAILED  ] $1: $2"; failed=$((failed + 1)); }
 # Asked of make alone: not part of the caller's job server.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 layers=$(make -s --no-print-directory print-layers)
-src=$(find core images registry hooks runner -name '*.[ch]' | sort)
+src=$(find core images registry hooks runner spank -name '*.[ch]' | sort)
 
 # 1. Unique header names.
 dups=$(for f in $src; do [[ $f == *.h ]] && basename "$f"; done | sort | uniq -d)

@@ -80,6 +80,12 @@ struct ctr_driver {
 					 * (OCI: its overlay's mount points), or NULL */
 	enum ctr_gpu_pass gpus;
 	enum ctr_default_cmd default_cmd;
+	/* --runtime auto: the driver of ctrun's own start of this runtime's
+	 * images (its name; NULL: none), taken instead where its binary is
+	 * installed and this runtime's configuration on the node adds nothing
+	 * to a container (ctr_pick.adds): the same container, started faster
+	 * (enroot: "oci"; docs/decisions.md, issue 33). */
+	const char *auto_own;
 	/* Identity (ident.c): ctrun binds the caller's home into the container
 	 * (the runtime does not: OCI, charliecloud), and ctrun writes the
 	 * container's /etc/passwd and /etc/group with the caller in them (the

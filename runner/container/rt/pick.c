@@ -1,5 +1,6 @@
 /* pick.c - which runtime runs an image: the driver table's ranks per image
- * kind, the drivers' binaries on PATH (see rt.h, drivers.h). */
+ * kind, the drivers' binaries on PATH, and ctrun's own start in a
+ * runtime's place where that runtime adds nothing (see rt.h, drivers.h). */
 #include "drivers.h"
 
 #include <stdio.h>
@@ -58,18 +59,45 @@ static void join(const char *const *v, size_t n, const char *sep, const char *la
 	}
 }
 
+/* auto found d (its binary in bin): ctrun's own start instead (d's
+ * auto_own, its binary into bin) where that is installed and runs the kind
+ * and d as configured here adds nothing to a container (q->adds). */
+static const struct ctr_driver *own_start(const struct ctr_pick *q, const struct ctr_driver *d,
+					  char *bin, size_t size, struct strv *looked)
+{
+	const struct ctr_driver *own = d->auto_own != NULL ? ctr_driver_named(d->auto_own) : NULL;
+	char own_bin[4096], why[1024] = "";
+
+	if (own == NULL || q->adds == NULL || !ctr_driver_runs(own, q->kind) ||
+	    !find(own, q->have, own_bin, sizeof(own_bin), looked))
+		return d;
+	if (q->adds(d, bin, q->arg, why, sizeof(why))) {
+		if (q->note != NULL)
+			snprintf(q->note, q->note_size, "--runtime auto: %s for %s, not %s (%s): %s",
+				 d->name, q->image, own->name, own_bin, why);
+		return d;
+	}
+	if (q->note != NULL)
+		snprintf(q->note, q->note_size, "--runtime auto: %s (%s) for %s, not %s: %s's "
+			 "configuration here adds nothing to what ctrun's own start gives a "
+			 "container, which is faster (--runtime %s to use %s)", own->name, own_bin,
+			 q->image, d->name, d->name, d->name, d->name);
+	if (xsnprintf(bin, size, "%s", own_bin) < 0)
+		return d;
+	return own;
+}
+
 /* --runtime auto: the first driver of the kind's order with a binary on
- * PATH, or NULL. */
-static const struct ctr_driver *pick_auto(enum image_kind kind,
-					  bool (*have)(const char *, char *, size_t), char *bin,
-					  size_t size, struct strv *looked)
+ * PATH (or ctrun's own start in its place, own_start), or NULL. */
+static const struct ctr_driver *pick_auto(const struct ctr_pick *q, char *bin, size_t size,
+					  struct strv *looked)
 {
 	const struct ctr_driver *order[32];
-	size_t n = ctr_driver_auto(kind, order, sizeof(order) / sizeof(order[0]));
+	size_t n = ctr_driver_auto(q->kind, order, sizeof(order) / sizeof(order[0]));
 
 	for (size_t i = 0; i < n; i++)
-		if (find(order[i], have, bin, size, looked))
-			return order[i];
+		if (find(order[i], q->have, bin, size, looked))
+			return own_start(q, order[i], bin, size, looked);
 	return NULL;
 }
 
@@ -87,19 +115,21 @@ static void names(char *buf, size_t size)
 int ctr_pick_runtime(const struct ctr_pick *q, const struct ctr_driver **rt, char *bin,
 		     size_t size, struct err *e)
 {
+	struct ctr_pick p = *q;
 	const char *want = q->want, *image = q->image;
 	enum image_kind kind = q->kind;
-	bool (*have)(const char *, char *, size_t) = q->have;
 	const struct ctr_driver *d, *order[32];
 	struct strv looked = { 0 };
 	char list[512];
 	bool found;
 
-	if (have == NULL)
-		have = ctr_which;
+	if (p.have == NULL)
+		p.have = ctr_which;
+	if (p.note != NULL && p.note_size > 0)
+		p.note[0] = '\0';
 	*rt = NULL;
 	if (want == NULL || strcmp(want, "auto") == 0) {
-		*rt = pick_auto(kind, have, bin, size, &looked);
+		*rt = pick_auto(&p, bin, size, &looked);
 		join((const char *const *)looked.v, looked.n, ", ", " and ", list, sizeof(list));
 		strv_free(&looked);
 		if (*rt != NULL)
@@ -123,7 +153,7 @@ int ctr_pick_runtime(const struct ctr_pick *q, const struct ctr_driver **rt, cha
 		return err_set(e, EXIT_CTRUN, "--runtime %s cannot run %s (%s): use --runtime %s",
 			       want, image, image_kind_name(kind), n > 0 ? list : "auto");
 	}
-	found = find(d, have, bin, size, &looked);
+	found = find(d, p.have, bin, size, &looked);
 	strv_free(&looked);
 	if (!found) {
 		size_t n = 0;

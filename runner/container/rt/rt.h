@@ -114,6 +114,9 @@ struct ctr_spec {
 	size_t ndevices;
 	const char *hook;         /* OCI: ctrun-hook to put into config.json, NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
+	bool host_pid;            /* OCI: the host's PID namespace and its /proc bound (ctrun
+				   * __hold: tasks that join the container are not in its
+				   * PID namespace, and would see a /proc without themselves) */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
 	 * on disk, in the node cache (images/named.h), instead of on the
@@ -243,6 +246,17 @@ struct ctr_pick {
 	enum image_kind kind;
 	const char *image;
 	bool (*have)(const char *bin, char *path, size_t size);
+	/* auto, for a driver with an auto_own (drivers.h) found: whether this
+	 * runtime (binary bin), as configured on the node, adds to a container
+	 * something ctrun's own start does not, and what (into why); arg is
+	 * passed through.  NULL: never asked, the driver is taken. */
+	bool (*adds)(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+		     size_t size);
+	void *arg;
+	/* Out: why auto took one runtime of two that could run the image (for
+	 * -v), "" when it had no such choice; NULL: not wanted. */
+	char *note;
+	size_t note_size;
 };
 /* Fills *rt and the binary's path.  None fits: EXIT_CTRUN naming what was
  * looked for; an unknown name: EXIT_USAGE. */

@@ -2,6 +2,9 @@
  * and this machine's real cache against `ldconfig -p`) and the choice of
  * driver libraries libnvidia-container would make. */
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include "ctrtest.h"
 #include "state.h"
@@ -249,6 +252,74 @@ static void test_plan_libraries_of_the_loaded_driver(void **state)
 	hook_plan_free(&p);
 }
 
+/* A unix socket at path (a daemon's IPC endpoint). */
+static void sock_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+}
+
+static bool planned(const struct hook_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].kind == HOOK_ITEM_IPC && strcmp(p->v[i].src, path) == 0)
+			return true;
+	return false;
+}
+
+/* MPS's pipe directory is /tmp/nvidia-mps: in /tmp any user may create it
+ * first, and the hook bound whatever was there into the container,
+ * writable, as MPS's pipes (the job's CUDA then talks to that user's
+ * pipes).  An endpoint is taken only where no other user could have put
+ * it: below directories no one else can write, or, in a sticky one, when
+ * it is root's or the caller's.  A daemon's own account below /run is
+ * fine (nvidia-persistenced runs as its user there).  Plays the other
+ * users with chown: needs root. */
+static void test_ipc_endpoints_another_user_could_plant_are_left_out(void **state)
+{
+	struct tmpdir *td = *state;
+	const char *tmp = tmpdir_path(td, "tmp"), *run = tmpdir_path(td, "run");
+	char theirs[256], mine[256], open_[256], osock[256], daemon[256], dsock[256];
+	const char *paths[4] = { theirs, mine, osock, dsock };
+	struct hook_plan p = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(td->dir, 0755), 0);
+	assert_int_equal(mkdir(tmp, 0777), 0);
+	assert_int_equal(chmod(tmp, 01777), 0);
+	snprintf(theirs, sizeof(theirs), "%s/nvidia-mps-theirs", tmp);
+	snprintf(mine, sizeof(mine), "%s/nvidia-mps", tmp);
+	assert_int_equal(mkdir(theirs, 0777), 0);
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	assert_int_equal(mkdir(mine, 0755), 0);
+	snprintf(open_, sizeof(open_), "%s/open", td->dir);
+	snprintf(osock, sizeof(osock), "%s/socket", open_);
+	assert_int_equal(mkdir(open_, 0777), 0);
+	assert_int_equal(chmod(open_, 0777), 0);
+	sock_at(osock);
+	assert_int_equal(mkdir(run, 0755), 0);
+	snprintf(daemon, sizeof(daemon), "%s/nvidia-persistenced", run);
+	snprintf(dsock, sizeof(dsock), "%s/socket", daemon);
+	assert_int_equal(mkdir(daemon, 0755), 0);
+	sock_at(dsock);
+	assert_int_equal(chown(dsock, 65534, 65534), 0);
+	assert_int_equal(chown(daemon, 65534, 65534), 0);
+	assert_int_equal(hook_plan_ipcs(paths, 4, &p, &e), 0);
+	assert_false(planned(&p, theirs)); /* another user's, in the sticky place */
+	assert_false(planned(&p, osock));  /* below a directory anyone can write */
+	assert_true(planned(&p, mine));
+	assert_true(planned(&p, dsock));
+	hook_plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +331,8 @@ int main(void)
 		cmocka_unit_test(test_driver_library_names),
 		cmocka_unit_test(test_driver_file_versions),
 		cmocka_unit_test_setup_teardown(test_plan_libraries_of_the_loaded_driver, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_ipc_endpoints_another_user_could_plant_are_left_out,
+						tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

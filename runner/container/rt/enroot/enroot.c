@@ -225,7 +225,10 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 }
 
 /* A squashfs is enroot's first choice: it starts it itself, or from a
- * container created once per node in its data directory. */
+ * container created once per node in its data directory.  Where its
+ * configuration on the node is enroot's own (enrootstock.h), ctrun's own
+ * start over the mounted squashfs gives the same container several times
+ * faster, and auto takes that (docs/benchmarks.md, issue 33). */
 const struct ctr_driver ctr_driver_enroot = {
 	.name = "enroot",
 	.bins = (const char *const[]){ "enroot", NULL },
@@ -233,5 +236,6 @@ const struct ctr_driver ctr_driver_enroot = {
 	.root = ROOT_ENROOT,
 	.gpus = GPU_PASS_ENROOT,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
+	.auto_own = "oci",
 	.plan = rt_enroot_plan,
 };

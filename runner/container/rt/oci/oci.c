@@ -216,7 +216,12 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	static const char *const sys_o[] = { "rbind", "nosuid", "noexec", "nodev", "ro", NULL };
 	json_object *a = json_object_new_array();
 
-	push(b, a, mount(b, "/proc", "proc", "proc", proc_o));
+	static const char *const hostproc_o[] = { "rbind", "nosuid", "noexec", "nodev", NULL };
+
+	if (s->host_pid)
+		push(b, a, mount(b, "/proc", "bind", "/proc", hostproc_o));
+	else
+		push(b, a, mount(b, "/proc", "proc", "proc", proc_o));
 	push(b, a, mount(b, "/dev", "tmpfs", "tmpfs", dev_o));
 	push(b, a, mount(b, "/dev/pts", "devpts", "devpts", s->rootless ? pts_rl : pts_o));
 	push(b, a, mount(b, "/dev/shm", "bind", "/dev/shm", shm_o));
@@ -248,9 +253,11 @@ static json_object *linux_(struct jb *b, const struct ctr_spec *s)
 	json_object *l = json_object_new_object(), *ns = json_object_new_array();
 	json_object *devs = json_object_new_array(), *res = json_object_new_object();
 	json_object *rules = json_object_new_array();
+	/* PID: the agent is the container's init, and its end ends everything
+	 * (not for ctrun __hold: the host's, rt.h). */
+	static const char *const kinds[] = { "pid", "mount", NULL };
 
-	/* PID: the agent is the container's init, and its end ends everything. */
-	for (const char *const *t = (const char *const[]){ "pid", "mount", NULL }; *t; t++) {
+	for (const char *const *t = s->host_pid ? kinds + 1 : kinds; *t; t++) {
 		json_object *n = json_object_new_object();
 
 		add(b, n, "type", json_object_new_string(*t));

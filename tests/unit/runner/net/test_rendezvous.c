@@ -4,96 +4,14 @@
  * the port, a master address that is not rank 0's, does not resolve, has
  * no route or drops the port) and the socket collectives, checked with
  * bench's data. */
-#include <arpa/inet.h>
+#define CTRTEST_RDZV
 #include <sched.h>
-#include <stdbool.h>
 #include <signal.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <netinet/in.h>
-#include <unistd.h>
 
-#include <cmocka.h>
-
+#include "ctrtest.h"
 #include "coll_data.h"
 #include "coll_socket.h"
-#include "netinfo.h"
-#include "rendezvous.h"
 #include "rendezvous_int.h"
-
-static long free_port(void)
-{
-	struct err e = { 0 };
-	long port = 0;
-
-	assert_int_equal(net_free_port(&port, &e), 0);
-	return port;
-}
-
-/* The job's key, and another user's. */
-static const uint8_t key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
-static const uint8_t other_key[JOBKEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 10 };
-
-static struct rdzv_opts opts(long port, long rank, long world, const char *job, int ms)
-{
-	return (struct rdzv_opts){ .addr = "127.0.0.1", .port = port, .rank = rank, .world = world,
-				   .job = job, .key = key, .host = "testhost", .timeout_ms = ms };
-}
-
-/* A child that joins as (rank, world, job) with a key and exits with its
- * rdzv fail kind. */
-static pid_t join_with(long port, long rank, long world, const char *job, int ms,
-		       const uint8_t *k)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rdzv r;
-		struct err e = { 0 };
-		struct rdzv_opts o = opts(port, rank, world, job, ms);
-
-		o.key = k;
-		rdzv_open(&r, &o, &e);
-		if (e.msg[0] != '\0' && getenv("TEST_RDZV_VERBOSE") != NULL)
-			fprintf(stderr, "rank %ld: %s\n", rank, e.msg);
-		rdzv_close(&r);
-		_exit((int)r.fail);
-	}
-	return pid;
-}
-
-/* A child that joins as (rank, world, job) and exits with its rdzv fail kind. */
-static pid_t join(long port, long rank, long world, const char *job, int ms)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rdzv r;
-		struct err e = { 0 };
-		struct rdzv_opts o = opts(port, rank, world, job, ms);
-
-		rdzv_open(&r, &o, &e);
-		rdzv_close(&r);
-		_exit((int)r.fail);
-	}
-	return pid;
-}
-
-static int reap(pid_t pid)
-{
-	int st = 0;
-
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static void test_port_in_use(void **state)
 {
@@ -306,23 +224,11 @@ static void test_another_version_is_refused_by_name(void **state)
 	assert_int_equal(sock_recv_all(fd, status, sizeof(status)), 0);
 	status[sizeof(status) - 1] = '\0';
 	assert_non_null(strstr(status + 12, "rank 0 runs another version of ctrun (rendezvous "
-					    "protocol 3, this rank speaks 1)"));
+					    "protocol 4, this rank speaks 1)"));
 	close(fd);
 	one = join(port, 1, 2, "j", 3000);
 	assert_int_equal(reap(one), RDZV_OK);
 	assert_int_equal(reap(zero), RDZV_OK);
-}
-
-/* Connects to rank 0 at port (waiting until it listens). */
-static int connect_rank0(long port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	sa.sin_port = htons((uint16_t)port);
-	for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && i < 500; i++)
-		usleep(10000); /* until rank 0 listens */
-	return fd;
 }
 
 /* What another user can send: the public job string with a claimed rank
@@ -341,11 +247,13 @@ static uint32_t forge(long port, const char *job, long rank, long world, bool pr
 	snprintf(h.host, sizeof(h.host), "attacker");
 	assert_int_equal(sock_send_all(fd, &h, sizeof(h)), 0);
 	assert_int_equal(sock_recv_all(fd, &c, sizeof(c)), 0);
+	/* Rank 0 dropped it right after its challenge (the hello's MAC is
+	 * wrong), so the guess may meet a closed socket. */
 	if (prove)
-		assert_int_equal(sock_send_all(fd, guess, sizeof(guess)), 0);
+		sock_send_all(fd, guess, sizeof(guess));
 	else
 		shutdown(fd, SHUT_WR); /* no key: nothing to prove with */
-	assert_int_equal(recv(fd, &rest, 1, 0), 0); /* rank 0 closed, said nothing more */
+	assert_true(recv(fd, &rest, 1, 0) <= 0); /* rank 0 closed, said nothing more */
 	close(fd);
 	return ntohl(c.head.kind);
 }
@@ -399,6 +307,7 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	struct err e = { 0 };
 	long who = -1;
 	pid_t other, ours;
+	struct sock_lobby *lobby;
 
 	(void)state;
 	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -423,7 +332,9 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 
 		_exit(c >= 0 && read(c, &b, 1) >= 0 ? 0 : 1); /* until the test closes it */
 	}
-	fd = sock_accept_peer(lfd, "j", key, 10000, &who, &e);
+	lobby = sock_lobby_new();
+	assert_non_null(lobby);
+	fd = sock_accept_peer(lfd, lobby, "j", key, 10000, &who, &e);
 	assert_true(fd >= 0);
 	assert_int_equal(who, 3);
 	close(fd);
@@ -431,8 +342,9 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	kill(other, SIGKILL);
 	reap(other);
 	/* Nobody at all: an error, not a hang. */
-	assert_int_equal(sock_accept_peer(lfd, "j", key, 300, &who, &e), -1);
+	assert_int_equal(sock_accept_peer(lfd, lobby, "j", key, 300, &who, &e), -1);
 	assert_non_null(strstr(e.msg, "no peer connected"));
+	sock_lobby_free(lobby);
 	close(silent);
 	close(forged);
 	close(lfd);

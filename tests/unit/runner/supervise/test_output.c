@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ struct run {
 	char *env[MAXW][512];
 	char vars[MAXW][2][PATH_MAX];
 	char logs[PATH_MAX];
+	unsigned alarm_s; /* the child playing ctrun dies after this long (0: never) */
 	struct supervise_opts o;
 };
 
@@ -102,6 +104,7 @@ static void start(struct run *r, size_t n, enum sink sink)
 		close(p[0]);
 		if (o[0] >= 0)
 			close(o[0]);
+		alarm(r->alarm_s);
 		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 			_exit(99);
 		m.rv = supervise_run(r->w, n, &r->o, &m.r, &m.e);
@@ -138,6 +141,14 @@ static struct msg run(struct run *r, size_t n)
 {
 	start(r, n, TO_FILE);
 	return finish(r);
+}
+
+/* The log directory, made as launch_log_dir makes it: the supervisor makes
+ * none, it only opens files in one. */
+static void use_logs(struct run *r)
+{
+	assert_int_equal(mkdir(r->logs, 0755), 0);
+	r->o.log_dir = r->logs;
 }
 
 static char *slurp(const char *path)
@@ -310,7 +321,7 @@ static void test_log_dir_gets_each_ranks_output_unprefixed(void **state)
 		 "echo out$RANK; upto out$RANK; echo err$RANK >&2; upto err$RANK; printf end$RANK",
 		 rn.logs);
 	prepare(&rn, 2, script);
-	rn.o.log_dir = rn.logs;
+	use_logs(&rn);
 	m = run(&rn, 2);
 	assert_int_equal(m.r.status, 0);
 	for (int r = 0; r < 2; r++) {
@@ -336,7 +347,7 @@ static void test_log_only_keeps_ctrun_output_empty(void **state)
 
 	(void)state;
 	prepare(&rn, 1, "echo hello; echo oops >&2");
-	rn.o.log_dir = rn.logs;
+	use_logs(&rn);
 	rn.o.log_only = true;
 	m = run(&rn, 1);
 	assert_int_equal(m.r.status, 0);
@@ -357,7 +368,7 @@ static void test_no_prefix_with_log_dir_copies_lines_unprefixed(void **state)
 
 	(void)state;
 	prepare(&rn, 1, "echo plain; printf tail");
-	rn.o.log_dir = rn.logs;
+	use_logs(&rn);
 	rn.o.prefix = false;
 	m = run(&rn, 1);
 	assert_int_equal(m.r.status, 0);
@@ -412,6 +423,84 @@ static void test_failure_line_never_splices_into_worker_lines(void **state)
 	free(err);
 }
 
+
+/* A planted log file: what the supervisor finds at rank-N.log when it
+ * starts.  Another user who knows the name (job ids are predictable) and
+ * could write the directory left a symlink to a file of the victim's there
+ * (issue 29, 3): ctrun truncated that file to the job's output.  Now the
+ * link is not followed, the run fails before any worker (125) naming the
+ * file, and the file it points at is unchanged. */
+static void refuse_planted(const char *what)
+{
+	char victim[PATH_MAX], log[PATH_MAX + 16];
+	struct msg m;
+	char *s;
+	FILE *f;
+
+	prepare(&rn, 1, "echo job-output; touch $TDIR/ran");
+	use_logs(&rn);
+	rn.alarm_s = 20; /* a FIFO used to block the open for ever */
+	snprintf(victim, sizeof(victim), "%s/victim", rn.dir);
+	snprintf(log, sizeof(log), "%s/rank-0.log", rn.logs);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	assert_int_equal(fclose(f), 0);
+	if (strcmp(what, "symlink") == 0)
+		assert_int_equal(symlink(victim, log), 0);
+	else
+		assert_int_equal(mkfifo(log, 0666), 0);
+	m = run(&rn, 1);
+	assert_int_equal(m.rv, -1);
+	assert_int_equal(m.e.code, EXIT_CTRUN);
+	assert_non_null(strstr(m.e.msg, "rank-0.log"));
+	assert_int_not_equal(access(path_in(&rn, "ran"), F_OK), 0);
+	s = slurp(victim);
+	assert_string_equal(s, "precious\n");
+	free(s);
+}
+
+static void test_log_file_that_is_a_symlink_is_not_followed(void **state)
+{
+	(void)state;
+	refuse_planted("symlink");
+}
+
+static void test_log_file_that_is_a_fifo_is_refused_without_blocking(void **state)
+{
+	(void)state;
+	refuse_planted("fifo");
+}
+
+/* A log directory that is not the caller's alone (another user's, or
+ * writable by others) gets no file at all.  Playing the other user needs
+ * root. */
+static void test_log_dir_of_another_user_or_writable_by_others_is_refused(void **state)
+{
+	char log[PATH_MAX + 16];
+	struct msg m;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (int k = 0; k < 2; k++) {
+		prepare(&rn, 1, "touch $TDIR/ran");
+		use_logs(&rn);
+		if (k == 0)
+			assert_int_equal(chown(rn.logs, 65534, 65534), 0);
+		else
+			assert_int_equal(chmod(rn.logs, 0777), 0);
+		m = run(&rn, 1);
+		assert_int_equal(m.rv, -1);
+		assert_int_equal(m.e.code, EXIT_CTRUN);
+		assert_non_null(strstr(m.e.msg, "is not yours alone"));
+		assert_int_not_equal(access(path_in(&rn, "ran"), F_OK), 0);
+		snprintf(log, sizeof(log), "%s/rank-0.log", rn.logs);
+		assert_int_not_equal(access(log, F_OK), 0);
+		assert_int_equal(teardown(NULL), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +511,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_log_dir_gets_each_ranks_output_unprefixed, teardown),
 		cmocka_unit_test_teardown(test_log_only_keeps_ctrun_output_empty, teardown),
 		cmocka_unit_test_teardown(test_no_prefix_with_log_dir_copies_lines_unprefixed, teardown),
+		cmocka_unit_test_teardown(test_log_file_that_is_a_symlink_is_not_followed, teardown),
+		cmocka_unit_test_teardown(test_log_file_that_is_a_fifo_is_refused_without_blocking,
+					  teardown),
+		cmocka_unit_test_teardown(test_log_dir_of_another_user_or_writable_by_others_is_refused,
+					  teardown),
 		cmocka_unit_test_teardown(test_closed_stdout_does_not_block_or_kill_workers, teardown),
 		cmocka_unit_test_teardown(test_failure_line_never_splices_into_worker_lines, teardown),
 	};

@@ -1,7 +1,8 @@
 /* Unit tests of the driver table (drivers.h): --runtime auto's order per
- * image kind is the one ctrun always had, every driver is complete, and crun
- * is the OCI driver run by crun: its plan is the oci plan byte for byte but
- * for the binary. */
+ * image kind is the one ctrun always had, ctrun's own start takes enroot's
+ * place where enroot's configuration adds nothing (issue 33), every driver
+ * is complete, and crun is the OCI driver run by crun: its plan is the oci
+ * plan byte for byte but for the binary. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +17,10 @@
 /* auto's choices for a kind, as "a b c". */
 
 /* ctr_pick_runtime into the test's own rt, bin and e. */
-#define PICK(want, kind, image, have) \
-	ctr_pick_runtime(&(struct ctr_pick){ want, kind, image, have }, &rt, bin, sizeof(bin), &e)
+#define PICK(want_, kind_, image_, have_)                                                     \
+	ctr_pick_runtime(&(struct ctr_pick){ .want = want_, .kind = kind_, .image = image_,    \
+					     .have = have_ },                                   \
+			 &rt, bin, sizeof(bin), &e)
 
 static const char *auto_names(enum image_kind kind, char *buf, size_t size)
 {
@@ -123,6 +126,112 @@ static void test_unknown_runtime_lists_the_table(void **state)
 			    "apptainer, singularity, oci, crun or charliecloud)");
 }
 
+/* The binaries installed in /usr/bin for have_installed, NULL-ended. */
+static const char *installed[4];
+
+static bool have_installed(const char *bin, char *path, size_t size)
+{
+	for (const char **b = installed; *b != NULL; b++)
+		if (strcmp(*b, bin) == 0)
+			return snprintf(path, size, "/usr/bin/%s", bin) > 0;
+	return false;
+}
+
+/* ctr_pick.adds stand-ins: what they were asked, and their answer. */
+static int asked;
+static char asked_bin[64];
+
+static bool enroot_adds_nothing(const struct ctr_driver *d, const char *bin, void *arg, char *why,
+				size_t size)
+{
+	(void)arg;
+	(void)why;
+	(void)size;
+	asked++;
+	assert_string_equal(d->name, "enroot");
+	snprintf(asked_bin, sizeof(asked_bin), "%s", bin);
+	return false;
+}
+
+static bool enroot_adds_a_site_hook(const struct ctr_driver *d, const char *bin, void *arg,
+				    char *why, size_t size)
+{
+	assert_string_equal((const char *)arg, "the environment");
+	enroot_adds_nothing(d, bin, NULL, why, size);
+	snprintf(why, size, "/etc/enroot/hooks.d/50-site.sh is the site's");
+	return true;
+}
+
+/* auto over a squashfs with enroot and runc installed: ctrun's own start
+ * (oci, runc) where enroot's configuration adds nothing, enroot where it
+ * does; -v's note says which and why. */
+static void test_auto_takes_own_start_where_enroot_adds_nothing(void **state)
+{
+	const struct ctr_driver *rt;
+	char bin[64], note[512];
+	struct err e = { 0 };
+	struct ctr_pick q = { .want = "auto", .kind = IMAGE_SQUASHFS, .image = "/i.sqsh",
+			      .have = have_installed, .adds = enroot_adds_nothing,
+			      .arg = "the environment", .note = note, .note_size = sizeof(note) };
+
+	(void)state;
+	installed[0] = "enroot";
+	installed[1] = "runc";
+	installed[2] = NULL;
+	asked = 0;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "oci");
+	assert_string_equal(bin, "/usr/bin/runc");
+	assert_int_equal(asked, 1);
+	assert_string_equal(asked_bin, "/usr/bin/enroot");
+	assert_string_equal(note, "--runtime auto: oci (/usr/bin/runc) for /i.sqsh, not enroot: "
+			    "enroot's configuration here adds nothing to what ctrun's own start "
+			    "gives a container, which is faster (--runtime enroot to use enroot)");
+
+	q.adds = enroot_adds_a_site_hook;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "enroot");
+	assert_string_equal(bin, "/usr/bin/enroot");
+	assert_string_equal(note, "--runtime auto: enroot for /i.sqsh, not oci (/usr/bin/runc): "
+			    "/etc/enroot/hooks.d/50-site.sh is the site's");
+}
+
+/* Where ctrun's own start is not installed, asked for by name, or not
+ * asked about (adds NULL), enroot is taken as before, and a kind enroot
+ * does not run never asks. */
+static void test_enroot_where_own_start_is_no_choice(void **state)
+{
+	const struct ctr_driver *rt;
+	char bin[64], note[512];
+	struct err e = { 0 };
+	struct ctr_pick q = { .want = "auto", .kind = IMAGE_SQUASHFS, .image = "/i.sqsh",
+			      .have = have_installed, .adds = enroot_adds_nothing, .note = note,
+			      .note_size = sizeof(note) };
+
+	(void)state;
+	installed[0] = "enroot";
+	installed[1] = NULL;
+	asked = 0;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "enroot");
+	assert_string_equal(bin, "/usr/bin/enroot");
+	assert_string_equal(note, "");
+	installed[1] = "runc";
+	installed[2] = NULL;
+	q.want = "enroot";
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "enroot");
+	q.want = "auto";
+	q.adds = NULL;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "enroot");
+	q.adds = enroot_adds_nothing;
+	q.kind = IMAGE_SIF;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "oci");
+	assert_int_equal(asked, 0);
+}
+
 static void spec_init(struct ctr_spec *s, const char *rt, const char *bin)
 {
 	struct err e = { 0 };
@@ -202,6 +311,8 @@ int main(void)
 		cmocka_unit_test(test_root_need_comes_from_the_table),
 		cmocka_unit_test(test_crun_is_chosen_only_by_name),
 		cmocka_unit_test(test_unknown_runtime_lists_the_table),
+		cmocka_unit_test(test_auto_takes_own_start_where_enroot_adds_nothing),
+		cmocka_unit_test(test_enroot_where_own_start_is_no_choice),
 		cmocka_unit_test(test_crun_plan_is_the_oci_plan_run_by_crun),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

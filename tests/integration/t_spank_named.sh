@@ -1,0 +1,84 @@
+#!/bin/bash
+# --container-name through the SPANK plugin (pyxis's tests/name.bats and
+# exec.bats): a named container keeps its changes on the node and is used
+# again with or without --container-image, an unnamed one keeps nothing;
+# NAME:create refuses one that exists, NAME:exec one that is not running;
+# a step joins another step's running container (named, or unnamed by
+# JOB.STEP), ignoring its --container-mounts; nothing is left.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+. "$(dirname "$0")/spanklib.sh"
+need_image BB busybox.sqsh
+spank_cluster_up
+cd "$TMPD"
+chmod 777 "$TMPD"
+node=${NODES[0]}
+on_node() { as_user srun -N1 -w "$node" "$@"; }
+# The test user's kept containers go with the file.
+trap 'as_user "$CTRUN" cache remove spank-nt > /dev/null 2>&1; as_user "$CTRUN" cache remove spank-run \
+	> /dev/null 2>&1; spank_cluster_down' EXIT
+
+persistence() {
+	on_node --container-image="$BB" --container-name=spank-nt sh -c 'echo kept > /kept'
+	assert_eq kept "$(on_node --container-image="$BB" --container-name=spank-nt cat /kept)" \
+		"the named container, with its image"
+	assert_eq kept "$(on_node --container-name=spank-nt cat /kept)" "the named container alone"
+	on_node --container-image="$BB" sh -c '! test -e /kept' || fail "an unnamed container kept /kept"
+}
+behaviour "a named container keeps its changes" persistence
+
+flags() {
+	run_rc on_node --container-name=spank-nt:create true 2> err
+	[ "$rc" -ne 0 ] && grep -q "spank-nt:create: a container spank-nt exists" err ||
+		fail "NAME:create of one that exists: $rc $(cat err)"
+	run_rc on_node --container-name=spank-nt:exec true 2> err
+	[ "$rc" -ne 0 ] && grep -q "spank-nt:exec: the container is not running" err ||
+		fail "NAME:exec of one that is not running: $rc $(cat err)"
+	run_rc on_node --container-name=spank-none true 2> err
+	[ "$rc" -ne 0 ] && grep -q "there is no container spank-none on $node" err ||
+		fail "a name that does not exist, without an image: $rc $(cat err)"
+}
+behaviour "NAME:create, NAME:exec, a name that is not there" flags
+
+# Step A holds a running container until $TMPD/$1.done appears; it writes
+# its mount namespace and JOB.STEP to $TMPD/$1.a first.
+hold_a() { # tag, then srun options
+	local tag=$1
+	shift
+	on_node "$@" sh -c "echo created > /by-a 2>/dev/null; echo \$(readlink /proc/self/ns/mnt) \
+		\$SLURM_JOB_ID.\$SLURM_STEP_ID > $TMPD/$tag.a; \
+		while [ ! -e $TMPD/$tag.done ]; do sleep 0.1; done" &
+	wait_lines "$TMPD/$tag.a" 1 60 || fail "step A did not start"
+}
+attach_named() {
+	hold_a run --container-image="$BB" --container-name=spank-run
+	read -r ns _ < run.a
+	out=$(on_node --container-name=spank-run --container-mounts=/tmp:/mnt/x sh -c \
+		'readlink /proc/self/ns/mnt; cat /by-a; test ! -e /mnt/x && echo no-mount' 2> err)
+	touch run.done
+	wait
+	assert_eq "$ns;created;no-mount;" "$(tr '\n' ';' <<<"$out")" "step B in step A's container"
+	grep -q "ignoring --container-mounts when attaching to a running container" err ||
+		fail "no note on the ignored mounts: $(cat err)"
+}
+behaviour "a step joins another step's running named container" attach_named
+
+attach_unnamed() {
+	hold_a anon --container-image="$BB"
+	read -r ns jobstep < anon.a
+	out=$(on_node --container-name="$jobstep" readlink /proc/self/ns/mnt)
+	touch anon.done
+	wait
+	assert_eq "$ns" "$out" "step B in the unnamed container $jobstep"
+}
+behaviour "a step joins a running unnamed container as JOB.STEP" attach_unnamed
+
+nothing_left() {
+	assert_no_leftovers "ctrun __hold" 10
+	assert_no_leftovers "/.ctrun/agent" 2
+	assert_no_rundirs
+	local left
+	left=$(ls "/run/ctrun-spank/$node/$(id -u "$SPANK_USER")" 2>/dev/null || true)
+	[ -z "$left" ] || fail "records of running containers left: $left"
+}
+behaviour "nothing is left" nothing_left

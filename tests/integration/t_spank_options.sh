@@ -1,0 +1,149 @@
+#!/bin/bash
+# pyxis's options through the SPANK plugin, as the test user, each as
+# pyxis's tests/*.bats use it: --container-workdir, --container-mounts
+# (directories, files, devices, the working directory, several, ro, the
+# short form, spaces), --container-env over the image's environment,
+# --[no-]container-remap-root, --[no-]container-mount-home,
+# --container-writable and the read-only default, --container-entrypoint
+# (and its log), --container-save, PYXIS_CONTAINER_* defaults, and
+# ctrun's --container-runtime.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+. "$(dirname "$0")/spanklib.sh"
+need_image BB busybox.sqsh
+need_image BBDIR busybox-rootfs
+spank_cluster_up
+cd "$TMPD"
+chmod 777 "$TMPD"
+uid=$(id -u "$SPANK_USER")
+home=$(getent passwd "$SPANK_USER" | cut -d: -f6)
+# An image with an environment of its own (FOO, LD_LIBRARY_PATH) and an
+# enroot-style entrypoint (/etc/rc, sourced by sh) that exports EPVAR and
+# prints a line.
+cp -a "$BBDIR" img
+printf 'FOO=image\nLD_LIBRARY_PATH=/image/lib\n' >> img/etc/environment
+printf 'echo EP-LOG-LINE\nexport EPVAR=from-entrypoint\nexec "$@"\n' > img/etc/rc
+mksquashfs img env.sqsh -noappend -quiet -no-progress > /dev/null
+chmod 644 env.sqsh
+run() { as_user srun -N1 --container-image="$BB" "$@"; }
+
+workdir() {
+	assert_eq "/usr/bin" "$(run --container-workdir=/usr/bin pwd)" "--container-workdir=/usr/bin"
+	assert_eq "/usr/bin" "$(run --container-workdir=/usr/bin sh -c 'echo $PWD')" "PWD"
+	assert_eq "/" "$(run --container-workdir=../ pwd)" "--container-workdir=../ (pyxis: the root)"
+	assert_eq "$TMPD" "$(run pwd)" "no --container-workdir: the submit directory"
+}
+behaviour "--container-workdir" workdir
+
+mounts() {
+	mkdir -p "src dir" && echo hello > "src dir/file.txt" && echo content > file.txt
+	run --container-mounts=/home:/test-mnt sh -c 'grep -q " /test-mnt " /proc/self/mounts'
+	assert_eq content "$(run --container-mounts="$TMPD/file.txt:/script.txt" cat /script.txt)" \
+		"a regular file"
+	run --container-mounts=/dev/null:/null sh -c 'test -c /null'
+	assert_eq content "$(run --container-mounts=./:/test-mnt cat /test-mnt/file.txt)" \
+		"the working directory (./)"
+	run --container-mounts=./:/test-mnt,/dev/null:/null,/home:/host/home \
+		sh -c 'test -f /test-mnt/file.txt && test -c /null && test -d /host/home'
+	run_rc run --container-mounts=/tmp:/mnt:ro touch /mnt/foo 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "ro: $rc $(cat err)"
+	run_rc run --container-mounts=/tmp:/mnt:ro+rprivate touch /mnt/foo 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "ro+rprivate: $rc $(cat err)"
+	run sh -c '! grep -q " /var/lib " /proc/self/mounts'
+	run --container-mounts=/var/lib sh -c 'grep -q " /var/lib " /proc/self/mounts'
+	assert_eq hello "$(run --container-mounts="$TMPD/src dir:/mnt/my mount" cat "/mnt/my mount/file.txt")" \
+		"spaces in source and destination"
+}
+behaviour "--container-mounts" mounts
+
+envs() {
+	local img=(--container-image="$TMPD/env.sqsh")
+	assert_eq "image" "$(FOO=host as_user srun -N1 "${img[@]}" sh -c 'echo $FOO')" "the image's FOO wins"
+	assert_eq "host" "$(FOO=host as_user srun -N1 "${img[@]}" --container-env=FOO sh -c 'echo $FOO')" \
+		"--container-env=FOO: the host's"
+	assert_eq "image" "$(as_user srun -N1 "${img[@]}" --container-env=FOO sh -c 'echo $FOO')" \
+		"--container-env=FOO without one on the host: the image's"
+	assert_eq "bar" "$(BAR=bar as_user srun -N1 "${img[@]}" sh -c 'echo $BAR')" "a host variable"
+	assert_eq "/image/lib" "$(LD_LIBRARY_PATH=/host/lib as_user srun -N1 "${img[@]}" \
+		sh -c 'echo $LD_LIBRARY_PATH')" "the image's LD_LIBRARY_PATH"
+	assert_eq "/host/lib" "$(LD_LIBRARY_PATH=/host/lib as_user srun -N1 "${img[@]}" \
+		--container-env=LD_LIBRARY_PATH sh -c 'echo $LD_LIBRARY_PATH')" "--container-env=LD_LIBRARY_PATH"
+	assert_eq "" "$(LD_PRELOAD=/x.so as_user srun -N1 --container-image="$BB" sh -c 'echo $LD_PRELOAD')" \
+		"the host's LD_PRELOAD"
+	assert_eq "dumb" "$(TERM=dumb as_user srun -N1 --container-image="$BB" sh -c 'echo $TERM')" "TERM"
+	assert_eq "image" "$(FOO=host PYXIS_CONTAINER_ENV=BAR as_user srun -N1 "${img[@]}" sh -c 'echo $FOO')" \
+		"PYXIS_CONTAINER_ENV names another"
+	assert_eq "host" "$(FOO=host PYXIS_CONTAINER_ENV=FOO as_user srun -N1 "${img[@]}" sh -c 'echo $FOO')" \
+		"PYXIS_CONTAINER_ENV=FOO"
+}
+behaviour "the image's environment, --container-env" envs
+
+identity() {
+	assert_eq "$uid" "$(run id -u)" "uid"
+	assert_eq "$uid" "$(run --no-container-remap-root id -u)" "--no-container-remap-root"
+	assert_eq "0" "$(run --container-remap-root id -u)" "--container-remap-root"
+	assert_eq "0" "$(PYXIS_CONTAINER_REMAP_ROOT=1 as_user srun -N1 --container-image="$BB" id -u)" \
+		"PYXIS_CONTAINER_REMAP_ROOT=1"
+	assert_eq "$uid" "$(PYXIS_CONTAINER_REMAP_ROOT=1 as_user srun -N1 --container-image="$BB" \
+		--no-container-remap-root id -u)" "the command line over PYXIS_CONTAINER_REMAP_ROOT"
+	run sh -c "grep -q ' $home ' /proc/self/mounts" || fail "the home is not mounted by default"
+	run --container-mount-home sh -c "grep -q ' $home ' /proc/self/mounts" ||
+		fail "--container-mount-home: no home"
+	run --no-container-mount-home sh -c "! grep -q ' $home ' /proc/self/mounts" ||
+		fail "--no-container-mount-home: the home is mounted"
+	run --container-remap-root --container-mount-home sh -c "grep -q ' /root ' /proc/self/mounts" ||
+		fail "--container-remap-root --container-mount-home: the home is not at /root"
+}
+behaviour "--[no-]container-remap-root, --[no-]container-mount-home" identity
+
+writable() {
+	run_rc run touch /newfile 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "read-only by default: $rc $(cat err)"
+	run_rc run --container-readonly touch /newfile 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "--container-readonly: $rc"
+	run --container-writable sh -c 'touch /newfile && test -f /newfile'
+	PYXIS_CONTAINER_WRITABLE=1 as_user srun -N1 --container-image="$BB" touch /newfile
+	# Two tasks, one container: what one writes the other sees.
+	as_user srun -N1 -n2 --container-writable --container-image="$BB" sh -c \
+		'if [ "$SLURM_LOCALID" = 0 ]; then echo x > /shared; else while [ ! -f /shared ]; do sleep 0.1; done; fi'
+}
+behaviour "--container-writable, read-only by default" writable
+
+entrypoint() {
+	local img=(--container-image="$TMPD/env.sqsh")
+	assert_eq "" "$(as_user srun -N1 "${img[@]}" sh -c 'echo $EPVAR')" "no entrypoint by default"
+	as_user srun -N1 "${img[@]}" --container-entrypoint sh -c 'echo $EPVAR' > out 2> err
+	assert_eq "from-entrypoint" "$(cat out)" "--container-entrypoint"
+	! grep -q EP-LOG-LINE out err || fail "the entrypoint's output without --container-entrypoint-log"
+	as_user srun -N1 "${img[@]}" --container-entrypoint --container-entrypoint-log true > out 2> err
+	grep -q EP-LOG-LINE out err || fail "--container-entrypoint-log: no entrypoint output"
+	assert_eq "" "$(PYXIS_CONTAINER_ENTRYPOINT=1 as_user srun -N1 "${img[@]}" --no-container-entrypoint \
+		sh -c 'echo $EPVAR')" "--no-container-entrypoint over PYXIS_CONTAINER_ENTRYPOINT"
+}
+behaviour "--container-entrypoint, --container-entrypoint-log" entrypoint
+
+save() {
+	as_user srun -N1 --container-image="$BB" --container-save="$TMPD/saved.sqsh" sh -c 'echo pyxis > /test'
+	assert_eq pyxis "$(as_user srun -N1 --container-image="$TMPD/saved.sqsh" cat /test)" "the saved image"
+	PYXIS_CONTAINER_SAVE=./env-saved.sqsh as_user srun -N1 --container-image="$BB" sh -c 'echo env > /t2'
+	assert_eq env "$(as_user srun -N1 --container-image=./env-saved.sqsh cat /t2)" "PYXIS_CONTAINER_SAVE"
+}
+behaviour "--container-save" save
+
+image_var_and_runtime() {
+	assert_eq "$uid" "$(PYXIS_CONTAINER_IMAGE="$BB" as_user srun -N1 sh -c 'test ! -e /usr/bin/python3 && id -u')" \
+		"PYXIS_CONTAINER_IMAGE"
+	assert_eq "$uid" "$(as_user srun -N1 --container-image="$BB" --container-runtime=oci id -u)" \
+		"--container-runtime=oci"
+	run_rc as_user srun -N1 --container-image="$BB" --container-runtime=bogus true 2> err
+	assert_eq 125 "$rc" "--container-runtime=bogus"
+	grep -q bogus err || fail "no line naming the runtime: $(cat err)"
+}
+behaviour "PYXIS_CONTAINER_IMAGE, --container-runtime" image_var_and_runtime
+
+nothing_left() {
+	assert_no_leftovers "ctrun __hold" 10
+	assert_no_leftovers "/.ctrun/agent" 2
+	assert_no_rundirs
+}
+behaviour "nothing is left" nothing_left

@@ -1,0 +1,40 @@
+#!/bin/bash
+# An image from a registry through the SPANK plugin, in pyxis's enroot form
+# HOST#REPO:TAG, as the test user: DDP 2 nodes x 2 tasks from the torch
+# test image on a real registry (TLS, Basic auth); each node's ctrun
+# __hold resolves the reference, and with the image store shared (the
+# home, here a directory every node reaches) the layers are downloaded
+# once for the job.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+. "$(dirname "$0")/spanklib.sh"
+. "$(dirname "$0")/reglib.sh"
+reg_image_storage STORAGE
+spank_cluster_up
+cd "$TMPD"
+chmod 777 "$TMPD"
+# On the SPANK cluster's bridge, which its nodes reach.
+reg_start --storage "$STORAGE" --addr "$CTRUN_CLUSTER_SUBNET.1"
+reg_client "$TMPD/auth.json"
+chown "$SPANK_USER" auth.json
+chmod 644 "$REG_CA"
+mkdir store && chown "$SPANK_USER" store
+export CTRUN_REGISTRY_STORE=$TMPD/store
+blobs() { reg_requests | grep -cE '^GET /v2/ctrun-test/torch/blobs/' || true; }
+
+ddp() {
+	mkdir -p out && chmod 777 out
+	cp "$CTRUN_REPO/examples/train_ddp.py" .
+	run_rc as_user srun -N2 --ntasks-per-node=2 --container-image="$REG_HOST#ctrun-test/torch:latest" \
+		python3 train_ddp.py --epochs 1 --out "$TMPD/out"
+	assert_eq 0 "$rc" "srun --container-image=HOST#REPO:TAG"
+	check_ddp "$TMPD/out" 2 2
+	assert_eq 4 "$(blobs)" "blob requests (config and 3 layers, once for both nodes)"
+}
+behaviour "DDP 2x2 from HOST#REPO:TAG, the layers downloaded once" ddp
+
+nothing_left() {
+	assert_no_leftovers "ctrun __hold" 10
+	assert_no_rundirs
+}
+behaviour "nothing is left" nothing_left
