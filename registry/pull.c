@@ -289,6 +289,11 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 
 		gens[i] = r.gen;
 		if (a < 0) {
+			/* Bytes the registry changed fail their decompression
+			 * before their digest can be checked: the layer's
+			 * download ends first, so that a mismatch (set as the
+			 * download's failure) is what is said, not its effect. */
+			(void)wait_blob(&j, i);
 			pthread_mutex_lock(&j.lock);
 			j.stop = true;
 			pthread_cond_broadcast(&j.done);
