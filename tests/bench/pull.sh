@@ -133,7 +133,8 @@ if [ -n "$enroot_why" ]; then
 	echo "enroot $(/opt/enroot/bin/enroot version) is installed, but its import failed against this registry, so its"
 	echo "sides were not run: \`$enroot_why\`. Its first manifest request accepts only manifest lists"
 	echo "and indexes (src/docker.sh); distribution 2.8 then converts the image's manifest to schema 1,"
-	echo "which needs the config's \`history\`, and the test images (tests/images/mkdocker.py) have none."
+	echo "which needs the config's \`history\` (tests/images/mkhistory.py gives the registry's images one:"
+	echo "an older registry set, \`tests/images/build.sh registry\` rebuilds it)."
 elif [ -z "$enroot" ]; then
 	echo; echo "No enroot in /opt/enroot on this machine: its sides were not run."
 fi
