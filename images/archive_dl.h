@@ -26,6 +26,7 @@
 #define ARCHIVE_DL_FUNCS(X)                                                               \
 	X(archive_entry_filetype) X(archive_entry_hardlink) X(archive_entry_pathname)     \
 	X(archive_entry_set_hardlink) X(archive_entry_set_pathname) X(archive_entry_size) \
+	X(archive_entry_mode) X(archive_entry_mtime) X(archive_entry_symlink)             \
 	X(archive_errno) X(archive_error_string) X(archive_set_error)                     \
 	X(archive_read_new) X(archive_read_free) X(archive_read_open)                     \
 	X(archive_read_open_filename) X(archive_read_open_fd)                             \
@@ -62,6 +63,9 @@ int archive_dl_load(struct err *e);
 #define archive_entry_set_hardlink (archive_dl.archive_entry_set_hardlink)
 #define archive_entry_set_pathname (archive_dl.archive_entry_set_pathname)
 #define archive_entry_size (archive_dl.archive_entry_size)
+#define archive_entry_mode (archive_dl.archive_entry_mode)
+#define archive_entry_mtime (archive_dl.archive_entry_mtime)
+#define archive_entry_symlink (archive_dl.archive_entry_symlink)
 #define archive_errno (archive_dl.archive_errno)
 #define archive_error_string (archive_dl.archive_error_string)
 #define archive_set_error (archive_dl.archive_set_error)

@@ -12,41 +12,131 @@
 
 #include "archive_dl.h"
 #include "imgconfig.h"
-#include "layer.h"
-#include "spawn.h"
+#include "mlayer.h"
 #include "util.h"
 
 #define BLOCK 65536
 
-int layerfile_apply(int fd, size_t idx, const char *what, const char *dest,
+/* A layer's reader: its compression checked by the first bytes (head,
+ * n of them), which the reader is then given again. */
+static int apply(struct archive *a, const unsigned char *head, size_t n, size_t idx,
+		 const char *what, struct sqimage *s, struct unpack_limit *l, struct err *e,
+		 int (*open)(struct archive *a, void *arg), void *arg)
+{
+	char name[512];
+	int rv = -1;
+
+	snprintf(name, sizeof(name), "layer %zu (%s)", idx + 1, what);
+	if (archive_filter_check(head, n, name, e) < 0)
+		return -1;
+	archive_filters_enable(a);
+	archive_read_support_format_tar(a);
+	if (open(a, arg) != ARCHIVE_OK) {
+		if (e->code == 0)
+			err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
+	} else {
+		rv = mlayer_apply(a, s, name, l, e);
+	}
+	return rv;
+}
+
+static int open_fd(struct archive *a, void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ARCHIVE_FATAL;
+	return archive_read_open_fd(a, fd, BLOCK);
+}
+
+int layerfile_apply(int fd, size_t idx, const char *what, struct sqimage *s,
 		    struct unpack_limit *l, struct err *e)
 {
 	struct archive *a;
 	unsigned char head[16];
-	char name[512];
 	ssize_t n;
-	int rv = -1;
+	int rv;
 
-	snprintf(name, sizeof(name), "layer %zu (%s)", idx + 1, what);
 	if (archive_dl_load(e) < 0)
-		return err_wrap(e, "%s", name);
+		return err_wrap(e, "layer %zu (%s)", idx + 1, what);
 	n = pread(fd, head, sizeof(head), 0);
 	if (n < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", name);
-	if (archive_filter_check(head, (size_t)n, name, e) < 0)
-		return -1;
+		return err_sys(e, EXIT_CTRUN, "layer %zu (%s)", idx + 1, what);
 	a = archive_read_new();
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
-	archive_filters_enable(a);
-	archive_read_support_format_tar(a);
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		err_sys(e, EXIT_CTRUN, "%s", name);
-	else if (archive_read_open_fd(a, fd, BLOCK) != ARCHIVE_OK)
-		err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
-	else
-		rv = layer_apply(a, dest, name, l, e);
+	rv = apply(a, head, (size_t)n, idx, what, s, l, e, open_fd, &fd);
 	archive_read_free(a);
+	return rv;
+}
+
+/* libarchive's read callback over a layer_source: the head first. */
+struct streamed {
+	const struct layer_source *src;
+	unsigned char buf[BLOCK];
+	size_t head;      /* bytes of buf the head check read, handed out first */
+	struct err *e;
+};
+
+static la_ssize_t stream_read(struct archive *a, void *arg, const void **out)
+{
+	struct streamed *st = arg;
+	long long n;
+
+	*out = st->buf;
+	if (st->head > 0) {
+		n = (long long)st->head;
+		st->head = 0;
+		return (la_ssize_t)n;
+	}
+	n = st->src->read(st->src->arg, st->buf, sizeof(st->buf), st->e);
+	if (n < 0)
+		archive_set_error(a, EIO, "%s", st->e->msg);
+	return (la_ssize_t)n;
+}
+
+static int open_stream(struct archive *a, void *arg)
+{
+	return archive_read_open(a, arg, NULL, stream_read, NULL);
+}
+
+int layerfile_apply_source(const struct layer_source *src, size_t idx, const char *what,
+			   struct sqimage *s, struct unpack_limit *l, struct err *e)
+{
+	struct streamed *st = calloc(1, sizeof(*st));
+	struct archive *a = NULL;
+	int rv = -1;
+
+	if (st == NULL)
+		return err_sys(e, EXIT_CTRUN, "layer %zu (%s)", idx + 1, what);
+	st->src = src;
+	st->e = e;
+	if (archive_dl_load(e) < 0) {
+		err_wrap(e, "layer %zu (%s)", idx + 1, what);
+		goto out;
+	}
+	/* Enough of it to know its compression (or all of a tiny one). */
+	while (st->head < 16) {
+		long long n = src->read(src->arg, st->buf + st->head, sizeof(st->buf) - st->head, e);
+
+		if (n < 0) {
+			err_wrap(e, "layer %zu (%s)", idx + 1, what);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		st->head += (size_t)n;
+	}
+	a = archive_read_new();
+	if (a == NULL) {
+		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
+		goto out;
+	}
+	rv = apply(a, st->buf, st->head, idx, what, s, l, e, open_stream, st);
+out:
+	if (a != NULL)
+		archive_read_free(a);
+	free(st);
 	return rv;
 }
 
@@ -82,7 +172,7 @@ static char *read_config(int fd, const char *what, size_t *len, struct err *e)
 	return buf;
 }
 
-int layerfile_config(int fd, const char *dest, struct err *e)
+int layerfile_config(int fd, struct sqimage *s, struct err *e)
 {
 	struct imgconfig c;
 	json_object *j;
@@ -101,24 +191,7 @@ int layerfile_config(int fd, const char *dest, struct err *e)
 	json_object_put(j);
 	if (rv < 0)
 		return -1;
-	rv = imgconfig_apply(&c, dest, e);
+	rv = mlayer_config(&c, s, e);
 	imgconfig_free(&c);
 	return rv;
-}
-
-int squashfs_make(const char *dir, const char *out, struct err *e)
-{
-	/* gzip, which every runtime reads (Singularity 3.4 too), at level 1:
-	 * the torch test image (1.4 GB) in 11.6 s and 498 MB here, where the
-	 * default level 9 took 91 s for 451 MB (docs/images.md). */
-	char *const argv[] = { "mksquashfs", (char *)dir, (char *)out, "-noappend", "-all-root",
-			       "-no-xattrs", "-no-progress", "-quiet", "-comp", "gzip",
-			       "-Xcompression-level", "1", NULL };
-	struct stat st;
-
-	if (lstat(out, &st) == 0 || errno != ENOENT)
-		return err_set(e, EXIT_CTRUN, "squashfs %s: exists already", out);
-	if (spawn_wait(argv, false, NULL, e) < 0)
-		return err_wrap(e, "mksquashfs %s (is squashfs-tools installed?)", out);
-	return 0;
 }

@@ -74,6 +74,21 @@ int squashfs_check(const char *path, unsigned long long offset, unsigned long lo
 	return 0;
 }
 
+int squashfs_compressor(const char *path, unsigned long long offset, struct err *e)
+{
+	unsigned char sb[24];
+	ssize_t n;
+	int fd = open_regular(path, O_RDONLY, NULL);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", path);
+	n = pread(fd, sb, sizeof(sb), (off_t)offset);
+	close(fd);
+	if (n != (ssize_t)sizeof(sb) || le(sb, 4) != SQFS_MAGIC)
+		return err_set(e, EXIT_CTRUN, "%s: no squashfs at byte %llu", path, offset);
+	return (int)le(sb + 20, 2);
+}
+
 int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
 		    const char *dest, bool progress, struct err *e)
 {

@@ -11,6 +11,9 @@
  * (0 for a .sqsh; the partition offset for a SIF). */
 int squashfs_unpack(const char *path, unsigned long long offset, unsigned long long size,
 		    const char *dest, bool progress, struct err *e);
+/* squashfs.c: the compressor id of the squashfs at offset (1 gzip, 4 xz,
+ * 5 lz4, 6 zstd: squashfs's numbers), -1 with e. */
+int squashfs_compressor(const char *path, unsigned long long offset, struct err *e);
 /* squashfs.c: the squashfs superblock at offset is version 4 and fits in
  * size bytes (0 = whatever follows); *used (unless NULL) gets its bytes_used. */
 int squashfs_check(const char *path, unsigned long long offset, unsigned long long size,

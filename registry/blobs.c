@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "archive_filter.h"
@@ -31,8 +32,111 @@ struct dl {
 	int fd;
 	long long have, want;
 	struct blob_meter *m;
+	struct blob_live *live; /* NULL: nobody reads it before it is whole */
 	bool over;
 };
+
+/* ---- a blob read as it downloads ------------------------------------------ */
+
+void blob_live_init(struct blob_live *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->more, NULL);
+}
+
+void blob_live_free(struct blob_live *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->more);
+}
+
+/* Publishes: avail (>= 0), state (unless 0), a restart (gen). */
+static void live_set(struct blob_live *b, long long avail, int state, bool restarted)
+{
+	if (b == NULL)
+		return;
+	pthread_mutex_lock(&b->lock);
+	if (restarted)
+		b->gen++;
+	if (avail >= 0)
+		b->avail = avail;
+	if (state != 0)
+		b->state = state;
+	pthread_cond_broadcast(&b->more);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* The reader's own descriptor of fd's file, once (the download's may close first). */
+static void live_start(struct blob_live *b, int fd, long long avail)
+{
+	int dup_fd;
+
+	if (b == NULL)
+		return;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_lock(&b->lock);
+	if (b->fd < 0)
+		b->fd = dup_fd;
+	else if (dup_fd >= 0)
+		close(dup_fd);
+	b->avail = avail;
+	pthread_cond_broadcast(&b->more);
+	pthread_mutex_unlock(&b->lock);
+}
+
+long long blob_live_read(struct blob_live *b, long long off, void *buf, size_t n, unsigned *gen,
+			 bool (*stop)(void *arg), void *arg, struct err *e)
+{
+	for (;;) {
+		long long k;
+		ssize_t got;
+		int fd;
+
+		pthread_mutex_lock(&b->lock);
+		while (b->state == 0 && b->avail <= off && !(stop != NULL && stop(arg))) {
+			struct timespec t;
+
+			/* Woken by each piece; the deadline looks at stop(). */
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_nsec += 100000000;
+			if (t.tv_nsec >= 1000000000) {
+				t.tv_sec++;
+				t.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&b->more, &b->lock, &t);
+		}
+		if (*gen == 0)
+			*gen = b->gen + 1;
+		if (b->gen + 1 != *gen || b->state < 0 || (stop != NULL && stop(arg))) {
+			bool restarted = b->gen + 1 != *gen;
+
+			pthread_mutex_unlock(&b->lock);
+			return err_set(e, EXIT_CTRUN, "%s", restarted
+				       ? "the registry sent the blob again from its start after part of "
+					 "it was read: pull again"
+				       : "its download failed");
+		}
+		if (b->avail <= off) { /* state 1: all of it read */
+			pthread_mutex_unlock(&b->lock);
+			return 0;
+		}
+		k = b->avail - off;
+		fd = b->fd;
+		pthread_mutex_unlock(&b->lock);
+		if ((unsigned long long)k > n)
+			k = (long long)n;
+		got = pread(fd, buf, (size_t)k, (off_t)off);
+		if (got < 0)
+			return err_sys(e, EXIT_CTRUN, "reading the download");
+		if (got > 0)
+			return got;
+		/* Cut under us by a restart: the next round says so. */
+	}
+}
 
 static void meter_add(struct blob_meter *m, long long n)
 {
@@ -48,6 +152,8 @@ static void meter_add(struct blob_meter *m, long long n)
 /* Back to no bytes at all. */
 static int restart(struct dl *d)
 {
+	/* Readers stop before the file is cut (and may not go on). */
+	live_set(d->live, 0, 0, true);
 	meter_add(d->m, -d->have);
 	sha256_init(&d->h);
 	d->have = 0;
@@ -73,6 +179,9 @@ static int on_data(void *arg, const void *p, size_t n)
 		return -1;
 	}
 	sha256_update(&d->h, n, p);
+	/* What the calls before wrote is in the file (this piece is written
+	 * after this call): readable. */
+	live_set(d->live, d->have, 0, false);
 	d->have += (long long)n;
 	meter_add(d->m, (long long)n);
 	return 0;
@@ -202,8 +311,9 @@ static int resume(struct dl *d, const char *part, const char *taken, struct err 
 	return 0;
 }
 
-int blob_fetch(struct session *s, const char *store, const struct descriptor *desc,
-	       struct blob_meter *m, struct err *e)
+/* blob_fetch without telling live that it ended. */
+static int fetch(struct session *s, const char *store, const struct descriptor *desc,
+		 struct blob_meter *m, struct blob_live *live, struct err *e)
 {
 	char path[PATH_MAX], mine[PATH_MAX], part[PATH_MAX], taken[PATH_MAX], what[160];
 	char where[96], name[96];
@@ -231,6 +341,12 @@ int blob_fetch(struct session *s, const char *store, const struct descriptor *de
 	if (resume(&d, part, taken, e) < 0)
 		goto bad;
 	resumed = d.have > 0;
+	/* Read as it arrives; bytes an earlier pull left are not read before
+	 * the whole is verified (they might be another's, and replaced). */
+	if (!resumed) {
+		d.live = live;
+		live_start(live, d.fd, 0);
+	}
 	if (resumed && s->cfg->verbose > 0)
 		fprintf(stderr, "ctrun: %s: resuming at byte %lld\n", what, d.have);
 	meter_add(m, d.have);
@@ -295,6 +411,20 @@ out:
 done:
 	close(d.fd);
 	return -1;
+}
+
+int blob_fetch(struct session *s, const char *store, const struct descriptor *desc,
+	       struct blob_meter *m, struct blob_live *live, struct err *e)
+{
+	int fd = fetch(s, store, desc, m, live, e);
+
+	if (fd >= 0) {
+		live_start(live, fd, desc->size);
+		live_set(live, desc->size, 1, false);
+	} else {
+		live_set(live, -1, -1, false);
+	}
+	return fd;
 }
 
 int blobs_fit(const struct manifest *m, unsigned long long max, unsigned long long need,

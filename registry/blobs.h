@@ -11,6 +11,7 @@
 #define CTRUN_BLOBS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "manifest.h"
 #include "session.h"
@@ -23,14 +24,38 @@ struct blob_meter {
 	void *arg;
 };
 
+/* A blob read while it downloads (the pull streams a layer as it arrives):
+ * blob_fetch publishes here how far its file is written.  Bytes read before
+ * the download is verified are only ever used for an image that is
+ * published after it is (registry/pull.c checks every blob's state and gen
+ * before the rename). */
+struct blob_live {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	int fd;           /* the reader's descriptor of the file; -1 before the start */
+	long long avail;  /* bytes [0, avail) are in fd */
+	int state;        /* 0 under way, 1 whole and verified, -1 failed */
+	unsigned gen;     /* restarts from byte 0: bytes read before one may be other bytes */
+};
+
+void blob_live_init(struct blob_live *b);
+void blob_live_free(struct blob_live *b);
+/* Up to n bytes at off, waiting for them: 0 at the end of a verified blob,
+ * -1 with e when the download failed, restarted after the reader's first
+ * byte (*gen, 0 before: set at the first read), or stop(arg) says so. */
+long long blob_live_read(struct blob_live *b, long long off, void *buf, size_t n, unsigned *gen,
+			 bool (*stop)(void *arg), void *arg, struct err *e);
+
 /* The blob d of s's repository, from the store or downloaded into it: a
  * descriptor (offset 0) of exactly its bytes, size and digest checked, on
  * a file no one but the caller or root can change (a blob another member
  * of a group's store owns is copied while it is hashed), so what is
  * applied is what was verified whatever is renamed in the store
- * meanwhile.  -1 with e. */
+ * meanwhile.  live (NULL: none) is kept up to date while it downloads
+ * (a download resumed from an earlier pull's bytes publishes only once
+ * verified).  -1 with e. */
 int blob_fetch(struct session *s, const char *store, const struct descriptor *d,
-	       struct blob_meter *m, struct err *e);
+	       struct blob_meter *m, struct blob_live *live, struct err *e);
 
 /* Pure: refuses (EXIT_CTRUN, naming the image `name`, the blob and the
  * bound) an image whose config is larger than LAYERFILE_CONFIG_MAX, one of

@@ -2,13 +2,17 @@
  *
  * The manifest is resolved first (an index: the node's platform), then the
  * config and layers download in parallel (cfg->parallel threads) while this
- * thread applies each layer, in order, as soon as it is there: a pull costs
- * about its slowest stage, not the sum.  Last the config goes in, the tree
- * is sanitized and made a squashfs under tmp/, published by rename into
- * images/, and the tag's record is written. */
+ * thread streams each layer, in order, as soon as it is there, into one
+ * squashfs (sqimage.h: the layer rules applied to a tree in memory, file
+ * data compressed by one thread per CPU as it is read; no unpacked tree):
+ * a pull costs about its slowest stage, not the sum.  Last the config goes
+ * in, the tree is sanitized and written, and the squashfs, made under
+ * tmp/, is published by rename into images/, and the tag's record is
+ * written. */
 #include "registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
@@ -26,8 +30,8 @@
 #include "manifest.h"
 #include "progress.h"
 #include "rootpath.h"
+#include "sqimage.h"
 #include "store.h"
-#include "unpack.h"
 #include "util.h"
 
 #define PARALLEL_DEFAULT 4
@@ -93,6 +97,7 @@ struct job {
 	const struct descriptor *blobs; /* [0] the config, then the layers */
 	size_t n, next, applied;        /* applied: blobs [0, applied) are used */
 	int *fds;                       /* each blob's verified bytes (blob_fetch), -1 none */
+	struct blob_live *live;         /* each blob as it downloads (layers are read so) */
 	int *state;                     /* 0 waiting, 1 done, -1 failed */
 	struct err first;
 	bool stop;
@@ -129,7 +134,7 @@ static void *downloader(void *arg)
 			return NULL;
 		}
 		pthread_mutex_unlock(&j->lock);
-		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, &e);
+		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, &j->live[i], &e);
 		pthread_mutex_lock(&j->lock);
 		j->fds[i] = r;
 		j->state[i] = r < 0 ? -1 : 1;
@@ -163,6 +168,35 @@ static void tick(struct blob_meter *m)
 		progress_add(p, m->done - p->done);
 }
 
+static bool stopped(void *arg)
+{
+	struct job *j = arg;
+	bool v;
+
+	pthread_mutex_lock(&j->lock);
+	v = j->stop;
+	pthread_mutex_unlock(&j->lock);
+	return v;
+}
+
+/* A layer read as it downloads (layerfile.h's layer_source). */
+struct reading {
+	struct job *j;
+	size_t i;
+	long long off;
+	unsigned gen; /* the download's restarts when its first byte was read (blobs.h) */
+};
+
+static long long read_layer(void *arg, void *buf, size_t n, struct err *e)
+{
+	struct reading *r = arg;
+	long long got = blob_live_read(&r->j->live[r->i], r->off, buf, n, &r->gen, stopped, r->j, e);
+
+	if (got > 0)
+		r->off += got;
+	return got;
+}
+
 /* Blob i is applied: its descriptor goes, and a later one may download. */
 static void applied(struct job *j, size_t i)
 {
@@ -174,8 +208,8 @@ static void applied(struct job *j, size_t i)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* Downloads, unpacks, makes the squashfs in a folder of its own (0700:
- * nothing another member of a group's store can reach or plant) and
+/* Downloads and streams the layers into a squashfs in a folder of its own
+ * (0700: nothing another member of a group's store can reach or plant) and
  * publishes it at p->sqsh by rename. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
 		 const struct manifest *m, const struct pulled *p, struct err *e)
@@ -186,26 +220,41 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];
 	size_t nth = 0, want;
-	char root[PATH_MAX], dir[PATH_MAX], sqsh[PATH_MAX], what[300];
+	struct sqimage_opts opts;
+	struct sqimage *img = NULL;
+	unsigned *gens = NULL;
+	char dir[PATH_MAX], sqsh[PATH_MAX], what[300];
 	struct progress prog;
-	int rv = -1;
+	int rv = -1, out = -1;
 
-	if (store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
-	    xsnprintf(root, sizeof(root), "%s/rootfs", dir) < 0 ||
+	if (sqimage_comp_parse(c->compression != NULL ? c->compression : SQ_COMP_PULL,
+			       "[registry] compression", &opts, e) < 0 ||
+	    store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
 	    xsnprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0 || mkdir(root, 0755) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", root);
+	if (mkdir(dir, 0700) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", dir);
+	out = open(sqsh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		err_sys(e, EXIT_CTRUN, "%s", sqsh);
+		goto out;
+	}
+	if (sqimage_open(&img, out, &opts, e) < 0)
+		goto out;
 	j.n = m->nlayers + 1;
 	all = calloc(j.n, sizeof(*all));
 	j.fds = calloc(j.n, sizeof(int));
 	j.state = calloc(j.n, sizeof(int));
-	if (all == NULL || j.fds == NULL || j.state == NULL) {
+	j.live = calloc(j.n, sizeof(*j.live));
+	gens = calloc(j.n, sizeof(*gens));
+	if (all == NULL || j.fds == NULL || j.state == NULL || j.live == NULL || gens == NULL) {
 		err_sys(e, EXIT_CTRUN, "pull");
 		goto out;
 	}
-	for (size_t i = 0; i < j.n; i++)
+	for (size_t i = 0; i < j.n; i++) {
 		j.fds[i] = -1;
+		blob_live_init(&j.live[i]);
+	}
 	all[0] = m->config;
 	for (size_t i = 0; i < m->nlayers; i++) {
 		all[i + 1] = m->layers[i];
@@ -232,11 +281,20 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		err_set(e, EXIT_CTRUN, "pull: cannot start a download thread");
 		goto join;
 	}
-	/* The layers in order, each as soon as it is there. */
+	/* The layers in order, each read as it arrives: its download, its
+	 * decompression and the compression of what it holds overlap. */
 	for (size_t i = 1; i < j.n; i++) {
-		if (wait_blob(&j, i) < 0)
-			goto join;
-		if (layerfile_apply(j.fds[i], i - 1, all[i].digest, root, &lim, e) < 0) {
+		struct reading r = { .j = &j, .i = i };
+		struct layer_source src = { read_layer, &r };
+		int a = layerfile_apply_source(&src, i - 1, all[i].digest, img, &lim, e);
+
+		gens[i] = r.gen;
+		if (a < 0) {
+			/* Bytes the registry changed fail their decompression
+			 * before their digest can be checked: the layer's
+			 * download ends first, so that a mismatch (set as the
+			 * download's failure) is what is said, not its effect. */
+			(void)wait_blob(&j, i);
 			pthread_mutex_lock(&j.lock);
 			j.stop = true;
 			pthread_cond_broadcast(&j.done);
@@ -245,32 +303,48 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		}
 		applied(&j, i);
 	}
-	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], root, e) < 0)
+	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], img, e) < 0)
 		goto join;
 	rv = 0;
 join:
 	for (size_t i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
+	/* Nothing read before its download was verified is published unless
+	 * it was: every layer whole and checked, and not sent again from its
+	 * start after it was read (blobs.h). */
+	for (size_t i = 1; rv == 0 && i < j.n; i++)
+		if (j.live[i].state != 1 || j.live[i].gen + 1 != gens[i])
+			rv = err_set(e, EXIT_CTRUN, "layer %zu (%s): %s", i, all[i].digest,
+				     j.live[i].state != 1 ? "its download failed"
+							  : "sent again from its start after part of "
+							    "it was read: pull again");
 	progress_end(&prog, rv == 0);
-	/* A download's failure, unless the unpack failed first. */
-	if (rv < 0 && e->code == 0)
+	/* A download's failure is the cause of what it made fail. */
+	if (rv < 0 && j.first.code != 0)
 		*e = j.first;
 	pthread_mutex_destroy(&j.lock);
 	pthread_cond_destroy(&j.done);
 	pthread_mutex_destroy(&j.meter.lock);
-	if (rv == 0 && (image_sanitize(root, e) < 0 || squashfs_make(root, sqsh, e) < 0))
+	if (rv == 0 && sqimage_finish(img, e) < 0)
 		rv = -1;
 	/* Readable by the members of a group's store whatever this one's umask. */
-	if (rv == 0 && (chmod(sqsh, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
+	if (rv == 0 && (fchmod(out, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
 		rv = err_sys(e, EXIT_CTRUN, "%s", final);
 out:
+	sqimage_free(img);
+	if (out >= 0)
+		close(out);
 	remove_tree(dir);
 	for (size_t i = 0; j.fds != NULL && i < j.n; i++)
 		if (j.fds[i] >= 0)
 			close(j.fds[i]);
+	for (size_t i = 0; j.live != NULL && i < j.n; i++)
+		blob_live_free(&j.live[i]);
 	free(all);
 	free(j.fds);
 	free(j.state);
+	free(j.live);
+	free(gens);
 	return rv;
 }
 
@@ -458,10 +532,14 @@ int registry_pull(const struct registry_cfg *c, const char *reference, struct pu
 	bool leader = c->job != NULL && c->job_leader;
 	struct image_ref r;
 	struct session s;
+	struct sqimage_opts comp;
 	int rv = -1, f;
 
 	memset(p, 0, sizeof(*p));
-	if (ref_parse(reference, &r, e) < 0 || store_of(c, store, sizeof(store), e) < 0)
+	/* A bad compressor is the caller's setting: said before any request. */
+	if (sqimage_comp_parse(c->compression != NULL ? c->compression : SQ_COMP_PULL,
+			       "[registry] compression", &comp, e) < 0 ||
+	    ref_parse(reference, &r, e) < 0 || store_of(c, store, sizeof(store), e) < 0)
 		return -1;
 	ref_format(&r, p->ref, sizeof(p->ref));
 	if (store_init(store, e) < 0)

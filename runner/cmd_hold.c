@@ -112,7 +112,8 @@ int cmd_hold(struct options *o, struct err *e)
 	}
 	rv = ctr_run_exec(&c, o, &t, environ, false, e);
 	hold_srun_stop(srun);
-	if (rv == 0 && !o->dry_run && o->save != NULL && ctr_save(&c, o->save, o->quiet, e) < 0)
+	if (rv == 0 && !o->dry_run && o->save != NULL && ctr_save(&c, o->save, o->cache_compression,
+							   o->quiet, e) < 0)
 		rv = -1;
 free:
 	ctr_setup_free(&c);

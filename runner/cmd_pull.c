@@ -21,6 +21,7 @@
 #include "claim.h"
 #include "registry.h"
 #include "stage.h"
+#include "unpack.h"
 #include "util.h"
 
 #define PULLED_ENV "CTRUN_IMAGE_PULLED"
@@ -93,6 +94,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 				    (strcmp(p, "auto") == 0 && isatty(STDERR_FILENO)));
 	c->envp = environ;
 	c->wait_s = o->reg_wait;
+	c->compression = o->reg_compression;
 }
 
 int image_store_dir(const struct options *o, char *out, size_t size, struct err *e)
@@ -115,6 +117,21 @@ static int not_found(const char *image, struct err *e)
 		return err_set(e, EXIT_CTRUN, "image %s: no such file; to pull it from a registry "
 			       "write docker://%s", image, image);
 	return 0;
+}
+
+/* A pulled image Singularity and apptainer < 1.4 cannot read (images.md,
+ * "Compression"): said before they say "unknown compression algorithm". */
+static void zstd_warning(const struct options *o, const char *image, const char *sqsh)
+{
+	struct err e2 = { 0 };
+
+	if (o->quiet || o->runtime == NULL ||
+	    (strcmp(o->runtime, "apptainer") != 0 && strcmp(o->runtime, "singularity") != 0) ||
+	    squashfs_compressor(sqsh, 0, &e2) != 6)
+		return;
+	fprintf(stderr, "ctrun: warning: %s was stored zstd-compressed ([registry] compression), "
+		"which Singularity and apptainer before 1.4 cannot read: set [registry] compression "
+		"= lz4 and pull it again (ctrun cache remove %s)\n", image, image);
 }
 
 int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e)
@@ -169,6 +186,7 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 	}
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: image %s is %s\n", image, p.sqsh);
+	zstd_warning(o, image, p.sqsh);
 	*path = strdup(p.sqsh);
 	return *path == NULL ? err_sys(e, EXIT_CTRUN, "image") : 0;
 }

@@ -72,7 +72,7 @@ int cmd_save(struct options *o, struct err *e)
 	if (topo_detect(o, environ, host, 0, &t, e) < 0)
 		return -1;
 	if (ctr_setup_init(&c, o, &t, environ, false, e) == 0) {
-		rv = ctr_save(&c, out, o->quiet, e) < 0 ? -1 : 0;
+		rv = ctr_save(&c, out, o->cache_compression, o->quiet, e) < 0 ? -1 : 0;
 		ctr_setup_free(&c);
 	}
 	topo_free(&t);

@@ -166,7 +166,7 @@ int cmd_shell(struct options *o, struct err *e)
 	rv = ctr_run_exec(&c, o, &t, environ, false, e);
 	/* --save after the image's default command, as after a run. */
 	if (rv == 0 && !o->dry_run && o->save != NULL && o->cmd == CMD_RUN && o->command.n == 0 &&
-	    ctr_save(&c, o->save, o->quiet, e) < 0)
+	    ctr_save(&c, o->save, o->cache_compression, o->quiet, e) < 0)
 		rv = -1;
 free:
 	ctr_setup_free(&c);

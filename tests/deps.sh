@@ -28,8 +28,12 @@ pkgs=(
 	# auth (reglib.sh: bcrypt htpasswd, a throwaway CA and RS256 tokens with
 	# openssl), skopeo to push the test images; libcurl for ctrun's pulls
 	docker-registry skopeo apache2-utils openssl libcurl4-openssl-dev
-	# benchmarks
-	hyperfine time iperf3
+	# pulls stream their layers into a squashfs through libsquashfs
+	# (squashfs-tools-ng; dlopen'd: images/sqfs_dl.c), whose headers the
+	# build needs; tar2sqfs for the benchmarks' comparisons
+	libsquashfs-dev squashfs-tools-ng
+	# benchmarks (pigz: the decompression floor of a pull, tests/bench/pull.sh)
+	hyperfine time iperf3 pigz
 	# manual pages, bash completion (and its test), the Debian package
 	scdoc bash-completion debhelper dpkg-dev fakeroot man-db
 )

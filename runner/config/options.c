@@ -79,6 +79,7 @@ static const struct key keys[] = {
 	{ "cache", "budget", NULL, K_SIZE, OFF(cache_budget), 0, 0, NULL },
 	{ "cache", "max_unpacked", NULL, K_SIZE, OFF(cache_max_unpacked), 0, 0, NULL },
 	{ "cache", "progress", NULL, K_ENUM, OFF(cache_progress), 0, 0, autobool },
+	{ "cache", "compression", NULL, K_STR, OFF(cache_compression), 0, 0, NULL },
 	{ "registry", "store", NULL, K_STR, OFF(reg_store), 0, 0, NULL },
 	{ "registry", "ca_file", NULL, K_STR, OFF(reg_ca_file), 0, 0, NULL },
 	{ "registry", "auth_file", NULL, K_STR, OFF(reg_auth_file), 0, 0, NULL },
@@ -88,6 +89,7 @@ static const struct key keys[] = {
 	{ "registry", "parallel", NULL, K_LONG, OFF(reg_parallel), 1, 16, NULL },
 	{ "registry", "store_shared", NULL, K_ENUM, OFF(reg_store_shared), 0, 0, autobool },
 	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
+	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -132,6 +134,8 @@ void options_free(struct options *o)
 	free_str(&o->stage_dir);
 	free_str(&o->cache_shared);
 	free_str(&o->cache_progress);
+	free_str(&o->cache_compression);
+	free_str(&o->reg_compression);
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
 	free_str(&o->reg_auth_file);

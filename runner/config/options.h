@@ -70,6 +70,7 @@ struct options {
 	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */
 	unsigned long long cache_max_unpacked; /* bound on an image's unpacked bytes; 0 = none */
 	char *cache_progress; /* "auto" (on a tty), "true", "false"; NULL = auto */
+	char *cache_compression; /* squashfs compressor of --save, ctrun save; NULL = default */
 	/* registry ([registry], see registry/registry.h) */
 	char *reg_store;      /* the image store; NULL = ~/.cache/ctrun/images */
 	char *reg_ca_file;    /* a CA bundle for registries' TLS */
@@ -80,6 +81,7 @@ struct options {
 	long reg_parallel;    /* blob downloads at once */
 	char *reg_store_shared; /* "auto" (a network file system), "true", "false"; NULL = auto */
 	long reg_wait;        /* seconds a ctrun waits for another's pull */
+	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */

@@ -70,7 +70,8 @@ int ctr_named_dirs(const struct ctr_setup *c, struct err *e);
  * (checked before the run: EXIT_USAGE); after it, the image and the
  * container's changes as a squashfs at PATH (temporary file, rename). */
 int ctr_save_check(const char *path, struct err *e);
-int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err *e);
+int ctr_save(const struct ctr_setup *c, const char *path, const char *compression, bool quiet,
+	     struct err *e);
 /* The adapter's plan for c->spec. */
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */

@@ -479,7 +479,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	rv = watch(&c, &p, &rd, r, e);
 	/* --save: after a successful run, by node rank 0's first task. */
 	if (rv == 0 && r->status == 0 && o->save != NULL && t->node_rank == 0 &&
-	    t->local_rank_base == 0 && ctr_save(&c, o->save, o->quiet, e) < 0)
+	    t->local_rank_base == 0 && ctr_save(&c, o->save, o->cache_compression, o->quiet, e) < 0)
 		rv = -1;
 out:
 	ctr_plan_free(&p);

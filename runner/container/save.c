@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "holder.h"
+#include "sqimage.h"
 #include "userns.h"
 #include "util.h"
 
@@ -66,8 +67,11 @@ int ctr_save_check(const char *path, struct err *e)
 
 /* The child: namespaces, the merged view, then mksquashfs (never returns). */
 static void squash_child(const struct ctr_setup *c, const char *tree, const char *upper,
-			 int outfd)
+			 int outfd, const struct sqimage_opts *comp)
 {
+	const char *argv[24];
+	char level[16];
+	size_t n = 0;
 	const struct ctr_spec *s = &c->spec;
 	struct err e = { 0 };
 	char merged[PATH_MAX], opts[3 * PATH_MAX], out[64];
@@ -108,30 +112,43 @@ static void squash_child(const struct ctr_setup *c, const char *tree, const char
 		}
 		src = merged;
 	}
-	/* gzip, mksquashfs's default: Singularity 3.x reads no zstd. */
 	/* An enroot container: its /.lock is enroot's (runtime.sh lock_file);
-	 * rootless, its files are the caller's, root inside: -all-root. */
-	if (upper == NULL)
-		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, out, "-noappend",
-						 "-no-progress", "-quiet", "-e", ".ctrun", ".lock",
-						 s->rootless ? "-all-root" : NULL, NULL });
-	else
-		execvp("mksquashfs", (char *[]){ "mksquashfs", (char *)src, out, "-noappend",
-						 "-no-progress", "-quiet", "-e", ".ctrun", NULL });
+	 * rootless, its files are the caller's, root inside: -all-root.  The
+	 * compressor: [cache] compression (docs/images.md, "Compression"). */
+	argv[n++] = "mksquashfs";
+	argv[n++] = src;
+	argv[n++] = out;
+	argv[n++] = "-noappend";
+	argv[n++] = "-no-progress";
+	argv[n++] = "-quiet";
+	n += sqimage_comp_args(comp, level, sizeof(level), argv + n);
+	argv[n++] = "-e";
+	argv[n++] = ".ctrun";
+	if (upper == NULL) {
+		argv[n++] = ".lock";
+		if (s->rootless)
+			argv[n++] = "-all-root";
+	}
+	argv[n] = NULL;
+	execvp("mksquashfs", (char **)argv);
 	fprintf(stderr, "ctrun: --save: mksquashfs: %s (apt install squashfs-tools)\n",
 		strerror(errno));
 	_exit(EXIT_NOTFOUND);
 }
 
-int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err *e)
+int ctr_save(const struct ctr_setup *c, const char *path, const char *compression, bool quiet,
+	     struct err *e)
 {
 	const struct ctr_spec *s = &c->spec;
+	struct sqimage_opts comp;
 	char tmp[PATH_MAX], tree[PATH_MAX] = "";
 	const char *upper = s->named_upper;
 	int ws, fd;
 	pid_t pid;
 
-	if (ctr_save_check(path, e) < 0)
+	if (ctr_save_check(path, e) < 0 ||
+	    sqimage_comp_parse(compression != NULL ? compression : SQ_COMP_SAVE,
+			       "[cache] compression", &comp, e) < 0)
 		return -1;
 	if (s->kept_whole) {
 		/* A driver's own container (enroot's): the whole tree. */
@@ -158,7 +175,7 @@ int ctr_save(const struct ctr_setup *c, const char *path, bool quiet, struct err
 		goto fail;
 	}
 	if (pid == 0)
-		squash_child(c, tree, upper, fd);
+		squash_child(c, tree, upper, fd, &comp);
 	while (waitpid(pid, &ws, 0) < 0)
 		if (errno != EINTR) {
 			err_sys(e, EXIT_CTRUN, "--save: waiting for mksquashfs");

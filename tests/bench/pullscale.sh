@@ -39,7 +39,8 @@ ref=ctrun-test/torch:latest
 # enroot's import must work against this registry at all (see pull.sh).
 enroot_why=""
 if [ -n "$enroot" ] && ! env ENROOT_ALLOW_HTTP=yes ENROOT_CACHE_PATH="$TMPD/e/c" ENROOT_DATA_PATH="$TMPD/e/d" \
-	ENROOT_RUNTIME_PATH="$TMPD/e/r" ENROOT_TEMP_PATH="$TMPD" "$enroot" import -o "$TMPD/probe.sqsh" \
+	ENROOT_RUNTIME_PATH="$TMPD/e/r" ENROOT_TEMP_PATH="$TMPD" PATH="$(dirname "$enroot"):$PATH" \
+	"$enroot" import -o "$TMPD/probe.sqsh" \
 	"docker://$REG_HOST#$ref" > "$TMPD/enroot.err" 2>&1; then
 	enroot_why=$(grep -m1 ERROR "$TMPD/enroot.err" || tail -1 "$TMPD/enroot.err")
 	enroot=""

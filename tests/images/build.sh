@@ -237,7 +237,7 @@ build_registry() {
 	# (each is written by rename: a rebuilt one is another inode).
 	h=$({ recipe_hash torch_layers registry_refs build_registry reg_push reg_digest reg_skopeo \
 			_reg_tls_opts _reg_creds_opts
-		cat "$here/mklayers.py" "$here/mkindex.py"
+		cat "$here/mklayers.py" "$here/mkindex.py" "$here/mkhistory.py"
 		docker-registry --version; skopeo --version
 		stat -L -c '%n %s %Y %i' "$out/torch-docker.tar" "$out/busybox-docker.tar" "$out/busybox-oci.tar"
 	} | sha256sum | cut -c1-16)
@@ -257,9 +257,16 @@ build_registry() {
 	torch_layers "$tmp/rootfs" "$tmp/layers"
 	python3 "$here/mkdocker.py" --format docker --tag ctrun-test/torch:latest \
 		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		"$tmp/torch-layers-docker.tar" "$tmp/rootfs" "$tmp/layers/python3" "$tmp/layers/torch"
+		"$tmp/torch-layers.tar" "$tmp/rootfs" "$tmp/layers/python3" "$tmp/layers/torch"
 	rm -rf "$tmp/rootfs" "$tmp/layers"
-	python3 "$here/mkindex.py" --tag ctrun-test/busybox:multiarch "$out/busybox-oci.tar" \
+	# The archives the registry serves carry what `docker build` writes (a
+	# history per layer...: mkhistory.py), or `enroot import docker://` cannot
+	# pull them; the busybox ones are pushed from their copies here.
+	python3 "$here/mkhistory.py" "$tmp/torch-layers.tar" "$tmp/torch-layers-docker.tar"
+	rm -f "$tmp/torch-layers.tar"
+	python3 "$here/mkhistory.py" "$out/busybox-docker.tar" "$tmp/busybox-docker.tar"
+	python3 "$here/mkhistory.py" "$out/busybox-oci.tar" "$tmp/busybox-oci.tar"
+	python3 "$here/mkindex.py" --tag ctrun-test/busybox:multiarch "$tmp/busybox-oci.tar" \
 		"$tmp/busybox-multiarch-oci.tar" linux/amd64 linux/arm64/v8
 	mv -f "$tmp/torch-layers-docker.tar" "$tmp/busybox-multiarch-oci.tar" "$out/"
 	# Plain HTTP on loopback: the storage is the same whatever the auth and TLS of
@@ -268,7 +275,7 @@ build_registry() {
 	: >"$tmp/digests"
 	while read -r f ref; do
 		s0=$SECONDS
-		reg_push "$out/$f" "$ref"
+		if [ -e "$tmp/$f" ]; then reg_push "$tmp/$f" "$ref"; else reg_push "$out/$f" "$ref"; fi
 		echo "$ref $(reg_digest "$ref")" >>"$tmp/digests"
 		say "pushed $f as $ref in $((SECONDS - s0)) s"
 	done < <(registry_refs)

@@ -13,6 +13,10 @@
  *   CTRTEST_ARCHIVES      image archives built in memory (libarchive)
  *   CTRTEST_ARCHIVE_FIXTURE  the archive tests' fixture (images; implies
  *                         CTRTEST_ARCHIVES)
+ *   CTRTEST_STREAM        layers streamed into a squashfs as a registry pull
+ *                         does, unpacked by unsquashfs (images; implies
+ *                         CTRTEST_ARCHIVE_FIXTURE; libarchive's names are
+ *                         the dlopen table's after it: archive_dl.h)
  *   CTRTEST_CACHE_FIXTURE the node cache tests' fixture (images)
  *   CTRTEST_SUPERVISE     the supervisor's harness (runner/supervise)
  *   CTRTEST_APPTAINER     the apptainer adapter's golden-test fixture
@@ -287,6 +291,9 @@ static inline bool hostlist_has_suffix(const char *s)
 }
 #endif
 
+#if defined(CTRTEST_STREAM) && !defined(CTRTEST_ARCHIVE_FIXTURE)
+#define CTRTEST_ARCHIVE_FIXTURE
+#endif
 #if defined(CTRTEST_ARCHIVE_FIXTURE) && !defined(CTRTEST_ARCHIVES)
 #define CTRTEST_ARCHIVES
 #endif
@@ -304,13 +311,14 @@ static inline bool hostlist_has_suffix(const char *s)
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 /* One member: 'f' file (data, len), 'd' directory, 'l' symlink (data = target),
- * 'h' hard link (data = target path). len 0 with data = strlen(data). */
+ * 'h' hard link (data = target path), 'p' FIFO. len 0 with data = strlen(data). */
 struct member {
 	const char *name;
 	char type;
 	const char *data;
 	size_t len;
-	unsigned uid; /* owner (and group) in the archive; 0 = root */
+	unsigned uid;  /* owner (and group) in the archive; 0 = root */
+	unsigned mode; /* permission bits; 0 = the type's usual (0644, 0755, 0777) */
 };
 
 struct blob {
@@ -362,11 +370,17 @@ static inline struct blob tar_blob(const struct member *m, size_t n, int gz)
 			archive_entry_set_perm(e, 0644);
 			archive_entry_set_hardlink(e, m[i].data);
 			break;
+		case 'p':
+			archive_entry_set_filetype(e, AE_IFIFO);
+			archive_entry_set_perm(e, 0644);
+			break;
 		default:
 			archive_entry_set_filetype(e, AE_IFREG);
 			archive_entry_set_perm(e, 0644);
 			archive_entry_set_size(e, (la_int64_t)len);
 		}
+		if (m[i].mode != 0)
+			archive_entry_set_perm(e, m[i].mode);
 		if (archive_write_header(a, e) != ARCHIVE_OK)
 			abort();
 		if (m[i].type == 'f' && len > 0 &&
@@ -515,6 +529,69 @@ static inline void assert_content(const char *path, const char *want)
 	assert_non_null(fgets(got, sizeof(got), fp));
 	fclose(fp);
 	assert_string_equal(got, want);
+}
+#endif
+
+#ifdef CTRTEST_STREAM
+/* ---- layers streamed into a squashfs (a registry pull's path) ------------- */
+#include <sys/wait.h>
+
+#include "layerfile.h"
+
+/* unsquashfs of image into dest (which exists). */
+static inline void unsquash(const char *image, const char *dest)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execlp("unsquashfs", "unsquashfs", "-no-progress", "-f", "-d", dest, image,
+		       (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The layers (bottom first) and the config (NULL: "{}") streamed into
+ * dir/image.sqsh by layerfile.c, as registry/pull.c calls it, with options
+ * o (NULL: gzip level 1, 2 threads).  0, or -1 with e. */
+static inline int stream_layers(const char *dir, const struct blob *l, size_t n,
+				const char *config, const struct sqimage_opts *o, struct err *e)
+{
+	struct sqimage_opts def = { .comp = SQ_GZIP, .level = 1, .threads = 2 };
+	char path[256], sqsh[256];
+	struct sqimage *s = NULL;
+	int out, fd, rv = -1;
+
+	snprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir);
+	out = open(sqsh, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(out >= 0);
+	if (sqimage_open(&s, out, o != NULL ? o : &def, e) < 0)
+		goto done;
+	for (size_t i = 0; i <= n; i++) {
+		const char *cfg = config != NULL ? config : "{}";
+
+		snprintf(path, sizeof(path), "%s/blob%zu", dir, i);
+		write_blob(path, i < n ? l[i] : (struct blob){ (char *)cfg, strlen(cfg) });
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		rv = i < n ? layerfile_apply(fd, i, "sha256:x", s, NULL, e) : layerfile_config(fd, s, e);
+		close(fd);
+		unlink(path);
+		if (rv < 0)
+			goto done;
+	}
+	rv = sqimage_finish(s, e);
+done:
+	sqimage_free(s);
+	close(out);
+	return rv;
 }
 #endif
 

@@ -1,7 +1,42 @@
 /* Unit tests: docker and OCI archives unpack with layer semantics (whiteouts,
- * opaque directories, links) and nothing a layer says can reach outside dest. */
-#define CTRTEST_ARCHIVE_FIXTURE
+ * opaque directories, links) and nothing a layer says can reach outside dest.
+ * The layer rules run twice: unpacked into a tree (a docker archive, as the
+ * node cache unpacks it) and streamed into a squashfs (as a registry pull
+ * makes it: mlayer.c), then unpacked by unsquashfs for the same checks. */
+#define CTRTEST_STREAM
 #include "ctrtest.h"
+
+/* The group being run streams its layers into a squashfs. */
+static bool streamed;
+
+static int setup_tree(void **state)
+{
+	streamed = false;
+	return setup(state);
+}
+
+static int setup_streamed(void **state)
+{
+	streamed = true;
+	return setup(state);
+}
+
+/* The layers into f->dest: a docker archive unpacked there, or (streamed)
+ * a squashfs made from them and unpacked there by unsquashfs. */
+static int unpack_layers(struct fx *f, const struct blob *l, size_t n, struct err *e)
+{
+	char sqsh[256];
+
+	if (!streamed) {
+		make_docker_archive(f->image, l, n, 0);
+		return image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, e);
+	}
+	if (stream_layers(f->dir, l, n, NULL, NULL, e) < 0)
+		return -1;
+	snprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", f->dir);
+	unsquash(sqsh, f->dest);
+	return 0;
+}
 
 /* Layer 1 is a small rootfs; layer 2 adds, deletes (whiteout) and hides (opaque). */
 static void two_layers(struct blob l[2], int gz)
@@ -53,15 +88,15 @@ static void check_two_layers(const struct fx *f)
 	assert_content(in(f, "etc/motd.link"), "hello\n");    /* the link kept layer 1's inode */
 }
 
-static void test_docker_archive_applies_layers_in_order_with_whiteouts(void **state)
+static void test_layers_apply_in_order_with_whiteouts(void **state)
 {
 	struct fx *f = *state;
 	struct err e = { 0 };
 	struct blob l[2];
 
 	two_layers(l, 0);
-	make_docker_archive(f->image, l, 2, 0);
-	assert_int_equal(image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, &e), 0);
+	if (unpack_layers(f, l, 2, &e) < 0)
+		fail_msg("%s", e.msg);
 	check_two_layers(f);
 	blob_free(&l[0]);
 	blob_free(&l[1]);
@@ -184,8 +219,7 @@ static int unpack_hostile(struct fx *f, const struct member *m, size_t n, struct
 
 	l[0] = tar_blob(base, 1, 0);
 	l[1] = tar_blob(m, n, 0);
-	make_docker_archive(f->image, l, 2, 0);
-	r = image_unpack(f->image, IMAGE_DOCKER_ARCHIVE, f->dest, e);
+	r = unpack_layers(f, l, 2, e);
 	blob_free(&l[0]);
 	blob_free(&l[1]);
 	return r;
@@ -357,21 +391,32 @@ static void test_paths_in_the_image_are_confined(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_docker_archive_applies_layers_in_order_with_whiteouts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_oci_archive_with_gzip_layers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gzipped_docker_archive, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_compressed_archive_is_read_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hundred_thousand_layers_are_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dotdot_member_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_absolute_symlink_then_write_through_it_stays_inside, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_relative_symlink_climbing_out_stays_inside, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_whiteout_and_opaque_through_symlink_do_not_touch_the_host, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hardlink_out_of_the_image_is_refused_or_contained, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_layer_member_is_an_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_empty_layer_path_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layer_path_escaping_the_archive_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_paths_in_the_image_are_confined, setup, teardown),
+	const struct CMUnitTest tree[] = {
+		cmocka_unit_test_setup_teardown(test_layers_apply_in_order_with_whiteouts, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_oci_archive_with_gzip_layers, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_gzipped_docker_archive, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_compressed_archive_is_read_once, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_hundred_thousand_layers_are_refused, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_dotdot_member_is_refused, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_absolute_symlink_then_write_through_it_stays_inside, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_relative_symlink_climbing_out_stays_inside, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_whiteout_and_opaque_through_symlink_do_not_touch_the_host, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_hardlink_out_of_the_image_is_refused_or_contained, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_layer_member_is_an_error, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_layer_path_is_refused, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_layer_path_escaping_the_archive_is_refused, setup_tree, teardown),
+		cmocka_unit_test_setup_teardown(test_paths_in_the_image_are_confined, setup_tree, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* The layer rules again, streamed into a squashfs (a registry pull). */
+	const struct CMUnitTest squashed[] = {
+		cmocka_unit_test_setup_teardown(test_layers_apply_in_order_with_whiteouts, setup_streamed, teardown),
+		cmocka_unit_test_setup_teardown(test_dotdot_member_is_refused, setup_streamed, teardown),
+		cmocka_unit_test_setup_teardown(test_absolute_symlink_then_write_through_it_stays_inside, setup_streamed, teardown),
+		cmocka_unit_test_setup_teardown(test_relative_symlink_climbing_out_stays_inside, setup_streamed, teardown),
+		cmocka_unit_test_setup_teardown(test_whiteout_and_opaque_through_symlink_do_not_touch_the_host, setup_streamed, teardown),
+		cmocka_unit_test_setup_teardown(test_hardlink_out_of_the_image_is_refused_or_contained, setup_streamed, teardown),
+	};
+	int failed = cmocka_run_group_tests_name("unpacked", tree, NULL, NULL);
+
+	return failed + cmocka_run_group_tests_name("streamed", squashed, NULL, NULL);
 }

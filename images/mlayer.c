@@ -1,0 +1,382 @@
+/* mlayer.c - a layer and a config onto a streamed squashfs's tree (see
+ * mlayer.h).  Read beside layer.c: each step here is the step there, on
+ * the tree; where layer.c leaves the work to libarchive's disk writer
+ * (ARCHIVE_EXTRACT_UNLINK | SECURE_*), what that writer does is spelled
+ * out (libarchive 3.6, archive_write_disk_posix.c: restore_entry). */
+#include "mlayer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rootpath.h"
+
+#define WH_PREFIX ".wh."
+#define WH_OPAQUE ".wh..wh..opq"
+
+static const char zeros[65536];
+
+/* "dir" + "/" + "base", or "base" when dir is the root. */
+static int join(char *out, size_t size, const char *dir, const char *base)
+{
+	int r = strcmp(dir, ".") == 0 ? snprintf(out, size, "%s", base)
+				      : snprintf(out, size, "%s/%s", dir, base);
+
+	return r < 0 || (size_t)r >= size ? -1 : 0;
+}
+
+/* A cleaned path's resolved parent and its last component. */
+static int resolve_parent(const struct mtree *t, const char *clean, char *parent, size_t size,
+			  const char **base)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(clean, '/');
+
+	if (slash == NULL) {
+		*base = clean;
+		snprintf(parent, size, ".");
+		return 0;
+	}
+	if ((size_t)(slash - clean) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, clean, (size_t)(slash - clean));
+	dir[slash - clean] = '\0';
+	*base = slash + 1;
+	return mtree_resolve(t, dir, true, parent, size);
+}
+
+/* Zeros for a sparse file's holes: counted like data (see mlayer.h). */
+static int fill(struct sqimage *s, unsigned long long n, struct unpack_limit *l, struct err *e)
+{
+	if (unpack_limit_add(l, n, e) < 0)
+		return -1;
+	while (n > 0) {
+		size_t k = n < sizeof(zeros) ? (size_t)n : sizeof(zeros);
+
+		if (sqimage_file_data(s, zeros, k, e) < 0)
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+/* The member's data into ino (a new regular file): as copy_data in layer.c,
+ * each block counted before it is written, holes filled, the file as long
+ * as its header says. */
+static int file_data(struct archive *in, struct sqimage *s, struct minode *ino,
+		     struct archive_entry *ent, struct unpack_limit *l, const char *what,
+		     const char *name, struct err *e)
+{
+	la_int64_t size = archive_entry_size(ent), pos = 0, off;
+	const void *buf;
+	size_t len;
+	int r = ARCHIVE_EOF;
+
+	if (sqimage_file_begin(s, ino, e) < 0)
+		return -1;
+	while (size > 0 && (r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+		if (off < pos)
+			return err_set(e, EXIT_CTRUN, "%s: '%s': data blocks out of order", what, name);
+		if ((off > pos && fill(s, (unsigned long long)(off - pos), l, e) < 0) ||
+		    unpack_limit_add(l, len, e) < 0 || sqimage_file_data(s, buf, len, e) < 0)
+			return -1;
+		pos = off + (la_int64_t)len;
+	}
+	if (r != ARCHIVE_EOF)
+		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name, archive_error_string(in));
+	if (size > pos && fill(s, (unsigned long long)(size - pos), l, e) < 0)
+		return -1;
+	return sqimage_file_end(s, e);
+}
+
+static void set_meta(struct minode *ino, struct archive_entry *ent)
+{
+	ino->mode = (ino->mode & S_IFMT) | ((uint32_t)archive_entry_mode(ent) & 07777);
+	ino->mtime = (int64_t)archive_entry_mtime(ent);
+}
+
+/* Every name of inode `old` now names `ino` (a hard link carrying data
+ * gives its inode new contents: a new squashfs inode for all its names). */
+static void relink(struct mtree *t, struct minode *old, struct minode *ino)
+{
+	for (size_t b = 0; b < t->nbucket; b++)
+		for (struct mnode *n = t->bucket[b]; n != NULL; n = n->hnext)
+			if (n->ino == old) {
+				n->ino = ino;
+				old->nlink--;
+				ino->nlink++;
+			}
+}
+
+/* A hard link `base` in dir to the resolved path `link`. */
+static struct mnode *hard_link(struct archive *in, struct sqimage *s, struct mnode *dir,
+			       const char *base, const char *link, struct archive_entry *ent,
+			       struct unpack_limit *l, const char *what, const char *name,
+			       struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	struct mnode *to = mtree_lookup(t, link), *n;
+	struct minode *ino;
+
+	if (to == NULL) {
+		err_set(e, EXIT_CTRUN, "%s: '%s': Hard-link target '%s' does not exist.", what, name,
+			link);
+		return NULL;
+	}
+	if (mnode_is_dir(to)) {
+		err_set(e, EXIT_CTRUN, "%s: '%s': Can't create '%s': a hard link to a directory",
+			what, name, base);
+		return NULL;
+	}
+	n = mtree_link(t, dir, base, to->ino);
+	if (n == NULL) {
+		err_sys(e, EXIT_CTRUN, "%s", what);
+		return NULL;
+	}
+	/* pax and cpio let a hard link carry data: it becomes the file's. */
+	if (archive_entry_size(ent) > 0 && (to->ino->mode & S_IFMT) == S_IFREG) {
+		ino = mtree_inode(t, S_IFREG);
+		if (ino == NULL) {
+			err_sys(e, EXIT_CTRUN, "%s", what);
+			return NULL;
+		}
+		set_meta(ino, ent);
+		relink(t, n->ino, ino);
+		if (file_data(in, s, ino, ent, l, what, name, e) < 0)
+			return NULL;
+	}
+	return n;
+}
+
+/* A new inode of the member's type at dir/base (nothing is there). */
+static struct mnode *create(struct archive *in, struct sqimage *s, struct mnode *dir,
+			    const char *base, struct archive_entry *ent, struct unpack_limit *l,
+			    const char *what, const char *name, struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	mode_t type = archive_entry_filetype(ent);
+	const char *target = archive_entry_symlink(ent);
+	struct minode *ino;
+	struct mnode *n;
+
+	if (type == AE_IFLNK && (target == NULL || *target == '\0')) {
+		err_set(e, EXIT_CTRUN, "%s: '%s': Can't create '%s': an empty symlink", what, name,
+			base);
+		return NULL;
+	}
+	/* Anything else is a regular file, as libarchive writes it. */
+	if (type != AE_IFDIR && type != AE_IFLNK && type != AE_IFIFO)
+		type = AE_IFREG;
+	ino = mtree_inode(t, (uint32_t)type);
+	if (ino == NULL || (type == AE_IFLNK && (ino->target = strdup(target)) == NULL) ||
+	    (n = mtree_link(t, dir, base, ino)) == NULL) {
+		err_sys(e, EXIT_CTRUN, "%s", what);
+		return NULL;
+	}
+	set_meta(ino, ent);
+	if (type == AE_IFREG && file_data(in, s, ino, ent, l, what, name, e) < 0)
+		return NULL;
+	return n;
+}
+
+/* Marks what exists of a resolved path as the current layer's. */
+static void mark_path(struct mtree *t, const char *resolved)
+{
+	char buf[PATH_MAX];
+	struct mnode *n = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", resolved);
+	for (;;) {
+		char *slash;
+
+		n = mtree_lookup(t, buf);
+		if (n != NULL || (slash = strrchr(buf, '/')) == NULL)
+			break;
+		*slash = '\0';
+	}
+	if (n != NULL)
+		mtree_mark(t, n);
+}
+
+/* One member; returns 0, or -1 with e filled. */
+static int apply_entry(struct archive *in, struct sqimage *s, struct archive_entry *ent,
+		       struct unpack_limit *l, const char *what, struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
+	const char *name = archive_entry_pathname(ent), *base, *hl;
+	mode_t type = archive_entry_filetype(ent);
+	struct mnode *dir, *old, *n;
+
+	if (name == NULL)
+		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
+	if (unpack_limit_add(l, 512, e) < 0)
+		return -1;
+	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
+			       errno == EINVAL ? "leaves the image (..): refused" : "has a bad name");
+	if (strcmp(clean, ".") == 0)
+		return 0; /* the root's own entry: its mode is the image's business */
+	if (resolve_parent(t, clean, parent, sizeof(parent), &base) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s: resolving '%s'", what, name);
+	if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
+		if (strcmp(base, WH_OPAQUE) == 0) {
+			dir = mtree_lookup(t, parent);
+			if (dir != NULL && mnode_is_dir(dir))
+				mtree_clear_dir(t, dir);
+			return 0;
+		}
+		base += strlen(WH_PREFIX);
+		if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+		    join(target, sizeof(target), parent, base) < 0)
+			return err_set(e, EXIT_CTRUN, "%s: bad whiteout '%s'", what, name);
+		n = mtree_lookup(t, target);
+		if (n == NULL && errno != ENOENT)
+			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, target);
+		if (n != NULL)
+			mtree_remove(t, n);
+		return 0;
+	}
+	if (join(target, sizeof(target), parent, base) < 0 || strlen(base) > NAME_MAX)
+		return err_set(e, EXIT_CTRUN, "%s: path too long: '%s'", what, name);
+	/* No device node from an image (image_sanitize): the runtime provides /dev. */
+	if (type == AE_IFCHR || type == AE_IFBLK)
+		return 0;
+	hl = archive_entry_hardlink(ent);
+	if (hl != NULL) {
+		char lclean[PATH_MAX], lparent[PATH_MAX];
+		const char *lbase;
+
+		if (rootpath_clean(hl, lclean, sizeof(lclean)) < 0 || strcmp(lclean, ".") == 0)
+			return err_set(e, EXIT_CTRUN, "%s: hard link '%s' -> '%s' leaves the image: "
+				       "refused", what, name, hl);
+		if (resolve_parent(t, lclean, lparent, sizeof(lparent), &lbase) < 0 ||
+		    join(link, sizeof(link), lparent, lbase) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: resolving hard link '%s'", what, hl);
+	}
+	/* make_room: a directory replaced by a file, or the reverse. */
+	old = mtree_lookup(t, target);
+	if (old == NULL && errno != ENOENT)
+		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, target);
+	if (old != NULL && mnode_is_dir(old) != (type == AE_IFDIR && hl == NULL)) {
+		mtree_remove(t, old);
+		old = NULL;
+	}
+	/* libarchive skips a hard link to itself (a warning), after make_room;
+	 * layer.c still counts the path as its layer's. */
+	if (hl != NULL && strcmp(target, link) == 0) {
+		mark_path(t, target);
+		return 0;
+	}
+	dir = mtree_mkparents(t, parent);
+	if (dir == NULL)
+		return err_sys(e, EXIT_CTRUN, "%s: '%s': Can't create '%s'", what, name, parent);
+	if (old != NULL && type == AE_IFDIR && hl == NULL) {
+		/* A directory over a directory: kept, its mode and time the member's. */
+		set_meta(old->ino, ent);
+		n = old;
+	} else {
+		/* ARCHIVE_EXTRACT_UNLINK: what is there goes first, then the new one. */
+		if (old != NULL)
+			mtree_remove(t, old);
+		n = hl != NULL ? hard_link(in, s, dir, base, link, ent, l, what, name, e)
+			       : create(in, s, dir, base, ent, l, what, name, e);
+		if (n == NULL)
+			return -1;
+	}
+	mtree_mark(t, n);
+	return 0;
+}
+
+int mlayer_apply(struct archive *in, struct sqimage *s, const char *what, struct unpack_limit *l,
+		 struct err *e)
+{
+	struct archive_entry *ent;
+	int r;
+
+	if (archive_dl_load(e) < 0)
+		return err_wrap(e, "%s", what);
+	sqimage_tree(s)->layer++;
+	while ((r = archive_read_next_header(in, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN)
+		if (apply_entry(in, s, ent, l, what, e) < 0)
+			return -1;
+	if (r != ARCHIVE_EOF)
+		return err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(in));
+	return 0;
+}
+
+/* ---- the image config ------------------------------------------------------ */
+
+/* mkdir -p of path inside the image (inroot_mkdirs): its directory. */
+static struct mnode *mkdirs(struct mtree *t, const char *path)
+{
+	char res[PATH_MAX];
+
+	path += strspn(path, "/");
+	if (mtree_resolve(t, *path != '\0' ? path : ".", true, res, sizeof(res)) < 0)
+		return NULL;
+	return mtree_mkparents(t, res);
+}
+
+/* write_etc in imgconfig.c: etc/NAME replaced by a new file of text. */
+static int write_etc(struct sqimage *s, struct mnode *etc, const char *name, const char *text,
+		     size_t len, struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	char tmp[64];
+	struct mnode *old;
+	struct minode *ino;
+
+	/* The temporary name imgconfig.c writes through, removed there first. */
+	snprintf(tmp, sizeof(tmp), ".%s.ctrun-tmp", name);
+	if ((old = mtree_child(t, etc, tmp)) != NULL)
+		mtree_remove(t, old);
+	if ((old = mtree_child(t, etc, name)) != NULL)
+		mtree_remove(t, old);
+	ino = mtree_inode(t, S_IFREG | 0644);
+	if (ino == NULL || mtree_link(t, etc, name, ino) == NULL)
+		return err_sys(e, EXIT_CTRUN, "/etc/%s", name);
+	ino->mtime = t->now;
+	if (sqimage_file_begin(s, ino, e) < 0 || sqimage_file_data(s, text, len, e) < 0 ||
+	    sqimage_file_end(s, e) < 0)
+		return err_wrap(e, "/etc/%s", name);
+	return 0;
+}
+
+int mlayer_config(const struct imgconfig *c, struct sqimage *s, struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	struct mnode *etc;
+	char *text = NULL;
+	size_t len = 0;
+	int rv = -1;
+
+	if (imgconfig_environment(c, &text, &len, e) < 0)
+		return -1;
+	etc = mkdirs(t, "etc");
+	if (etc == NULL) {
+		err_sys(e, EXIT_CTRUN, "creating /etc in the image");
+		goto out;
+	}
+	if (write_etc(s, etc, "environment", text, len, e) < 0)
+		goto out;
+	free(text);
+	text = NULL;
+	if (imgconfig_rc(c, &text, &len, e) < 0 || write_etc(s, etc, "rc", text, len, e) < 0)
+		goto out;
+	/* As docker and enroot do: the working directory exists in the image. */
+	if (c->workdir != NULL && mkdirs(t, c->workdir) == NULL) {
+		err_sys(e, EXIT_CTRUN, "config.WorkingDir %s: cannot create it in the image",
+			c->workdir);
+		goto out;
+	}
+	rv = 0;
+out:
+	free(text);
+	return rv;
+}
