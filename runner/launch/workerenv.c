@@ -48,6 +48,16 @@ int workerenv_vars(const struct topo *t, const struct options *o, char *const *b
 		ret |= strv_push(out, "OMP_NUM_THREADS=1");
 	if (!base_has(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
 		ret |= strv_push(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+	/* Task mode in an image: a container, so a PID and a user namespace,
+	 * per task, and every task is the same PID in its own.  Open MPI's
+	 * shared-memory transport (vader) tells the segment a rank made from a
+	 * neighbour's by the maker's PID, so each rank takes its neighbour's
+	 * segment for its own and crashes in its first collective (SIGSEGV;
+	 * its CMA copies fail across user namespaces too): a node's ranks talk
+	 * over the network instead, unless the user chose the transports. */
+	if (o->image != NULL && t->mode == MODE_TASK && t->ntasks_on_node > 1 &&
+	    !base_has(base, "OMPI_MCA_btl"))
+		ret |= strv_push(out, "OMPI_MCA_btl=^vader");
 	/* NCCL's bootstrap and gloo otherwise guess an interface, and a guess
 	 * of docker0 or a management network hangs the job: use the one that
 	 * routes to MASTER_ADDR unless the user chose. */

@@ -13,7 +13,12 @@
 #                                   layers: Debian, python3, torch), busybox-multiarch-oci.tar
 #                                   (an index: linux/amd64 and linux/arm64/v8), and registry/,
 #                                   a docker-registry's storage with them pushed (reglib.sh)
-#   tests/images/build.sh all       all three (so does `build.sh busybox torch registry`)
+#   tests/images/build.sh mpi       minutes, on its own (no other set uses it): debootstrap
+#                                   minbase bookworm + Debian's Open MPI and MPICH, and
+#                                   /usr/local/bin/allreduce-openmpi, allreduce-mpich
+#                                   (mpi_allreduce.c, compiled in the image) -> mpi.sqsh
+#   tests/images/build.sh all       busybox, torch and registry (so does
+#                                   `build.sh busybox torch registry`); not mpi
 #   tests/images/build.sh path NAME prints the path of one image (no build)
 #   tests/images/build.sh mirror    prints the Debian mirror a torch build uses
 #
@@ -210,6 +215,73 @@ build_torch() {
 	echo "$h" >"$out/torch.stamp"
 }
 
+# debootstrap_base ROOTFS: Debian minbase $suite in ROOTFS, its log in
+# ROOTFS.log.  torch_rootfs does the same in its own text: its stamp is the
+# hash of that text, and editing it would rebuild the torch and registry
+# sets on every machine.
+debootstrap_base() {
+	local r=$1 mirror mirror_from
+	debian_mirror
+	say "debootstrap --variant=minbase $suite from $mirror ($mirror_from; a few minutes)"
+	# Own mount namespace: whatever debootstrap or a postinst mounts in the
+	# target dies with it, even if this script is killed.
+	if ! unshare --mount --propagation private \
+		debootstrap --variant=minbase "$suite" "$r" "$mirror" >"$r.log" 2>&1; then
+		tail -5 "$r.log" >&2
+		die "debootstrap failed (full log $r.log); can this machine reach $mirror? (set CTRUN_DEBIAN_MIRROR)"
+	fi
+}
+
+# The MPI root file system: Debian's Open MPI (its PMIx client: srun
+# --mpi=pmix) and MPICH (its PMI-1 client: srun --mpi=pmi2; Debian's Open MPI
+# has no PMI-1/PMI-2 client), and the all-reduce program built against
+# each; the compilers are removed again.
+mpi_rootfs() {
+	local r=$1
+	debootstrap_base "$r"
+	say "installing Open MPI and MPICH in the image, compiling mpi_allreduce.c"
+	mkdir -p "$r/usr/local/src"
+	cp "$here/mpi_allreduce.c" "$r/usr/local/src/"
+	if ! { image_run "$r" apt-get -q update &&
+		image_run "$r" apt-get -q -y --no-install-recommends \
+			install openmpi-bin libopenmpi-dev libmpich-dev gcc libc6-dev &&
+		image_run "$r" mpicc.openmpi -O2 -o /usr/local/bin/allreduce-openmpi \
+			/usr/local/src/mpi_allreduce.c &&
+		image_run "$r" mpicc.mpich -O2 -o /usr/local/bin/allreduce-mpich \
+			/usr/local/src/mpi_allreduce.c &&
+		image_run "$r" apt-mark manual openmpi-bin libopenmpi3 libmpich12 &&
+		image_run "$r" apt-get -q -y purge --auto-remove libopenmpi-dev libmpich-dev gcc libc6-dev
+	} >>"$r.log" 2>&1; then
+		tail -5 "$r.log" >&2
+		die "installing MPI or compiling mpi_allreduce.c failed in the image (full log $r.log)"
+	fi
+	rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*
+	printf 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nCTRUN_IMAGE_ENV=mpi\n' \
+		>"$r/etc/environment"
+	rm -f "$r.log"
+}
+
+# Its own stamp: building or changing it leaves the other sets' stamps alone.
+build_mpi() {
+	local h tmp t0=$SECONDS
+	h=$({ recipe_hash mpi_rootfs debootstrap_base image_run build_mpi; cat "$here/mpi_allreduce.c"; } |
+		sha256sum | cut -c1-16)
+	if [ "$(cat "$out/mpi.stamp" 2>/dev/null)" = "$h" ] && [ -f "$out/mpi.sqsh" ]; then
+		say "mpi image up to date ($h)"; return 0
+	fi
+	say "building the mpi image ($h)"
+	rm -f "$out/mpi.stamp"
+	tmp=$(mktemp -d "$out/.mpi.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	mpi_rootfs "$tmp/rootfs"
+	mksquashfs "$tmp/rootfs" "$tmp/mpi.sqsh" -noappend -quiet -no-progress >/dev/null
+	mv -f "$tmp/mpi.sqsh" "$out/mpi.sqsh"
+	rm -rf "$tmp"
+	trap - EXIT
+	echo "$h" >"$out/mpi.stamp"
+	say "mpi.sqsh built in $((SECONDS - t0)) s ($(du -h "$out/mpi.sqsh" | cut -f1))"
+}
+
 # The torch image in layers, as a registry serves such images: Debian, then
 # python3 and its modules, then torch (mklayers.py moves each package's files).
 torch_layers() {
@@ -304,14 +376,14 @@ locked() {
 }
 
 case ${1:-busybox} in
-busybox|torch|registry|all)
+busybox|torch|registry|mpi|all)
 	# Every set named, in order: `build.sh busybox torch` builds both.
 	for set in "${@:-busybox}"; do
 		case $set in
-		busybox|torch) locked "$set" ;;
+		busybox|torch|mpi) locked "$set" ;;
 		# Made of the other two.
 		registry|all) locked busybox; locked torch; locked registry ;;
-		*) die "unknown image set '$set' (busybox, torch, registry or all)" ;;
+		*) die "unknown image set '$set' (busybox, torch, registry, mpi or all)" ;;
 		esac
 	done ;;
 path)
@@ -319,11 +391,11 @@ path)
 	busybox.sqsh|busybox.sif|busybox-docker.tar|busybox-oci.tar|busybox-rootfs|\
 	busybox-singularity.sif|busybox-singularity-real.sif|\
 	torch.sqsh|torch.sif|torch-docker.tar|\
-	torch-layers-docker.tar|busybox-multiarch-oci.tar|registry) echo "$out/$2" ;;
+	torch-layers-docker.tar|busybox-multiarch-oci.tar|registry|mpi.sqsh) echo "$out/$2" ;;
 	*) die "unknown image '${2:-}'" ;;
 	esac ;;
 mirror)
 	debian_mirror
 	printf '%s\t%s\n' "$mirror" "$mirror_from" ;;
-*) echo "usage: $0 busybox|torch|registry|all|path NAME|mirror" >&2; exit 2 ;;
+*) echo "usage: $0 busybox|torch|registry|mpi|all|path NAME|mirror" >&2; exit 2 ;;
 esac

@@ -54,9 +54,16 @@ trap 'exit 130' INT TERM
 # under the runner's own environment, so a build that lets the host's
 # environment into the image (issue 20) fails here, by name, rather than
 # only where images were left by an earlier run.
+# Sets only some tests use (mpi: a minute or two) are built when a test to
+# run names them on a line `# images: SET...`.
+tests=${CTRUN_TESTS:-$(cd tests/integration && ls t_*.sh)}
+# shellcheck disable=SC2086
+image_sets=$(cd tests/integration && for t in $tests; do sed -n 's/^# images: //p' "${t%.sh}.sh"; done 2>/dev/null |
+	tr ' ' '\n' | sort -u | tr '\n' ' ')
 echo "building test images (log: $logs/images.log)"
 images_failed=
-tests/images/build.sh busybox torch registry > "$logs/images.log" 2>&1 ||
+# shellcheck disable=SC2086
+tests/images/build.sh busybox torch registry $image_sets > "$logs/images.log" 2>&1 ||
 	images_failed="$(tail -1 "$logs/images.log") (log: $logs/images.log)"
 
 passed=0 failed=0 skipped=0
@@ -132,7 +139,6 @@ run_tests() {
 	done
 }
 
-tests=${CTRUN_TESTS:-$(cd tests/integration && ls t_*.sh)}
 if CTRUN_CLUSTER_NAME=$name0 CTRUN_CLUSTER_SUBNET=$subnet0 CTRUN_CLUSTER_PORT_BASE=$port0 \
 	up ""; then
 	echo "cluster: $CTRUN_CLUSTER_SLURM ($(command -v slurmctld))"

@@ -1,9 +1,14 @@
 # Sourced after lib.sh (and ctrlib.sh) by the SPANK plugin tests
-# (t_spank_*.sh): a cluster of their own whose plugstack.conf loads
-# build/spank_ctrun.so (cluster.sh's CTRUN_CLUSTER_PLUGSTACK), so no other
-# test's jobs see the plugin and the machine's /etc/slurm is not touched;
-# and the test user's commands.
+# (t_spank_*.sh): a cluster of their own whose plugstack.conf loads the
+# plugin built for the Slurm on PATH (cluster.sh's CTRUN_CLUSTER_PLUGSTACK),
+# so no other test's jobs see the plugin and the machine's /etc/slurm is not
+# touched; and the test user's commands.  A plugin is built per Slurm
+# release: build/slurm-MAJ.MIN/spank_ctrun.so (the GNUmakefile; `make
+# integration` builds one for every Slurm install the runner tests).
 #
+#   SPANK_RELEASE    MAJ.MIN of the Slurm on PATH (the runner's second
+#                    cluster puts its install first)
+#   SPANK_PLUGIN     build/slurm-$SPANK_RELEASE/spank_ctrun.so
 #   spank_cluster_up [PLUGSTACK-ARGS...]
 #       brings the cluster up (torn down at the file's exit) and points
 #       SLURM_CONF, CTRUN_CLUSTER_* and NODES at it; the arguments go on
@@ -11,13 +16,19 @@
 #   as_user CMD...   CMD in $TMPD as the test user ctrunuser (the job's
 #                    user), with the cluster's SLURM_CONF and the run's TMPDIR
 SPANK_USER=ctrunuser
+# `srun --version`: "slurm-wlm 22.05.8" (Debian's), "slurm 26.05.3".
+SPANK_RELEASE=$(srun --version 2>/dev/null | awk '{split($2, v, "."); print v[1] "." v[2]}')
+SPANK_PLUGIN=$CTRUN_REPO/build/slurm-$SPANK_RELEASE/spank_ctrun.so
 spank_cluster_up() {
 	# Every setting of its own: the runner's cluster's (CTRUN_CLUSTER_DIR...)
 	# are in the environment, and `down` removes the directory it names.
 	export CTRUN_CLUSTER_NAME=ctsp CTRUN_CLUSTER_SUBNET=10.239.0 CTRUN_CLUSTER_PORT_BASE=20817 \
 		CTRUN_CLUSTER_DIR=/tmp/ctrun-cluster-ctsp CTRUN_CLUSTER_NODES=2
-	export CTRUN_CLUSTER_PLUGSTACK="required $CTRUN_REPO/build/spank_ctrun.so ctrun=$CTRUN $*"
-	[ -f "$CTRUN_REPO/build/spank_ctrun.so" ] || fail "build/spank_ctrun.so is not built (make)"
+	export CTRUN_CLUSTER_PLUGSTACK="required $SPANK_PLUGIN ctrun=$CTRUN $*"
+	local how=make
+	[ -z "${CTRUN_SLURM_PREFIX:-}" ] || how="make spank-releases SLURM_PREFIXES=$CTRUN_SLURM_PREFIX"
+	[ -f "$SPANK_PLUGIN" ] ||
+		fail "no plugin built for this Slurm ($(srun --version)): ${SPANK_PLUGIN#"$CTRUN_REPO/"} ($how)"
 	"$CLUSTER" down > /dev/null 2>&1 || true
 	trap spank_cluster_down EXIT
 	"$CLUSTER" up > "$TMPD/cluster-up.log" 2>&1 ||

@@ -1,9 +1,12 @@
 #!/bin/bash
+# tag: every-slurm
 # The SPANK plugin's bad input (pyxis's tests/invalid_args.bats and more):
 # what can be checked in srun is refused there, before any job, in a line
 # that names the option; what only a node can check (a missing image, a
 # mount source that is not there) fails the step with ctrun's one line and
-# status 125; nothing is left either way.
+# status 125; nothing is left either way.  And a plugin built for another
+# Slurm release (a 22.05 plugin in 26.05's srun, and the other way round):
+# the plugin's one line naming both releases, then Slurm's refusal.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/spanklib.sh"
@@ -85,6 +88,39 @@ on_node() {
 	assert_eq 1 "$(grep -c nonexistent.sqsh err)" "two tasks: lines naming the image"
 }
 behaviour "what only a node can check fails the step with status 125, one line" on_node
+
+# The soname of the libslurm of the Slurm on PATH (its install's lib, or
+# the compiler's for Debian's), which the plugin's line names.
+running_api() {
+	local lib
+	if [ -n "${CTRUN_SLURM_PREFIX:-}" ]; then lib=$(ls "$CTRUN_SLURM_PREFIX"/lib*/libslurm.so | head -1)
+	else lib=$(cc -print-file-name=libslurm.so); fi
+	readlink -f "$lib" | sed -n 's/.*libslurm\.so\.\([0-9]*\).*/\1/p'
+}
+another_release() {
+	local f other= rel api
+	for f in "$CTRUN_REPO"/build/slurm-*/spank_ctrun.so; do
+		[ -f "$f" ] && [ "$f" != "$SPANK_PLUGIN" ] && other=$f && break
+	done
+	[ -n "$other" ] || skip "no plugin of another Slurm release than $SPANK_RELEASE is built" \
+		"(a second Slurm install, then make spank-releases)"
+	rel=${other%/spank_ctrun.so} rel=${rel##*/slurm-} api=$(running_api)
+	[ -n "$api" ] || fail "no libslurm.so found for this Slurm"
+	# This cluster's configuration with that plugin in its plugstack.conf.
+	mkdir other-release
+	cp "$CTRUN_CLUSTER_DIR/etc/slurm.conf" "$CTRUN_CLUSTER_DIR/etc/gres.conf" other-release/
+	echo "required $other ctrun=$CTRUN" > other-release/plugstack.conf
+	chmod -R a+rX other-release
+	run_rc as_user env SLURM_CONF="$TMPD/other-release/slurm.conf" srun -N1 --container-image="$BB" true 2> err
+	note "$(cat err)"
+	[ "$rc" -ne 0 ] || fail "srun with a plugin of Slurm $rel in Slurm $SPANK_RELEASE succeeded"
+	grep -E "^spank_ctrun.so: built for Slurm $rel \(libslurm.so.[0-9]+\), this is a Slurm with libslurm.so.$api: Slurm refuses it; rebuild it against this Slurm's <slurm/spank.h> \(make SLURM_INCLUDE=PREFIX/include\) and install that one$" err ||
+		fail "no line naming Slurm $rel and libslurm.so.$api"
+	assert_eq 1 "$(grep -c 'spank_ctrun.so: built for' err)" "the plugin's lines"
+	grep -q "Incompatible.* plugin .*version" err || fail "Slurm's own refusal is missing"
+	! grep -q "srun: job [0-9]\|slurmstepd" err || fail "srun reached a node: $(cat err)"
+}
+behaviour "another-release: a plugin built for another Slurm release, one line naming both, Slurm refuses it" another_release
 
 nothing_left() {
 	assert_no_leftovers "ctrun __hold" 10

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # The SPANK plugin in sbatch and salloc: `sbatch --container-image` and
 # `#SBATCH --container-image` run the batch script inside the container
 # (the script bound from slurmd's spool); a bad value fails sbatch at

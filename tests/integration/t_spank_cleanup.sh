@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # Nothing is left after a containerised step ends other than by itself:
 # scancel, its time limit, its srun killed with SIGKILL (the tasks end on
 # their own later).  Nothing: no ctrun __hold, agent, runtime or image

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # pyxis's options through the SPANK plugin, as the test user, each as
 # pyxis's tests/*.bats use it: --container-workdir, --container-mounts
 # (directories, files, devices, the working directory, several, ro, the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tag: every-slurm
 # The SPANK plugin (build/spank_ctrun.so) in srun, as the test user: a job
 # without --container-* is not touched; `srun --container-image=SQSH`
 # runs the command in the image; the tasks of a node share one container

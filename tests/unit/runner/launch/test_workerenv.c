@@ -114,6 +114,36 @@ static void test_single_worker_leaves_omp_threads_alone(void **state)
 	assert_null(strv_getenv(&f->v, "OMP_NUM_THREADS"));
 }
 
+/* Open MPI's shared memory fails between the per-task containers of task mode. */
+static void test_task_mode_image_turns_open_mpi_vader_off(void **state)
+{
+	struct fx *f = *state;
+	char *none[] = { NULL };
+	char *user[] = { "OMPI_MCA_btl=self,vader,tcp", NULL };
+	const char *key = "OMPI_MCA_btl";
+	char image[] = "/images/mpi.sqsh";
+
+	f->t.mode = MODE_TASK;
+	f->t.ntasks_on_node = 2;
+	f->t.nproc = f->t.local_world_size = 1;
+	/* Without an image, the tasks share the host's user namespace. */
+	assert_int_equal(workerenv_vars(&f->t, &f->o, none, 0, 0, &f->v, &f->e), 0);
+	assert_null(strv_getenv(&f->v, key));
+	f->o.image = image;
+	strv_free(&f->v);
+	assert_int_equal(workerenv_vars(&f->t, &f->o, none, 0, 0, &f->v, &f->e), 0);
+	assert_string_equal(strv_getenv(&f->v, key), "^vader");
+	strv_free(&f->v);
+	assert_int_equal(workerenv_vars(&f->t, &f->o, user, 0, 0, &f->v, &f->e), 0);
+	assert_null(strv_getenv(&f->v, key)); /* the user's choice stays */
+	/* One task on the node: no neighbour to copy from. */
+	f->t.ntasks_on_node = 1;
+	strv_free(&f->v);
+	assert_int_equal(workerenv_vars(&f->t, &f->o, none, 0, 0, &f->v, &f->e), 0);
+	assert_null(strv_getenv(&f->v, key));
+	f->o.image = NULL; /* not options_free's */
+}
+
 static void test_gpu_isolation_gives_each_worker_its_gpu(void **state)
 {
 	struct fx *f = *state;
@@ -219,6 +249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_is_sorted_by_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_values_kept_for_when_unset_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_single_worker_leaves_omp_threads_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_mode_image_turns_open_mpi_vader_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_isolation_gives_each_worker_its_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_env_overrides_and_adds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_ifname_is_the_route_to_master_unless_set, setup, teardown),
