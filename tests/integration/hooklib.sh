@@ -73,7 +73,7 @@ EOF
 REPORT='for f in /dev/nvidia*; do [ -e "$f" ] && stat -c "node %n %t %T" "$f"; done
 echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset}"
 echo "NVIDIA_VISIBLE_DEVICES=${NVIDIA_VISIBLE_DEVICES-unset}"
-for f in /dev/nvidia[0-9]*; do [ -e "$f" ] && { head -c1 "$f" >/dev/null 2>/tmp/err; echo "open $f: $(cat /tmp/err)"; }; done
+for f in /dev/nvidia[0-9]*; do [ -e "$f" ] && echo "open $f: $(head -c1 "$f" 2>&1 >/dev/null)"; done
 true'
 
 # hold_gpus N: a batch job holding N GPUs of the first node for the rest of
