@@ -280,7 +280,7 @@ out:
 	return rv;
 }
 
-int hook_enroot_run(char *const *envp, bool verbose, struct err *e)
+int hook_enroot_run(char *const *envp, const char *want, bool verbose, struct err *e)
 {
 	static struct hook_gpu_inv inv;
 	static struct hook_gpu gpus[HOOK_GPU_MAX];
@@ -296,10 +296,11 @@ int hook_enroot_run(char *const *envp, bool verbose, struct err *e)
 	    need_path(envp, "ENROOT_ENVIRON", &environ_file, e) < 0 ||
 	    need_path(envp, "ENROOT_MOUNTS", &mounts, e) < 0)
 		return -1;
-	/* The host's environment is the request (Slurm's step and task
+	/* The request: ctrun's (--gpus, in the hook script it added for the
+	 * run), else the host's environment (Slurm's step and task
 	 * variables); the image's NVIDIA_VISIBLE_DEVICES=all in ENROOT_ENVIRON
 	 * is not. */
-	if (hook_gpus_choose(NULL, NULL, envp, &ch, e) < 0)
+	if (hook_gpus_choose(want, NULL, envp, &ch, e) < 0)
 		goto out;
 	if (ch.kind == HOOK_GPUS_UNSET || ch.kind == HOOK_GPUS_VOID) {
 		rv = 0;

@@ -22,13 +22,17 @@ install -m 0755 /usr/sbin/runc "$KIT/bin/runc"
 # Shared libraries the GPU machine may lack (not glibc): found through RUNPATH, which
 # also holds where runc re-execs itself (runc init gets no LD_LIBRARY_PATH) and where
 # runc runs ctrun-hook with only PATH in its environment.
-for b in ctrun ctrun-hook runc; do
-	ldd "$KIT/bin/$b" | awk '$3 ~ /^\// {print $3}' | while read -r l; do
-		case $(basename "$l") in libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) continue;; esac
-		cp -L "$l" "$KIT/lib/"
+kit_libs() { # BIN...: their libraries (not glibc's) into lib/, RUNPATH $ORIGIN/../lib
+	local b l
+	for b in "$@"; do
+		ldd "$KIT/bin/$b" | awk '$3 ~ /^\// {print $3}' | while read -r l; do
+			case $(basename "$l") in libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) continue;; esac
+			cp -L "$l" "$KIT/lib/"
+		done
+		patchelf --set-rpath '$ORIGIN/../lib' "$KIT/bin/$b"
 	done
-	patchelf --set-rpath '$ORIGIN/../lib' "$KIT/bin/$b"
-done
+}
+kit_libs ctrun ctrun-hook runc
 
 # 3. The CUDA program: on the host and in the image
 "$NVCC" -O2 -cudart static $GENCODE -o "$KIT/saxpy" "$KIT/src/saxpy.cu"
@@ -83,4 +87,14 @@ for t in core/test_slurmgpu hooks/test_driver hooks/test_gpus hooks/test_rootfs 
 	patchelf --set-rpath '$ORIGIN/../lib' "$u"
 done
 cp -L "$(ldconfig -p | awk '/libcmocka.so.0 .*x86-64/ {print $NF; exit}')" "$KIT/lib/"
+
+# 6. Real enroot (when built here into /opt/enroot by shared/tools/build-enroot.sh) and what
+#    `enroot start IMAGE.sqsh` needs that a GPU machine may lack: squashfuse, fuse-overlayfs,
+#    unsquashfs (RUNPATH $ORIGIN/../lib, their libraries in lib/). run.sh points the enroot
+#    script at gpukit/enroot (its prefix is compiled in as /opt/enroot).
+if [ -x /opt/enroot/bin/enroot ]; then
+	cp -a /opt/enroot "$KIT/enroot"
+	for b in squashfuse fuse-overlayfs unsquashfs; do install -m 0755 "$(command -v "$b")" "$KIT/bin/$b"; done
+	kit_libs squashfuse fuse-overlayfs unsquashfs
+fi
 du -sh "$KIT"

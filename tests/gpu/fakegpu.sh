@@ -28,6 +28,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts /dev/pts
 rm -f /dev/ptmx && ln -s pts/ptmx /dev/ptmx
 mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
+mkdir -p /dev/mqueue && mount -t mqueue -o nosuid,nodev,noexec mqueue /dev/mqueue
 mount -t tmpfs -o mode=755,size=64m gpukit-etc "$E"
 cp -a /etc/. "$E/"
 mount --bind "$E" /etc

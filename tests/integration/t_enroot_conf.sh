@@ -161,9 +161,25 @@ gpus() {
 		"$(tr '\n' ';' < "$out/config")" "the per-run configuration directory"
 	assert_eq "10-mine.sh;99-ctrun-gpus.sh;" "$(tr '\n' ';' < "$out/hooks")" "the hooks enroot runs, in order"
 	grep -qx "hook=$CTRUN_REPO/build/ctrun-hook" "$out/ctrun-hook.sh" || fail "hook script: $(cat "$out/ctrun-hook.sh")"
-	grep -qx 'exec "$hook" enroot' "$out/ctrun-hook.sh" || fail "hook script: $(cat "$out/ctrun-hook.sh")"
+	# The nodes have no nvidia-container-cli: enroot's 98-nvidia.sh is told
+	# "void" (it would refuse to start), the hook gets the GPUs from ctrun.
+	grep -Eqx 'exec "\$hook" enroot --gpus [0-9A-Za-z,-]+' "$out/ctrun-hook.sh" ||
+		fail "hook script without nvidia-container-cli: $(cat "$out/ctrun-hook.sh")"
+	assert_eq 'NVIDIA_VISIBLE_DEVICES=void' "$(cat "$out/environ")" "environment file without nvidia-container-cli"
 	assert_eq "$before" "$(cd "$ucfg" && find . | sort)" "the user's enroot directory after a run"
 	[ ! -e "$cfg" ] || fail "the per-run configuration $cfg outlived the run"
+	# With nvidia-container-cli on the PATH: enroot's own hook binds the
+	# GPUs and the driver, ctrun-hook pins them from the step's variables.
+	mkdir -p "$TMPD/nvcli" && printf '#!/bin/sh\nexit 1\n' > "$TMPD/nvcli/nvidia-container-cli" &&
+		chmod +x "$TMPD/nvcli/nvidia-container-cli"
+	local path0=$PATH
+	export PATH=$TMPD/nvcli:$PATH
+	run_rc on_gpu_node -- true
+	export PATH=$path0
+	assert_eq 0 "$rc" "ctrun --runtime enroot on a GPU node with nvidia-container-cli"
+	grep -qx 'exec "$hook" enroot' "$out/ctrun-hook.sh" || fail "hook script: $(cat "$out/ctrun-hook.sh")"
+	assert_eq "NVIDIA_VISIBLE_DEVICES=all;NVIDIA_DRIVER_CAPABILITIES=compute,utility;" \
+		"$(tr '\n' ';' < "$out/environ")" "environment file with nvidia-container-cli"
 	run_rc env ENROOT_CONFIG_PATH="$ucfg" "$CTRUN" hooks install enroot > /dev/null
 	assert_eq 0 "$rc" "ctrun hooks install enroot"
 	run_rc on_gpu_node -- true

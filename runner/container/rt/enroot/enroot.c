@@ -108,7 +108,10 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 		if (ctr_plan_link(p, from, to, e) < 0)
 			return -1;
 	}
-	text = enroot_hook_script(own->hook, "added by ctrun for this run only");
+	/* Without nvidia-container-cli, enroot's own hook is told "void" and
+	 * this one gets the GPUs from ctrun, as the OCI annotation gives them. */
+	text = enroot_hook_script(own->hook, "added by ctrun for this run only",
+				  own->no_nvcli ? s->gpu_ids : NULL);
 	if (text == NULL)
 		return err_set(e, EXIT_CTRUN, "enroot: %s cannot be named in a hook script (only "
 			       "letters, digits, / . _ + @ -): install ctrun elsewhere",
@@ -135,7 +138,13 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 		goto fail;
 	/* enroot's default is NVIDIA_DRIVER_CAPABILITIES=utility: no CUDA.  Under
 	 * Slurm, "all" GPUs means those of the step (its cgroup). */
-	if (s->gpus) {
+	if (s->gpus && own->no_nvcli && own->hook[0] != '\0') {
+		/* No nvidia-container-cli: enroot's 98-nvidia.sh would refuse to
+		 * start; ctrun-hook (per_run_hook) adds the devices and the
+		 * driver's libraries itself. */
+		if (environ_line(&env, "NVIDIA_VISIBLE_DEVICES", "void", e) < 0)
+			goto fail;
+	} else if (s->gpus) {
 		if (environ_line(&env, "NVIDIA_VISIBLE_DEVICES",
 				 s->slurm || s->gpu_ids == NULL ? "all" : s->gpu_ids, e) < 0 ||
 		    environ_line(&env, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility", e) < 0)

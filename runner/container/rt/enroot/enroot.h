@@ -19,6 +19,10 @@ struct enroot_own {
 	 * entries, hooks.d's as "hooks.d/NAME") and the hook script ("" =
 	 * none). */
 	char hook[4096];
+	/* No nvidia-container-cli on enroot's PATH (nor /usr/sbin, /sbin):
+	 * enroot's 98-nvidia.sh would fail the start, so it is told "void"
+	 * and the per-run hook, named the GPUs (--gpus), does its work. */
+	bool no_nvcli;
 	const char *config;
 	char config_dir[4096];
 	struct strv config_entries;
@@ -68,11 +72,13 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 /* enroothook.c: the GPU phase (drivers.h gpus). */
 int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
-/* The hook script that execs `HOOK_PATH enroot` (an executable *.sh enroot
- * runs from hooks.d), and gives way quietly when HOOK_PATH is gone; `why`
- * says who wrote it.  NULL when HOOK_PATH would need quoting (only
- * [A-Za-z0-9/._+@-], absolute, no /../) or on ENOMEM. */
-char *enroot_hook_script(const char *hook_path, const char *why);
+/* The hook script that execs `HOOK_PATH enroot [--gpus GPUS]` (an
+ * executable *.sh enroot runs from hooks.d), and gives way quietly when
+ * HOOK_PATH is gone; `why` says who wrote it; GPUS (NULL: none) is ctrun's
+ * choice, as the OCI annotation is.  NULL when HOOK_PATH or GPUS would
+ * need quoting (HOOK_PATH: only [A-Za-z0-9/._+@-], absolute, no /../;
+ * GPUS: [A-Za-z0-9,-]) or on ENOMEM. */
+char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus);
 /* The one `ctrun hooks install enroot` writes (hooks_install.h), and
  * whether a file's text is such a one (for any hook path). */
 char *enroot_hook_file(const char *hook_path);

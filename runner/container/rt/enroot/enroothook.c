@@ -79,6 +79,31 @@ static int config_entries(struct enroot_own *own, DIR *d, const char *userdir, s
 	return 0;
 }
 
+/* Whether enroot's 98-nvidia.sh would find nvidia-container-cli: it looks
+ * in enroot's PATH (ctrun's), then /usr/sbin and /sbin (and the image's
+ * /usr/bin, which a GPU run does not count on). */
+static bool nvcli_found(char *const *envp)
+{
+	const char *path = NULL;
+	char *copy, *save = NULL;
+	bool found = false;
+
+	for (char *const *v = envp; v != NULL && *v != NULL && path == NULL; v++)
+		if (strncmp(*v, "PATH=", 5) == 0)
+			path = *v + 5;
+	if (asprintf(&copy, "%s:/usr/sbin:/sbin", path != NULL ? path : "/usr/bin:/bin") < 0)
+		return true; /* unknown: as before, enroot's own hook */
+	for (char *d = strtok_r(copy, ":", &save); d != NULL && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char f[PATH_MAX];
+
+		found = d[0] == '/' && xsnprintf(f, sizeof(f), "%s/nvidia-container-cli", d) >= 0 &&
+			access(f, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
 int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
 {
 	struct enroot_own *own = s->own;
@@ -101,6 +126,7 @@ int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
 		own->hook[0] = '\0';
 		return 0; /* nothing to add; the step's device cgroup still holds */
 	}
+	own->no_nvcli = !nvcli_found(a->envp);
 	if (own->config_dir[0] == '\0' || (d = opendir(own->config_dir)) == NULL)
 		return 0;
 	own->config = own->config_dir;
@@ -109,7 +135,7 @@ int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
 	return rv;
 }
 
-char *enroot_hook_script(const char *hook_path, const char *why)
+char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus)
 {
 	static const char fmt[] =
 		"#!/bin/sh\n"
@@ -119,14 +145,21 @@ char *enroot_hook_script(const char *hook_path, const char *why)
 		"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
 		"\texit 0\n"
 		"fi\n"
-		"exec \"$hook\" enroot\n";
+		"exec \"$hook\" enroot%s%s\n";
 	char *text;
 
 	if (hook_path[0] != '/' || strstr(hook_path, "/../") != NULL ||
 	    strspn(hook_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") !=
 		    strlen(hook_path))
 		return NULL;
-	return asprintf(&text, fmt, why, hook_path) < 0 ? NULL : text;
+	if (gpus != NULL && (gpus[0] == '\0' || gpus[0] == '-' ||
+			     strspn(gpus, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,-") !=
+				     strlen(gpus)))
+		return NULL;
+	return asprintf(&text, fmt, why, hook_path, gpus != NULL ? " --gpus " : "",
+			gpus != NULL ? gpus : "") < 0
+		       ? NULL
+		       : text;
 }
 
 char *enroot_hook_file(const char *hook_path)
@@ -134,7 +167,7 @@ char *enroot_hook_file(const char *hook_path)
 	/* It gives way quietly when ctrun-hook is gone, so removing ctrun
 	 * never stops every enroot container of the user. */
 	return enroot_hook_script(hook_path, "written by `ctrun hooks install enroot`,\n"
-				  "# removed by `ctrun hooks uninstall enroot`");
+				  "# removed by `ctrun hooks uninstall enroot`", NULL);
 }
 
 bool enroot_hook_file_is_ours(const char *text)

@@ -218,6 +218,58 @@ static void test_gpus_under_slurm_are_all_with_compute(void **state)
 	spec_free(&s);
 }
 
+/* A GPU node without nvidia-container-cli (libnvidia-container): enroot's
+ * 98-nvidia.sh would refuse to start ("Command not found:
+ * nvidia-container-cli"), so it is told "void" and ctrun's per-run hook
+ * gets the GPUs on its command line, as the OCI hook gets the annotation.
+ * (Seen on an H200 machine: docs/gpu.md.) */
+static void test_gpus_without_nvidia_container_cli_go_to_ctrun_hook(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	const struct ctr_file *hook;
+
+	(void)state;
+	spec_init(&s);
+	s.gpus = true;
+	s.gpu_ids = "GPU-f85b4c07-a2c5,3";
+	snprintf(own.hook, sizeof(own.hook), "/opt/ctrun/ctrun-hook");
+	own.no_nvcli = true;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_string_equal(file(&p, "enroot.environ")->data, "NVIDIA_VISIBLE_DEVICES=\"void\"\n");
+	hook = file(&p, "99-ctrun-gpus.sh");
+	assert_non_null(strstr(hook->data, "\nexec \"$hook\" enroot --gpus GPU-f85b4c07-a2c5,3\n"));
+	ctr_plan_free(&p);
+	/* With the tool, enroot's own hook binds them first; ours pins. */
+	own.no_nvcli = false;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_string_equal(file(&p, "enroot.environ")->data,
+			    "NVIDIA_VISIBLE_DEVICES=\"GPU-f85b4c07-a2c5,3\"\n"
+			    "NVIDIA_DRIVER_CAPABILITIES=\"compute,utility\"\n");
+	assert_non_null(strstr(file(&p, "99-ctrun-gpus.sh")->data, "\nexec \"$hook\" enroot\n"));
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
+/* The ids go into a shell script: anything but [A-Za-z0-9,-] is refused. */
+static void test_hook_script_refuses_gpus_that_need_quoting(void **state)
+{
+	char *t;
+
+	(void)state;
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0;reboot"));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0 1"));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "$(id)"));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "-v"));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", ""));
+	t = enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "MIG-1a2b,0");
+	assert_non_null(t);
+	assert_non_null(strstr(t, "exec \"$hook\" enroot --gpus MIG-1a2b,0\n"));
+	free(t);
+}
+
 static void test_fstab_escapes_spaces_tabs_backslashes(void **state)
 {
 	struct ctr_spec s;
@@ -305,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_image_default_is_the_agents),
 		cmocka_unit_test(test_entrypoint_with_the_agent_runs_rc_through_it),
 		cmocka_unit_test(test_gpus_under_slurm_are_all_with_compute),
+		cmocka_unit_test(test_gpus_without_nvidia_container_cli_go_to_ctrun_hook),
+		cmocka_unit_test(test_hook_script_refuses_gpus_that_need_quoting),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
 		cmocka_unit_test(test_create_argv),
