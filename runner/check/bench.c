@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "check.h"
 #include "rank.h"
 #include "rendezvous.h"
 #include "util.h"
@@ -380,6 +381,27 @@ static int check_backend(struct bench *b, const struct wsession *s, const struct
 	return 0;
 }
 
+/* NCCL refuses two ranks on one GPU (ncclCommInitRank: "invalid usage"):
+ * rank 0 names them from the rows it gathered, as `check` does, before
+ * NCCL is asked; every rank learns the verdict.  1: go on; 0: stop (rank
+ * 0's error is set); -1: the rendezvous failed. */
+static int distinct_gpus(struct wsession *s, struct err *e)
+{
+	char msg[400];
+	int64_t ok = 1;
+
+	if (strcmp(s->backend->name, "nccl") != 0)
+		return 1;
+	if (s->r.rank == 0 && !check_unique_gpus(s->rows, (size_t)s->r.world, msg, sizeof(msg)))
+		ok = 0;
+	if (rdzv_bcast(&s->r, &ok, sizeof(ok), e) < 0)
+		return -1;
+	if (ok == 0 && s->r.rank == 0)
+		err_set(e, 1, "bench: nccl: %s; NCCL needs a GPU of its own per rank (--backend "
+			"socket runs without)", msg);
+	return ok != 0;
+}
+
 static int setup_buffers(struct bench *b, struct bench_params *p, struct err *e)
 {
 	/* nccl-tests shrinks -e to what fits; every rank the same. */
@@ -474,7 +496,7 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 	struct wsession s;
 	struct bench b = { 0 };
 	json_object *doc = NULL;
-	int rv = -1;
+	int rv = -1, d;
 
 	if (bench_parse_args(words, nwords, &p, e) != 0)
 		return -1;
@@ -499,7 +521,14 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 		err_set(e, EXIT_USAGE, "bench -r %ld: there are only %ld ranks", p.root, s.r.world);
 		goto out;
 	}
-	if (check_backend(&b, &s, &p, e) < 0 || backend_open(&b.be, s.backend, &s.r, &s.row, e) < 0 ||
+	if (check_backend(&b, &s, &p, e) < 0)
+		goto out;
+	if ((d = distinct_gpus(&s, e)) <= 0) {
+		if (d == 0 && s.r.rank != 0)
+			rv = EXIT_REPORTED_BY_RANK0;
+		goto out;
+	}
+	if (backend_open(&b.be, s.backend, &s.r, &s.row, e) < 0 ||
 	    setup_buffers(&b, &p, e) < 0 || (s.r.rank == 0 && bench_head(&s, &p, &doc, e) < 0))
 		goto out;
 	rv = bench_sweep(&b, doc, e);

@@ -140,7 +140,8 @@ step bench-nccl-json 90 0 'ctrun bench --backend nccl -b 8 -e 256M -f 4 --json >
 step bench-nccl-all 90 0 'ctrun bench all --backend nccl -b 1M -e 16M -f 4 -d float 2>&1 | tee "$OUT/bench-nccl-all.txt"; rc=${PIPESTATUS[0]};
 	grep -m1 "^# ctrun bench" "$OUT/bench-nccl-all.txt" | grep -q "nccl backend" || { echo "bench: NOT the nccl backend"; exit 1; }; exit $rc'
 step bench-socket 45 0 'ctrun bench --backend socket -b 8 -e 64M -f 8'
-step bench-2ranks-1gpu 60 any 'ctrun --nproc-per-node 2 bench --backend nccl -b 1M -e 1M --rdzv-timeout 20'
+step bench-2ranks-1gpu 60 nz 'ctrun --nproc-per-node 2 bench --backend nccl -b 1M -e 1M --rdzv-timeout 20 2>&1 | tee "$T/2ranks.txt"; rc=${PIPESTATUS[0]};
+	grep -q "duplicate GPU per node" "$T/2ranks.txt" || { echo "bench: no line naming the shared GPU"; exit 0; }; exit $rc'
 
 # --- d. the CUDA program: host, then in the container through runc and ctrun-hook -------
 step saxpy-host 30 0 '"$KIT/saxpy"'
