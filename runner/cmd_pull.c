@@ -108,21 +108,31 @@ int image_store_dir(const struct options *o, char *out, size_t size, struct err 
 	return registry_default_store(environ, out, size, e);
 }
 
-/* The reference image pinned to digest, pulled from the registry. */
-static int pull_pinned(const struct registry_cfg *c, const char *image, const char *digest,
-		       struct pulled *p, struct err *e)
+/* The reference image pinned to digest: docker://HOST/REPO@DIGEST. */
+static int pinned_of(const char *image, const char *digest, char *pinned, size_t size,
+		     struct err *e)
 {
 	struct image_ref ref;
-	char pinned[700], name[600];
+	char name[600];
 
 	if (ref_parse(image, &ref, e) < 0)
 		return -1;
 	snprintf(ref.digest, sizeof(ref.digest), "%s", digest);
 	ref.tag[0] = '\0';
 	if (ref_format(&ref, name, sizeof(name)) < 0 ||
-	    xsnprintf(pinned, sizeof(pinned), "docker://%s", name) < 0)
+	    xsnprintf(pinned, size, "docker://%s", name) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: reference too long", image);
-	return registry_pull(c, pinned, p, e);
+	return 0;
+}
+
+/* The reference image pinned to digest, pulled from the registry. */
+static int pull_pinned(const struct registry_cfg *c, const char *image, const char *digest,
+		       struct pulled *p, struct err *e)
+{
+	char pinned[700];
+
+	return pinned_of(image, digest, pinned, sizeof(pinned), e) < 0
+		       ? -1 : registry_pull(c, pinned, p, e);
 }
 
 /* A node-local store's node leader in a step on several nodes: node 0
@@ -191,17 +201,29 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 	/* The batch step's pull, by digest. */
 	sp = handed != NULL ? strchr(handed, ' ') : NULL;
 	if (sp != NULL && strcmp(sp + 1, image) == 0) {
+		struct registry_cfg cj = c;
+		struct job_record rec;
 		char digest[80];
 		int r;
 
 		if (xsnprintf(digest, sizeof(digest), "%.*s", (int)(sp - handed), handed) < 0)
 			return err_set(e, EXIT_CTRUN, "%s: not a digest", PULLED_ENV);
-		r = registry_lookup_digest(&c, digest, &p, e);
-		if (r < 0)
-			return -1;
-		/* Not in this node's store: pull that very digest. */
-		if (r == 0 && pull_pinned(&c, image, digest, &p, e) < 0)
-			return -1;
+		/* Node-local stores: the batch node's digest, fed from the step's
+		 * node 0 (the batch node, which has it) to the others. */
+		if (image == o->image && job_of(o, &cj, &rec)) {
+			char pinned[700];
+
+			if (pinned_of(image, digest, pinned, sizeof(pinned), e) < 0 ||
+			    pull_or_feed(o, &cj, pinned, &p, e) < 0)
+				return -1;
+		} else {
+			r = registry_lookup_digest(&c, digest, &p, e);
+			if (r < 0)
+				return -1;
+			/* Not in this node's store: pull that very digest. */
+			if (r == 0 && pull_pinned(&c, image, digest, &p, e) < 0)
+				return -1;
+		}
 	} else {
 		struct job_record rec;
 		char line[800];

@@ -23,6 +23,7 @@
 #include "ref.h"
 #include "store.h"
 #include "strv.h"
+#include "topology.h"
 #include "util.h"
 
 #define CONNECT_MS 60000 /* a neighbour's ctrun starts within this of ours */
@@ -55,8 +56,9 @@ int feed_step_of(char *const *envp, long verbose, struct feed_step *f)
 	long id;
 
 	memset(f, 0, sizeof(*f));
+	/* The batch script's ctrun (a special step) is no node of a step. */
 	if (job == NULL || step == NULL || nodeid == NULL || list == NULL ||
-	    parse_long(nodeid, 0, 1000000, &id) < 0 || hostlist_expand(list, &nodes, &e) < 0)
+	    topo_special_step(step) || parse_long(nodeid, 0, 1000000, &id) < 0 || hostlist_expand(list, &nodes, &e) < 0)
 		return 0;
 	if (nodes.n < 2 || (size_t)id >= nodes.n ||
 	    xsnprintf(f->job, sizeof(f->job), "%s.%s", job, step) < 0 ||
@@ -250,8 +252,10 @@ int feed_image(const struct feed_step *f, const struct registry_cfg *c, const ch
 	digest[0] = '\0';
 	if (f->nodeid == 0)
 		return feed_root(f, c, image, p, e);
-	if (f->down[0] != '\0' && (lfd = listen_on(f, &fe)) < 0)
-		goto out;
+	/* No room for the node below: it pulls for itself; this node goes on. */
+	if (f->down[0] != '\0' && (lfd = listen_on(f, &fe)) < 0 && !c->quiet)
+		fprintf(stderr, "ctrun: %s; node %s pulls for itself\n", fe.msg, f->down);
+	memset(&fe, 0, sizeof(fe));
 	if ((up = connect_up(f, &fe)) < 0 || feed_hello_make(&mine, f->key, f->job, f->host, &fe) < 0)
 		goto out;
 	if (feed_send(up, &mine, sizeof(mine)) < 0 || feed_recv(up, &hd, sizeof(hd), head_by) < 0) {

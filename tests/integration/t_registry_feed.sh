@@ -4,7 +4,7 @@
 # resolves and pulls, the other nodes get the image from the step's nodes
 # (runner/feed.h), so the registry's access log shows ONE manifest request
 # and ONE GET of each blob for the whole step, and every node's store holds
-# the same image file.  A node whose route to the registry is cut (a proxy
+# the same image file; so does batch mode without --stage.  A node whose route to the registry is cut (a proxy
 # that refuses, for that node only) still starts.  A stranger on node 0's
 # feed port (another user, there before node 0's ctrun) cannot feed node 1:
 # what it sends is refused, node 1 pulls from the registry itself and
@@ -51,20 +51,27 @@ store_clean() {
 		"what $1's images/ holds"
 }
 
+# After a step or job of $3 tasks whose output is in $2 ($1: what ran):
+# one manifest request and each blob once since $4 and $5 (the counts
+# before), the same image on every node, nothing half-made on node 1.
+one_pull() {
+	cat "$2"
+	assert_eq 0 "$rc" "$1"
+	assert_eq "$3" "$(grep -c ' busybox$' "$2")" "tasks that ran the image"
+	reg_wait_requests '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$' $(($5 + 3)) ||
+		fail "node 0 did not download the image's 3 blobs"
+	assert_eq 1 $(($(manifests) - $4)) "manifest requests of the step"
+	assert_eq 3 $(($(blob_gets) - $5)) "blob GETs of the step (config and two layers, once)"
+	same_image_everywhere
+	store_clean "$N1"
+}
+
 node_mode() {
 	local m0 b0
 	local_stores_gone
 	m0=$(manifests) b0=$(blob_gets)
 	run_rc srun -N2 --ntasks-per-node=1 "$CTRUN" --image "$ref" -- sh -c 'echo "$(hostname) $CTRUN_IMAGE_ENV"' > out
-	cat out
-	assert_eq 0 "$rc" "node mode on node-local stores"
-	assert_eq 2 "$(grep -c ' busybox$' out)" "nodes that ran the image"
-	reg_wait_requests '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$' $((b0 + 3)) ||
-		fail "node 0 did not download the image's 3 blobs"
-	assert_eq 1 $(($(manifests) - m0)) "manifest requests of the step"
-	assert_eq 3 $(($(blob_gets) - b0)) "blob GETs of the step (config and two layers, once)"
-	same_image_everywhere
-	store_clean "$N1"
+	one_pull "node mode on node-local stores" out 2 "$m0" "$b0"
 }
 
 task_mode() {
@@ -72,15 +79,22 @@ task_mode() {
 	local_stores_gone
 	m0=$(manifests) b0=$(blob_gets)
 	run_rc srun -N2 --ntasks-per-node=2 "$CTRUN" --image "$ref" -- sh -c 'echo "$RANK $CTRUN_IMAGE_ENV"' > out
-	cat out
-	assert_eq 0 "$rc" "task mode on node-local stores"
-	assert_eq 4 "$(grep -c ' busybox$' out)" "tasks that ran the image"
-	reg_wait_requests '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$' $((b0 + 3)) ||
-		fail "node 0 did not download the image's 3 blobs"
-	assert_eq 1 $(($(manifests) - m0)) "manifest requests of the step"
-	assert_eq 3 $(($(blob_gets) - b0)) "blob GETs of the step"
-	same_image_everywhere
-	store_clean "$N1"
+	one_pull "task mode on node-local stores" out 4 "$m0" "$b0"
+}
+
+# Batch mode without --stage: the batch script's ctrun pulls on the job's
+# first node and hands the digest on; node 1 lacks it in its own store and
+# used to pull it from the registry again.
+batch_mode() {
+	local m0 b0
+	local_stores_gone
+	m0=$(manifests) b0=$(blob_gets)
+	cat > job.sh <<JOB
+#!/bin/bash
+"$CTRUN" --image "$ref" -- sh -c 'echo "\$(hostname) \$CTRUN_IMAGE_ENV"'
+JOB
+	run_rc sbatch --wait --quiet -N2 -o "$TMPD/job.out" job.sh
+	one_pull "batch mode on node-local stores" job.out 2 "$m0" "$b0"
 }
 
 no_route() {
@@ -163,5 +177,6 @@ forged() {
 
 behaviour "node mode, node-local stores: one manifest request and each blob once per step" node_mode
 behaviour "task mode, node-local stores: one manifest request and each blob once per step" task_mode
+behaviour "batch mode, node-local stores: the batch node pulls, node 1 takes it from the step" batch_mode
 behaviour "a node whose route to the registry is cut still starts" no_route
 behaviour "a stranger on node 0's feed port is refused; node 1 pulls itself, nothing half-made" forged
