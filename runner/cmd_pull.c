@@ -19,6 +19,7 @@
 #include "phase.h"
 #include "ref.h"
 #include "claim.h"
+#include "feed_step.h"
 #include "registry.h"
 #include "stage.h"
 #include "unpack.h"
@@ -37,7 +38,7 @@ extern char **environ;
  * record (registry/claim.h).  With a store each node has for itself, the
  * tasks of one node share it: the node's first task resolves for them, in
  * a record of that node's (issue 33). */
-static void job_of(const struct options *o, struct registry_cfg *c, struct job_record *rec)
+static bool job_of(const struct options *o, struct registry_cfg *c, struct job_record *rec)
 {
 	const char *procid = getenv("SLURM_PROCID"), *localid = getenv("SLURM_LOCALID");
 	const char *mode = o->reg_store_shared, *node = getenv("SLURMD_NODENAME");
@@ -51,7 +52,7 @@ static void job_of(const struct options *o, struct registry_cfg *c, struct job_r
 	bool shared;
 
 	if (run.job == NULL || run.step == NULL || procid == NULL || o->image == NULL)
-		return;
+		return false;
 	if (mode == NULL || strcmp(mode, "auto") == 0)
 		shared = image_store_dir(o, store, sizeof(store), &e) == 0 &&
 			 stage_on_network_fs(store);
@@ -60,19 +61,21 @@ static void job_of(const struct options *o, struct registry_cfg *c, struct job_r
 	if (!shared) {
 		if (node == NULL || node[0] == '\0') {
 			if (gethostname(host, sizeof(host) - 1) < 0)
-				return;
+				return false;
 			host[sizeof(host) - 1] = '\0';
 			host[strcspn(host, ".")] = '\0';
 			node = host;
 		}
 		if (localid == NULL)
-			return;
+			return false;
 		run.node = node;
 	}
 	if (job_record_of(&run, o->image, rec) < 0)
-		return;
+		return false;
 	c->job = rec;
 	c->job_leader = strcmp(shared ? procid : localid, "0") == 0;
+	/* A node-local store's node leader: the step's nodes feed each other. */
+	return !shared && c->job_leader;
 }
 
 static void cfg_of(const struct options *o, struct registry_cfg *c)
@@ -103,6 +106,54 @@ int image_store_dir(const struct options *o, char *out, size_t size, struct err 
 		return xsnprintf(out, size, "%s", o->reg_store) < 0
 			       ? err_set(e, EXIT_USAGE, "[registry] store too long") : 0;
 	return registry_default_store(environ, out, size, e);
+}
+
+/* The reference image pinned to digest: docker://HOST/REPO@DIGEST. */
+static int pinned_of(const char *image, const char *digest, char *pinned, size_t size,
+		     struct err *e)
+{
+	struct image_ref ref;
+	char name[600];
+
+	if (ref_parse(image, &ref, e) < 0)
+		return -1;
+	snprintf(ref.digest, sizeof(ref.digest), "%s", digest);
+	ref.tag[0] = '\0';
+	if (ref_format(&ref, name, sizeof(name)) < 0 ||
+	    xsnprintf(pinned, size, "docker://%s", name) < 0)
+		return err_set(e, EXIT_CTRUN, "%s: reference too long", image);
+	return 0;
+}
+
+/* The reference image pinned to digest, pulled from the registry. */
+static int pull_pinned(const struct registry_cfg *c, const char *image, const char *digest,
+		       struct pulled *p, struct err *e)
+{
+	char pinned[700];
+
+	return pinned_of(image, digest, pinned, sizeof(pinned), e) < 0
+		       ? -1 : registry_pull(c, pinned, p, e);
+}
+
+/* A node-local store's node leader in a step on several nodes: node 0
+ * pulls, the others take the image from the step's nodes (feed_step.h),
+ * or pull for themselves when that fails. */
+static int pull_or_feed(const struct options *o, const struct registry_cfg *c, const char *image,
+			struct pulled *p, struct err *e)
+{
+	char store[PATH_MAX], digest[80];
+	struct feed_step f;
+	int r;
+
+	if (image_store_dir(o, store, sizeof(store), e) < 0)
+		return -1;
+	if (feed_step_of(environ, o->verbose, &f) != 1)
+		return registry_pull(c, image, p, e);
+	r = feed_image(&f, c, store, image, p, digest, sizeof(digest), e);
+	if (r != 1)
+		return r;
+	return digest[0] != '\0' ? pull_pinned(c, image, digest, p, e)
+				 : registry_pull(c, image, p, e);
 }
 
 /* A missing file written like a registry name: say how to pull it. */
@@ -150,36 +201,35 @@ int image_resolve_one(const struct options *o, const char *image, char **path, s
 	/* The batch step's pull, by digest. */
 	sp = handed != NULL ? strchr(handed, ' ') : NULL;
 	if (sp != NULL && strcmp(sp + 1, image) == 0) {
+		struct registry_cfg cj = c;
+		struct job_record rec;
 		char digest[80];
 		int r;
 
 		if (xsnprintf(digest, sizeof(digest), "%.*s", (int)(sp - handed), handed) < 0)
 			return err_set(e, EXIT_CTRUN, "%s: not a digest", PULLED_ENV);
-		r = registry_lookup_digest(&c, digest, &p, e);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			/* Not in this node's store: pull that very digest. */
-			struct image_ref ref;
-			char pinned[700], name[600];
+		/* Node-local stores: the batch node's digest, fed from the step's
+		 * node 0 (the batch node, which has it) to the others. */
+		if (image == o->image && job_of(o, &cj, &rec)) {
+			char pinned[700];
 
-			if (ref_parse(image, &ref, e) < 0)
+			if (pinned_of(image, digest, pinned, sizeof(pinned), e) < 0 ||
+			    pull_or_feed(o, &cj, pinned, &p, e) < 0)
 				return -1;
-			snprintf(ref.digest, sizeof(ref.digest), "%s", digest);
-			ref.tag[0] = '\0';
-			if (ref_format(&ref, name, sizeof(name)) < 0 ||
-			    xsnprintf(pinned, sizeof(pinned), "docker://%s", name) < 0)
-				return err_set(e, EXIT_CTRUN, "%s: reference too long", image);
-			if (registry_pull(&c, pinned, &p, e) < 0)
+		} else {
+			r = registry_lookup_digest(&c, digest, &p, e);
+			if (r < 0)
+				return -1;
+			/* Not in this node's store: pull that very digest. */
+			if (r == 0 && pull_pinned(&c, image, digest, &p, e) < 0)
 				return -1;
 		}
 	} else {
 		struct job_record rec;
 		char line[800];
+		bool feed = image == o->image && job_of(o, &c, &rec);
 
-		if (image == o->image)
-			job_of(o, &c, &rec);
-		if (registry_pull(&c, image, &p, e) < 0)
+		if ((feed ? pull_or_feed(o, &c, image, &p, e) : registry_pull(&c, image, &p, e)) < 0)
 			return -1;
 		if (xsnprintf(line, sizeof(line), "%s %s", p.digest, image) >= 0)
 			setenv(PULLED_ENV, line, 1);

@@ -8,14 +8,21 @@
 #            the others wait for its image);
 #   enroot   srun -Nn enroot import docker://REG#ctrun-test/torch on every
 #            node (what pyxis does), enroot 4.1.2 from /opt/enroot, up to
-#            $BENCH_ENROOT_MAX (4) nodes: each import costs a node's CPU here.
+#            $BENCH_ENROOT_MAX (4) nodes: each import costs a node's CPU here;
+#   local    the same ctrun step with each node's own store in its tmpfs
+#            ([registry] store_shared = false): node 0 pulls, the others get
+#            the image down the step's chain (runner/feed.h), up to
+#            $BENCH_LOCAL_MAX (16) nodes: each node's copy lives in this
+#            machine's memory (the tmpfs), n copies of the image at once;
+#   sbcast   Slurm's own tree: `salloc -Nn sbcast` of node 0's image to
+#            every node's tmpfs (the transfer alone, no pull), same bound.
 # Wall seconds, and the registry's requests and bytes served (its access
 # log).  Prints a markdown section.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
 CTRUN=$repo/build/ctrun
-max=${BENCH_NODES:-32} enroot_max=${BENCH_ENROOT_MAX:-4}
+max=${BENCH_NODES:-32} enroot_max=${BENCH_ENROOT_MAX:-4} local_max=${BENCH_LOCAL_MAX:-16}
 [ "$(id -u)" = 0 ] || { echo "bench: pullscale.sh needs root (the test cluster)" >&2; exit 1; }
 "$repo/tests/images/build.sh" registry >&2
 export CTRUN_CLUSTER_NAME=ctbp CTRUN_CLUSTER_SUBNET=10.237.0 CTRUN_CLUSTER_PORT_BASE=16817
@@ -59,8 +66,14 @@ served() {
 fresh() {
 	rm -rf "$TMPD/store"
 	for nd in $CTRUN_CLUSTER_NODE_NAMES; do
-		"$cluster" exec "$nd" sh -c "rm -rf '$scratch'/cache '$scratch'/enroot '$scratch'/x.sqsh"
+		"$cluster" exec "$nd" sh -c "rm -rf '$scratch'/cache '$scratch'/enroot '$scratch'/x.sqsh '$scratch'/store"
 	done
+}
+# ctrun_step N STORE SHARED: the first start of the image on N nodes.
+ctrun_step() {
+	srun -N"$1" --ntasks-per-node=1 env CTRUN_CACHE_DIR="$scratch/cache" \
+		CTRUN_REGISTRY_STORE="$2" CTRUN_REGISTRY_STORE_SHARED="$3" \
+		CTRUN_REGISTRY_PLAIN_HTTP="$REG_HOST" "$CTRUN" -q --image "docker://$REG_HOST/$ref" -- true >&2
 }
 
 cat <<SECTION
@@ -73,21 +86,44 @@ layered torch test image (3 gzip layers). **ctrun**: \`srun -Nn ctrun --image
 docker://REG/$ref true\` into an empty store on the shared directory
 (\`[registry] store_shared = true\`). **enroot**: \`srun -Nn enroot import
 docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -x /opt/enroot/bin/enroot ] && /opt/enroot/bin/enroot version || echo "not installed"), up to
-$enroot_max nodes$([ -z "$enroot_why" ] || echo ": not run, its import fails against this registry (\`$enroot_why\`; see the pull section)"). Wall seconds; what the registry served (requests, MiB). Command:
-\`CTRUN_BENCHES=pullscale.sh make bench\`.
+$enroot_max nodes$([ -z "$enroot_why" ] || echo ": not run, its import fails against this registry (\`$enroot_why\`; see the pull section)"). **ctrun local**: the same
+ctrun step with each node's own store in its tmpfs (\`[registry] store_shared = false\`): node 0
+pulls, the others get the image down the step's chain of nodes, up to $local_max nodes (each
+node's copy is in this machine's memory). **sbcast**: \`salloc -Nn sbcast\` of that image to
+every node's tmpfs (Slurm's tree, the transfer alone), same bound. Wall seconds; what the
+registry served (requests, MiB). Command: \`CTRUN_BENCHES=pullscale.sh make bench\`.
 
-| nodes | ctrun s | ctrun registry | enroot s | enroot registry |
-|---|---|---|---|---|
+| nodes | ctrun s | ctrun registry | ctrun local s | ctrun local registry | sbcast s | enroot s | enroot registry |
+|---|---|---|---|---|---|---|---|
 SECTION
 for ((n = 1; n <= max; n *= 2)); do
 	fresh
 	l0=$(wc -l < "$REG_ACCESS_LOG")
 	s=$(now)
-	srun -N"$n" --ntasks-per-node=1 env CTRUN_CACHE_DIR="$scratch/cache" \
-		CTRUN_REGISTRY_STORE="$TMPD/store" CTRUN_REGISTRY_STORE_SHARED=true \
-		CTRUN_REGISTRY_PLAIN_HTTP="$REG_HOST" "$CTRUN" -q --image "docker://$REG_HOST/$ref" -- true >&2
+	ctrun_step "$n" "$TMPD/store" true
 	e=$(now)
 	c="$(sec $((e - s))) | $(served "$l0")"
+	loc="- | - | -"
+	if [ "$n" -le "$local_max" ]; then
+		fresh # one copy of the image per node at a time: the tmpfs are this machine's memory
+		l0=$(wc -l < "$REG_ACCESS_LOG")
+		s=$(now)
+		ctrun_step "$n" "$scratch/store" false
+		e=$(now)
+		loc="$(sec $((e - s))) | $(served "$l0")"
+		# Slurm's tree: node 0's image to every node's tmpfs.
+		n0=${CTRUN_CLUSTER_NODE_NAMES%% *}
+		"$cluster" exec "$n0" sh -c "cat '$scratch'/store/images/*.sqsh" > "$TMPD/img.sqsh"
+		fresh
+		s=$(now)
+		if salloc -N"$n" sbcast -f "$TMPD/img.sqsh" "$scratch/x.sqsh" >&2; then
+			e=$(now)
+			loc="$loc | $(sec $((e - s)))"
+		else
+			loc="$loc | failed"
+		fi
+		rm -f "$TMPD/img.sqsh"
+	fi
 	r="- | -"
 	if [ -n "$enroot" ] && [ "$n" -le "$enroot_max" ]; then
 		l0=$(wc -l < "$REG_ACCESS_LOG")
@@ -99,7 +135,7 @@ for ((n = 1; n <= max; n *= 2)); do
 		e=$(now)
 		r="$(sec $((e - s))) | $(served "$l0")"
 	fi
-	echo "| $n | $c | $r |"
+	echo "| $n | $c | $loc | $r |"
 	echo "bench: $n nodes done" >&2
 done
 fresh
@@ -107,7 +143,8 @@ cat <<'NOTE'
 
 How to read it. ctrun's registry column stays at one image (one manifest, each blob once)
 at every node count: task 0 pulls, the others wait for its image in the shared store (5
-requests: the manifest, the config, 3 layers). Every node importing (pyxis's model) serves
-the image n times. All test nodes share the machine's cores, so the
+requests: the manifest, the config, 3 layers), and so does ctrun with node-local stores: node
+0 pulls, the other nodes take the image from the step's chain of nodes, never from the registry.
+Every node importing (pyxis's model) serves the image n times. All test nodes share the machine's cores, so the
 wall times here measure one machine's CPU, not a cluster's.
 NOTE

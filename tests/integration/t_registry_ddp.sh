@@ -4,8 +4,9 @@
 # Batch mode pulls once, in the batch script's ctrun, and the step's ctruns
 # take the digest it hands them: the registry sees one manifest request for
 # the whole job.  Then node mode and task mode from the reference, the
-# image now in the store: every ctrun asks for the tag's digest, none
-# downloads a blob again.
+# image now in the store: the step's node 0 asks for the tag's digest (the
+# store, on /tmp, counts as each node's own: node 1 takes node 0's digest,
+# issue 32), none downloads a blob again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/reglib.sh"
@@ -41,7 +42,7 @@ node_mode() {
 		train_ddp.py --epochs 1 --out "$TMPD/out-node"
 	assert_eq 0 "$rc" "srun node mode from the reference"
 	check_ddp "$TMPD/out-node" 2 2
-	assert_eq 3 "$(manifests)" "manifest requests after node mode (one per node)"
+	assert_eq 2 "$(manifests)" "manifest requests after node mode (one per step)"
 	assert_eq 4 "$(blobs)" "blob requests after node mode (none new)"
 }
 

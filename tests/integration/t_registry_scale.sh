@@ -6,18 +6,11 @@
 # with the tag unchanged makes one manifest request and no blob GET.
 # A puller killed with -9 mid-pull: the next pull takes its claim over at
 # once (same host, its pid gone), keeps nothing half-published, and
-# succeeds.  With each node's own store (its private scratch), the two
-# tasks of a node resolve the tag once between them (issue 33).
+# succeeds.  Each node's own store (its private scratch): t_registry_feed.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/reglib.sh"
 reg_image_storage STORAGE
-local_store=$CTRUN_CLUSTER_SCRATCH/store-local-$$
-local_stores_gone() {
-	local n
-	for n in "${NODES[@]}"; do "$CLUSTER" exec "$n" rm -rf "$local_store" || true; done
-}
-trap 'local_stores_gone; cleanup_tmp' EXIT
 cd "$TMPD"
 reg_start --storage "$STORAGE"
 reg_client "$TMPD/auth.json"
@@ -85,23 +78,8 @@ killed_puller() {
 	unsquashfs -s "$(cat out)" > /dev/null || fail "the published image is not a whole squashfs"
 }
 
-node_local_store() {
-	local m0 b0
-	export CTRUN_REGISTRY_STORE=$local_store CTRUN_REGISTRY_STORE_SHARED=auto
-	m0=$(manifests) b0=$(blob_gets)
-	run_rc srun -N2 --ntasks-per-node=2 "$CTRUN" --image "$ref" -- sh -c 'echo "$RANK $CTRUN_IMAGE_ENV"' > out
-	cat out
-	assert_eq 0 "$rc" "task mode on node-local stores"
-	assert_eq 4 "$(grep -c ' busybox$' out)" "tasks that ran the image"
-	reg_wait_requests '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$' $((b0 + 6)) ||
-		fail "each node did not download the image's 3 blobs"
-	assert_eq 2 $(($(manifests) - m0)) "manifest requests of the step (one per node)"
-	assert_eq 6 $(($(blob_gets) - b0)) "blob GETs of the step (each node its own store)"
-}
-
 # The requests counted add up over the behaviours, in this order.
 behaviour "node mode, two nodes, a fresh store: one manifest request, each blob once" node_mode
 behaviour "task mode, four tasks at once, a fresh store" task_mode
 behaviour "a second job, the tag unchanged: one manifest request, no blob" second_job
 behaviour "a puller killed with -9 mid-pull: taken over at once, nothing half-published" killed_puller
-behaviour "each node's own store: one manifest request per node, not per task" node_local_store
