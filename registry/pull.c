@@ -29,6 +29,7 @@
 #include "layerfile.h"
 #include "manifest.h"
 #include "progress.h"
+#include "reuse.h"
 #include "rootpath.h"
 #include "sqimage.h"
 #include "store.h"
@@ -208,9 +209,52 @@ static void applied(struct job *j, size_t i)
 	pthread_mutex_unlock(&j->lock);
 }
 
+/* The image starts as the stored image whose layers m's begin with, when
+ * there is one (reuse.h): its squashfs goes into img, and *k gets its count
+ * of layers.  Anything doubtful about it and img is made again, empty: the
+ * full pull.  -1 only when the new image cannot be begun at all. */
+static int reuse_base(const struct registry_cfg *c, const char *store, const struct manifest *m,
+		      const char *name, int out, const struct sqimage_opts *opts,
+		      struct sqimage **img, struct unpack_limit *lim, size_t *k, struct err *e)
+{
+	char digest[80], sqsh[PATH_MAX];
+	struct err why = { 0 };
+	struct trust t;
+	struct stat st;
+	unsigned long long unpacked = 0;
+	int fd = -1;
+
+	*k = 0;
+	if (c->no_reuse || reuse_find(store, m, digest, sizeof(digest), k, &why) != 1)
+		return 0;
+	if (store_image(store, digest, sqsh, sizeof(sqsh), &why) == 0 &&
+	    store_trust(store, &t, &why) == 1 && (fd = store_open(sqsh, &t, &st, &why)) >= 0 &&
+	    sqimage_base(*img, fd, (unsigned)*k, &unpacked, &why) == 0 &&
+	    unpack_limit_add(lim, unpacked, &why) == 0) {
+		close(fd);
+		if (c->verbose > 0)
+			fprintf(stderr, "ctrun: %s: its first %zu layers from the stored image %s\n",
+				name, *k, digest);
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!c->quiet)
+		fprintf(stderr, "ctrun: %s: not built on the stored image %s (%s): pulling it whole\n",
+			name, digest, why.msg[0] ? why.msg : "it is gone");
+	*k = 0;
+	lim->used = 0;
+	sqimage_free(*img);
+	*img = NULL;
+	if (ftruncate(out, 0) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", name);
+	return sqimage_open(img, out, opts, e);
+}
+
 /* Downloads and streams the layers into a squashfs in a folder of its own
  * (0700: nothing another member of a group's store can reach or plant) and
- * publishes it at p->sqsh by rename. */
+ * publishes it at p->sqsh by rename.  Layers a stored image holds already
+ * are taken from it (reuse_base), not downloaded. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
 		 const struct manifest *m, const struct pulled *p, struct err *e)
 {
@@ -219,7 +263,8 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	struct job j = { .s = s, .store = store };
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];
-	size_t nth = 0, want;
+	size_t nth = 0, want, k = 0;
+	unsigned long made = 0;
 	struct sqimage_opts opts;
 	struct sqimage *img = NULL;
 	unsigned *gens = NULL;
@@ -239,9 +284,10 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		err_sys(e, EXIT_CTRUN, "%s", sqsh);
 		goto out;
 	}
-	if (sqimage_open(&img, out, &opts, e) < 0)
+	if (sqimage_open(&img, out, &opts, e) < 0 ||
+	    reuse_base(c, store, m, name, out, &opts, &img, &lim, &k, e) < 0)
 		goto out;
-	j.n = m->nlayers + 1;
+	j.n = m->nlayers - k + 1;
 	all = calloc(j.n, sizeof(*all));
 	j.fds = calloc(j.n, sizeof(int));
 	j.state = calloc(j.n, sizeof(int));
@@ -256,8 +302,8 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		blob_live_init(&j.live[i]);
 	}
 	all[0] = m->config;
-	for (size_t i = 0; i < m->nlayers; i++) {
-		all[i + 1] = m->layers[i];
+	for (size_t i = k; i < m->nlayers; i++) {
+		all[i - k + 1] = m->layers[i];
 		j.meter.total += (unsigned long long)m->layers[i].size;
 	}
 	j.meter.total += (unsigned long long)m->config.size;
@@ -286,7 +332,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	for (size_t i = 1; i < j.n; i++) {
 		struct reading r = { .j = &j, .i = i };
 		struct layer_source src = { read_layer, &r };
-		int a = layerfile_apply_source(&src, i - 1, all[i].digest, img, &lim, e);
+		int a = layerfile_apply_source(&src, i - 1 + k, all[i].digest, img, &lim, e);
 
 		gens[i] = r.gen;
 		if (a < 0) {
@@ -303,8 +349,10 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		}
 		applied(&j, i);
 	}
+	made = sqimage_tree(img)->made;
 	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], img, e) < 0)
 		goto join;
+	made = sqimage_tree(img)->made - made;
 	rv = 0;
 join:
 	for (size_t i = 0; i < nth; i++)
@@ -330,6 +378,15 @@ join:
 	/* Readable by the members of a group's store whatever this one's umask. */
 	if (rv == 0 && (fchmod(out, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
 		rv = err_sys(e, EXIT_CTRUN, "%s", final);
+	/* Its layers, for an image built on it later: only when its config
+	 * made no directory (reuse.h).  Without the record it is only not
+	 * reused. */
+	if (rv == 0 && made == 0) {
+		struct err e2 = { 0 };
+
+		if (reuse_record_write(store, final, m, &e2) < 0 && c->verbose > 0)
+			fprintf(stderr, "ctrun: %s: %s\n", name, e2.msg);
+	}
 out:
 	sqimage_free(img);
 	if (out >= 0)
