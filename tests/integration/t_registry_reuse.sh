@@ -47,25 +47,26 @@ base_gets() {
 	echo "$n"
 }
 # An image's tree, one line per name: type and mode, size, path (unsquashfs -lln).
-listing() { unsquashfs -lln "$1" | awk 'NR > 3 {print $1, $3, $NF}' | sort; }
+listing() { unsquashfs -lln "$1" | awk '{print $1, $3, $6, $8}' | sort; }
 pull() { # STORE REF [ENV...]: the image's path on stdout
 	local store=$1 ref=$2
 	shift 2
 	env CTRUN_REGISTRY_STORE="$TMPD/$store" "$@" "$CTRUN" -q pull "$ref"
 }
 
-full=""
+# Each behaviour runs in a subshell: the reference listing is a file, full.list.
 full_pull() {
 	run_rc pull full "$plus_ref" CTRUN_REGISTRY_REUSE=false > out 2> err
 	assert_eq 0 "$rc" "full pull: $(cat err)"
-	full=$(cat out)
-	listing "$full" > full.list
-	grep -q ' /etc/motd$' full.list || fail "the full pull's listing has no /etc/motd: $(cat full.list)"
+	listing "$(cat out)" > full.tmp
+	grep -q 'squashfs-root/opt/new ' full.tmp || fail "the full pull has no /opt/new: $(cat full.tmp)"
+	! grep -q 'squashfs-root/etc/hostname ' full.tmp || fail "the full pull has /etc/hostname"
+	mv full.tmp full.list
 }
 behaviour "the full pull of busybox+1 layer ([registry] reuse = false): the reference image" full_pull
 
 reuse() {
-	[ -n "$full" ] || fail "no reference image"
+	[ -s full.list ] || fail "no reference image"
 	run_rc pull s "$base_ref" > out 2> err
 	assert_eq 0 "$rc" "pull of the base: $(cat err)"
 	run_rc env CTRUN_REGISTRY_STORE="$TMPD/s" "$CTRUN" -q cache gc --budget 1T > out 2> err
@@ -90,7 +91,7 @@ reuse() {
 behaviour "busybox+1 after busybox: built on the stored image, the base's layers not downloaded, the full pull's tree" reuse
 
 fallback() {
-	[ -n "$full" ] || fail "no reference image"
+	[ -s full.list ] || fail "no reference image"
 	# Another compressor: the stored image's blocks cannot be the new one's.
 	run_rc pull gz "$base_ref" CTRUN_REGISTRY_COMPRESSION=gzip:1 > out 2> err
 	assert_eq 0 "$rc" "pull of the base (gzip): $(cat err)"
