@@ -209,52 +209,10 @@ static void applied(struct job *j, size_t i)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* The image starts as the stored image whose layers m's begin with, when
- * there is one (reuse.h): its squashfs goes into img, and *k gets its count
- * of layers.  Anything doubtful about it and img is made again, empty: the
- * full pull.  -1 only when the new image cannot be begun at all. */
-static int reuse_base(const struct registry_cfg *c, const char *store, const struct manifest *m,
-		      const char *name, int out, const struct sqimage_opts *opts,
-		      struct sqimage **img, struct unpack_limit *lim, size_t *k, struct err *e)
-{
-	char digest[80], sqsh[PATH_MAX];
-	struct err why = { 0 };
-	struct trust t;
-	struct stat st;
-	unsigned long long unpacked = 0;
-	int fd = -1;
-
-	*k = 0;
-	if (c->no_reuse || reuse_find(store, m, digest, sizeof(digest), k, &why) != 1)
-		return 0;
-	if (store_image(store, digest, sqsh, sizeof(sqsh), &why) == 0 &&
-	    store_trust(store, &t, &why) == 1 && (fd = store_open(sqsh, &t, &st, &why)) >= 0 &&
-	    sqimage_base(*img, fd, (unsigned)*k, &unpacked, &why) == 0 &&
-	    unpack_limit_add(lim, unpacked, &why) == 0) {
-		close(fd);
-		if (c->verbose > 0)
-			fprintf(stderr, "ctrun: %s: its first %zu layers from the stored image %s\n",
-				name, *k, digest);
-		return 0;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (!c->quiet)
-		fprintf(stderr, "ctrun: %s: not built on the stored image %s (%s): pulling it whole\n",
-			name, digest, why.msg[0] ? why.msg : "it is gone");
-	*k = 0;
-	lim->used = 0;
-	sqimage_free(*img);
-	*img = NULL;
-	if (ftruncate(out, 0) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", name);
-	return sqimage_open(img, out, opts, e);
-}
-
 /* Downloads and streams the layers into a squashfs in a folder of its own
  * (0700: nothing another member of a group's store can reach or plant) and
  * publishes it at p->sqsh by rename.  Layers a stored image holds already
- * are taken from it (reuse_base), not downloaded. */
+ * are taken from it (reuse_begin), not downloaded. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
 		 const struct manifest *m, const struct pulled *p, struct err *e)
 {
@@ -285,7 +243,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		goto out;
 	}
 	if (sqimage_open(&img, out, &opts, e) < 0 ||
-	    reuse_base(c, store, m, name, out, &opts, &img, &lim, &k, e) < 0)
+	    reuse_begin(c, store, m, name, out, &opts, &img, &lim, &k, e) < 0)
 		goto out;
 	j.n = m->nlayers - k + 1;
 	all = calloc(j.n, sizeof(*all));

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sqimage.h"
 #include "store.h"
 #include "util.h"
 
@@ -175,4 +176,42 @@ int reuse_find(const char *store, const struct manifest *m, char *digest, size_t
 	closedir(dh);
 	memset(e, 0, sizeof(*e)); /* a refused candidate is only not used */
 	return *k > 0;
+}
+
+int reuse_begin(const struct registry_cfg *c, const char *store, const struct manifest *m,
+		      const char *name, int out, const struct sqimage_opts *opts,
+		      struct sqimage **img, struct unpack_limit *lim, size_t *k, struct err *e)
+{
+	char digest[80], sqsh[PATH_MAX];
+	struct err why = { 0 };
+	struct trust t;
+	struct stat st;
+	unsigned long long unpacked = 0;
+	int fd = -1;
+
+	*k = 0;
+	if (c->no_reuse || reuse_find(store, m, digest, sizeof(digest), k, &why) != 1)
+		return 0;
+	if (store_image(store, digest, sqsh, sizeof(sqsh), &why) == 0 &&
+	    store_trust(store, &t, &why) == 1 && (fd = store_open(sqsh, &t, &st, &why)) >= 0 &&
+	    sqimage_base(*img, fd, (unsigned)*k, &unpacked, &why) == 0 &&
+	    unpack_limit_add(lim, unpacked, &why) == 0) {
+		close(fd);
+		if (c->verbose > 0)
+			fprintf(stderr, "ctrun: %s: its first %zu layers from the stored image %s\n",
+				name, *k, digest);
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!c->quiet)
+		fprintf(stderr, "ctrun: %s: not built on the stored image %s (%s): pulling it whole\n",
+			name, digest, why.msg[0] ? why.msg : "it is gone");
+	*k = 0;
+	lim->used = 0;
+	sqimage_free(*img);
+	*img = NULL;
+	if (ftruncate(out, 0) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", name);
+	return sqimage_open(img, out, opts, e);
 }

@@ -15,8 +15,11 @@
 
 #include <stddef.h>
 
+#include "archive_filter.h"
 #include "err.h"
 #include "manifest.h"
+#include "registry.h"
+#include "sqimage.h"
 
 /* The largest record read. */
 #define REUSE_RECORD_MAX (64u << 10)
@@ -39,5 +42,15 @@ int reuse_record_write(const char *store, const char *sqsh, const struct manifes
  * there and trusted), 0 none, -1 with e (the store refused). */
 int reuse_find(const char *store, const struct manifest *m, char *digest, size_t size,
 	       size_t *k, struct err *e);
+
+/* The new image img (just opened on out, with opts) begun as the stored
+ * image whose layers m's begin with, when there is one and [registry]
+ * reuse allows: its squashfs goes into img (sqimage_base), what it holds
+ * counts against lim, and *k gets its count of layers.  Anything doubtful
+ * about it (said in one line unless quiet) and img is opened again, empty:
+ * the full pull.  -1 with e only when the new image cannot be begun. */
+int reuse_begin(const struct registry_cfg *c, const char *store, const struct manifest *m,
+		const char *name, int out, const struct sqimage_opts *opts, struct sqimage **img,
+		struct unpack_limit *lim, size_t *k, struct err *e);
 
 #endif

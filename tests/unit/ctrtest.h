@@ -655,8 +655,8 @@ static __attribute__((unused)) unsigned pick(unsigned n)
 	return (unsigned)(rng % n);
 }
 
-static const char *const names[] = { "a", "b", "c", "d" };
-static const char *const targets[] = { "a", "b", "../c", "/d", "a/b", "/", "..", "d/../a",
+static const char *const rand_names[] = { "a", "b", "c", "d" };
+static const char *const rand_targets[] = { "a", "b", "../c", "/d", "a/b", "/", "..", "d/../a",
 				       "../../../../..", "/a/b/c", "nowhere/x", "c/" };
 
 /* A path of 1 to 3 components, into buf. */
@@ -667,7 +667,7 @@ static __attribute__((unused)) const char *rand_path(char *buf, size_t size)
 	buf[0] = '\0';
 	for (unsigned i = 0; i < depth; i++)
 		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? "/" : "",
-			 names[pick(4)]);
+			 rand_names[pick(4)]);
 	return buf;
 }
 
@@ -700,7 +700,7 @@ static __attribute__((unused)) void rand_layer(struct layerspec *s)
 		case 2:
 		case 3:
 			s->m[i].type = 'l';
-			snprintf(s->data[i], sizeof(s->data[i]), "%s", targets[pick(12)]);
+			snprintf(s->data[i], sizeof(s->data[i]), "%s", rand_targets[pick(12)]);
 			break;
 		case 4:
 			s->m[i].type = 'h';
@@ -714,7 +714,7 @@ static __attribute__((unused)) void rand_layer(struct layerspec *s)
 		case 6: /* a whiteout or an opaque marker in a random directory */
 			rand_path(dir, sizeof(dir));
 			snprintf(s->name[i], sizeof(s->name[i]), "%s/.wh.%s", dir,
-				 kind == 5 ? names[pick(4)] : ".wh..opq");
+				 kind == 5 ? rand_names[pick(4)] : ".wh..opq");
 			s->data[i][0] = '\0';
 			break;
 		case 7:
