@@ -389,6 +389,7 @@ static struct mnode *walk_resolved(struct mtree *t, const char *resolved, bool m
 				return NULL;
 			}
 			i->mtime = t->now;
+			t->made++;
 		}
 		if (n == NULL) {
 			errno = ENOENT;

@@ -50,6 +50,7 @@ struct mtree {
 	struct minode *inodes;
 	unsigned layer; /* the layer being applied (from 1) */
 	int64_t now;    /* the time given to directories made implicitly */
+	unsigned long made; /* directories made implicitly (mtree_mkparents), ever */
 };
 
 /* An empty tree: a root directory of mode 0755, root's, made at `now`. */

@@ -13,6 +13,7 @@
 #include <sqfs/block_processor.h>
 #include <sqfs/block_writer.h>
 #include <sqfs/compressor.h>
+#include <sqfs/dir_reader.h>
 #include <sqfs/dir_writer.h>
 #include <sqfs/error.h>
 #include <sqfs/frag_table.h>
@@ -38,7 +39,9 @@
 	X(sqfs_dir_writer_add_entry) X(sqfs_dir_writer_end) X(sqfs_dir_writer_create_inode) \
 	X(sqfs_inode_make_extended) X(sqfs_inode_get_file_block_start)                      \
 	X(sqfs_inode_set_file_block_start) X(sqfs_inode_get_frag_location)                  \
-	X(sqfs_inode_get_file_size) X(sqfs_free)
+	X(sqfs_inode_get_file_size) X(sqfs_free) X(sqfs_super_read) X(sqfs_id_table_read)      \
+	X(sqfs_dir_reader_create) X(sqfs_dir_reader_get_full_hierarchy)                    \
+	X(sqfs_dir_tree_destroy) X(sqfs_frag_table_read) X(sqfs_inode_make_basic)
 
 struct sqfs_dl {
 #define SQFS_DL_FIELD(name) __typeof__(name) *name;
@@ -88,6 +91,13 @@ int sqfs_dl_load(struct err *e);
 #define sqfs_inode_get_frag_location (sqfs_dl.sqfs_inode_get_frag_location)
 #define sqfs_inode_get_file_size (sqfs_dl.sqfs_inode_get_file_size)
 #define sqfs_free (sqfs_dl.sqfs_free)
+#define sqfs_super_read (sqfs_dl.sqfs_super_read)
+#define sqfs_id_table_read (sqfs_dl.sqfs_id_table_read)
+#define sqfs_dir_reader_create (sqfs_dl.sqfs_dir_reader_create)
+#define sqfs_dir_reader_get_full_hierarchy (sqfs_dl.sqfs_dir_reader_get_full_hierarchy)
+#define sqfs_dir_tree_destroy (sqfs_dl.sqfs_dir_tree_destroy)
+#define sqfs_frag_table_read (sqfs_dl.sqfs_frag_table_read)
+#define sqfs_inode_make_basic (sqfs_dl.sqfs_inode_make_basic)
 #endif
 
 #endif

@@ -80,6 +80,17 @@ static void fd_destroy(sqfs_object_t *o)
 	free(o);
 }
 
+void sqfd_init(struct sqfd *f, int fd, sqfs_u64 size)
+{
+	f->base.base.destroy = fd_destroy;
+	f->base.read_at = fd_read_at;
+	f->base.write_at = fd_write_at;
+	f->base.get_size = fd_get_size;
+	f->base.truncate = fd_truncate;
+	f->fd = fd;
+	f->size = size;
+}
+
 int sq_fail(struct sqimage *s, int code, const char *what, struct err *e)
 {
 	const char *why;
@@ -231,13 +242,7 @@ int sqimage_open(struct sqimage **out, int fd, const struct sqimage_opts *o, str
 		err_sys(e, EXIT_CTRUN, "writing the squashfs");
 		goto fail;
 	}
-	s->file->base.base.destroy = fd_destroy;
-	s->file->base.read_at = fd_read_at;
-	s->file->base.write_at = fd_write_at;
-	s->file->base.get_size = fd_get_size;
-	s->file->base.truncate = fd_truncate;
-	s->file->fd = fd;
-	s->file->size = (sqfs_u64)st.st_size;
+	sqfd_init(s->file, fd, (sqfs_u64)st.st_size);
 	if (make_compressor(s, e) < 0)
 		goto fail;
 	r = sqfs_super_init(&s->super, BLOCK_SIZE, (sqfs_u32)s->tree.now,

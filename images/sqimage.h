@@ -73,6 +73,16 @@ int sqimage_file_begin(struct sqimage *s, struct minode *ino, struct err *e);
 int sqimage_file_data(struct sqimage *s, const void *p, size_t n, struct err *e);
 int sqimage_file_end(struct sqimage *s, struct err *e);
 
+/* sqbase.c: the stored squashfs open at fd (read only; the caller trusts
+ * it as the store does) as the bottom of s, before anything else is put in
+ * s: its tree becomes s's (as if its `layers` layers had been applied),
+ * its data and fragment blocks are copied into s as they are.  It must
+ * have s's compressor, block size and data compression, and no xattrs.
+ * *unpacked gets what it holds as a layer would count it (its files' sizes,
+ * 512 bytes per name).  -1 with e: s is then unusable (free it). */
+int sqimage_base(struct sqimage *s, int fd, unsigned layers, unsigned long long *unpacked,
+		 struct err *e);
+
 /* Sanitizes the tree and writes everything but the data: the image is
  * complete in fd.  -1 with e. */
 int sqimage_finish(struct sqimage *s, struct err *e);

@@ -14,6 +14,9 @@ struct sqfd {
 	int err; /* errno of the last failure */
 };
 
+/* f's methods over fd, of size bytes. */
+void sqfd_init(struct sqfd *f, int fd, sqfs_u64 size);
+
 struct sqimage {
 	struct mtree tree;
 	struct sqimage_opts opts;

@@ -29,6 +29,7 @@
 #include "layerfile.h"
 #include "manifest.h"
 #include "progress.h"
+#include "reuse.h"
 #include "rootpath.h"
 #include "sqimage.h"
 #include "store.h"
@@ -210,7 +211,8 @@ static void applied(struct job *j, size_t i)
 
 /* Downloads and streams the layers into a squashfs in a folder of its own
  * (0700: nothing another member of a group's store can reach or plant) and
- * publishes it at p->sqsh by rename. */
+ * publishes it at p->sqsh by rename.  Layers a stored image holds already
+ * are taken from it (reuse_begin), not downloaded. */
 static int build(struct session *s, const struct registry_cfg *c, const char *store,
 		 const struct manifest *m, const struct pulled *p, struct err *e)
 {
@@ -219,7 +221,8 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	struct job j = { .s = s, .store = store };
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];
-	size_t nth = 0, want;
+	size_t nth = 0, want, k = 0;
+	unsigned long made = 0;
 	struct sqimage_opts opts;
 	struct sqimage *img = NULL;
 	unsigned *gens = NULL;
@@ -239,9 +242,10 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		err_sys(e, EXIT_CTRUN, "%s", sqsh);
 		goto out;
 	}
-	if (sqimage_open(&img, out, &opts, e) < 0)
+	if (sqimage_open(&img, out, &opts, e) < 0 ||
+	    reuse_begin(c, store, m, name, out, &opts, &img, &lim, &k, e) < 0)
 		goto out;
-	j.n = m->nlayers + 1;
+	j.n = m->nlayers - k + 1;
 	all = calloc(j.n, sizeof(*all));
 	j.fds = calloc(j.n, sizeof(int));
 	j.state = calloc(j.n, sizeof(int));
@@ -256,8 +260,8 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		blob_live_init(&j.live[i]);
 	}
 	all[0] = m->config;
-	for (size_t i = 0; i < m->nlayers; i++) {
-		all[i + 1] = m->layers[i];
+	for (size_t i = k; i < m->nlayers; i++) {
+		all[i - k + 1] = m->layers[i];
 		j.meter.total += (unsigned long long)m->layers[i].size;
 	}
 	j.meter.total += (unsigned long long)m->config.size;
@@ -286,7 +290,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 	for (size_t i = 1; i < j.n; i++) {
 		struct reading r = { .j = &j, .i = i };
 		struct layer_source src = { read_layer, &r };
-		int a = layerfile_apply_source(&src, i - 1, all[i].digest, img, &lim, e);
+		int a = layerfile_apply_source(&src, i - 1 + k, all[i].digest, img, &lim, e);
 
 		gens[i] = r.gen;
 		if (a < 0) {
@@ -303,8 +307,10 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		}
 		applied(&j, i);
 	}
+	made = sqimage_tree(img)->made;
 	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], img, e) < 0)
 		goto join;
+	made = sqimage_tree(img)->made - made;
 	rv = 0;
 join:
 	for (size_t i = 0; i < nth; i++)
@@ -330,6 +336,15 @@ join:
 	/* Readable by the members of a group's store whatever this one's umask. */
 	if (rv == 0 && (fchmod(out, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
 		rv = err_sys(e, EXIT_CTRUN, "%s", final);
+	/* Its layers, for an image built on it later: only when its config
+	 * made no directory (reuse.h).  Without the record it is only not
+	 * reused. */
+	if (rv == 0 && made == 0) {
+		struct err e2 = { 0 };
+
+		if (reuse_record_write(store, final, m, &e2) < 0 && c->verbose > 0)
+			fprintf(stderr, "ctrun: %s: %s\n", name, e2.msg);
+	}
 out:
 	sqimage_free(img);
 	if (out >= 0)

@@ -42,6 +42,7 @@ struct registry_cfg {
 	long wait_s;                     /* bound on waiting for another puller; 0 = 1800 */
 	const char *compression;         /* the squashfs's compressor (sqimage_comp_parse);
 					  * NULL: SQ_COMP_PULL */
+	bool no_reuse;                   /* never build on a stored image (reuse.h) */
 	/* One digest per job step (claim.h): the step's record, and whether
 	 * this is its task 0 (a node-local store: the node's first task),
 	 * which resolves the tag (NULL: none). */

@@ -172,6 +172,9 @@ int store_remove(const char *store, const char *what, struct err *e)
 	walk_refs(store, &t, NULL, 0, digest);
 	if (unlink(path) < 0)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
+	/* Its layer list (reuse.h) goes with it. */
+	strcpy(path + strlen(path) - 5, ".layers");
+	unlink(path);
 	return 1;
 }
 

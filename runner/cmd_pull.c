@@ -98,6 +98,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 	c->envp = environ;
 	c->wait_s = o->reg_wait;
 	c->compression = o->reg_compression;
+	c->no_reuse = o->reg_reuse != NULL && strcmp(o->reg_reuse, "false") == 0;
 }
 
 int image_store_dir(const struct options *o, char *out, size_t size, struct err *e)

@@ -90,6 +90,7 @@ static const struct key keys[] = {
 	{ "registry", "store_shared", NULL, K_ENUM, OFF(reg_store_shared), 0, 0, autobool },
 	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
 	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
+	{ "registry", "reuse", NULL, K_ENUM, OFF(reg_reuse), 0, 0, autobool },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -136,6 +137,7 @@ void options_free(struct options *o)
 	free_str(&o->cache_progress);
 	free_str(&o->cache_compression);
 	free_str(&o->reg_compression);
+	free_str(&o->reg_reuse);
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
 	free_str(&o->reg_auth_file);

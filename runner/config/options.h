@@ -82,6 +82,7 @@ struct options {
 	char *reg_store_shared; /* "auto" (a network file system), "true", "false"; NULL = auto */
 	long reg_wait;        /* seconds a ctrun waits for another's pull */
 	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
+	char *reg_reuse;       /* "false": never build an image on a stored one; NULL = auto */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */

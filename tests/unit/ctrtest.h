@@ -534,9 +534,199 @@ static inline void assert_content(const char *path, const char *want)
 
 #ifdef CTRTEST_STREAM
 /* ---- layers streamed into a squashfs (a registry pull's path) ------------- */
+#include <ftw.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "layerfile.h"
+
+/* The trees compared (test_stream*.c): one line per name. */
+
+struct listing {
+	char *text;
+	size_t len, cap;
+	const char *root;
+	dev_t dev[4096];
+	ino_t ino[4096];
+	char first[4096][128];
+	size_t ninodes;
+};
+
+static __attribute__((unused)) struct listing *cur;
+
+static __attribute__((unused)) void say(struct listing *l, const char *line)
+{
+	size_t n = strlen(line);
+
+	if (l->len + n + 2 > l->cap) {
+		l->cap = (l->len + n + 2) * 2;
+		l->text = realloc(l->text, l->cap);
+		assert_non_null(l->text);
+	}
+	memcpy(l->text + l->len, line, n);
+	l->len += n;
+	l->text[l->len++] = '\n';
+	l->text[l->len] = '\0';
+}
+
+/* One line per inode seen, in nftw's order (sorted afterwards by the caller). */
+static __attribute__((unused)) int one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	const char *rel = path + strlen(cur->root);
+	char line[1024], extra[512] = "";
+	size_t i;
+
+	(void)flag;
+	(void)ftw;
+	if (*rel == '\0')
+		return 0;
+	if (S_ISLNK(st->st_mode)) {
+		ssize_t n = readlink(path, extra, sizeof(extra) - 1);
+
+		extra[n > 0 ? n : 0] = '\0';
+	} else if (S_ISREG(st->st_mode)) {
+		FILE *fp = fopen(path, "r");
+		size_t n;
+
+		assert_non_null(fp);
+		n = fread(extra, 1, sizeof(extra) - 1, fp);
+		extra[n] = '\0';
+		fclose(fp);
+		for (i = 0; i < n; i++)
+			if (extra[i] == '\n')
+				extra[i] = '|';
+	}
+	/* Hard links: the first name met stands for the inode. */
+	for (i = 0; i < cur->ninodes; i++)
+		if (cur->dev[i] == st->st_dev && cur->ino[i] == st->st_ino)
+			break;
+	if (i == cur->ninodes && !S_ISDIR(st->st_mode) && st->st_nlink > 1) {
+		cur->dev[i] = st->st_dev;
+		cur->ino[i] = st->st_ino;
+		snprintf(cur->first[i], sizeof(cur->first[i]), "%s", rel);
+		cur->ninodes++;
+	}
+	snprintf(line, sizeof(line), "%s %o %s%s%s", rel, (unsigned)st->st_mode,
+		 i < cur->ninodes ? "=" : "", i < cur->ninodes ? cur->first[i] : "", extra);
+	say(cur, line);
+	return 0;
+}
+
+static __attribute__((unused)) int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The tree under dir as sorted lines: path, mode, hard link group, content. */
+static __attribute__((unused)) char *list_tree(const char *dir)
+{
+	struct listing *l = calloc(1, sizeof(*l));
+	char *lines[8192], *p, *out;
+	size_t n = 0, len = 0;
+
+	assert_non_null(l);
+	l->root = dir;
+	cur = l;
+	say(l, "");
+	l->len = 0;
+	assert_int_equal(nftw(dir, one, 16, FTW_PHYS), 0);
+	for (p = strtok(l->text, "\n"); p != NULL && n < 8192; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	out = malloc(l->len + 1);
+	assert_non_null(out);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(out + len, "%s\n", lines[i]);
+	free(l->text);
+	free(l);
+	return out;
+}
+
+/* Random layers (test_stream*.c). */
+
+static __attribute__((unused)) uint64_t rng;
+
+static __attribute__((unused)) unsigned pick(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+static const char *const rand_names[] = { "a", "b", "c", "d" };
+static const char *const rand_targets[] = { "a", "b", "../c", "/d", "a/b", "/", "..", "d/../a",
+				       "../../../../..", "/a/b/c", "nowhere/x", "c/" };
+
+/* A path of 1 to 3 components, into buf. */
+static __attribute__((unused)) const char *rand_path(char *buf, size_t size)
+{
+	unsigned depth = 1 + pick(3) * pick(2);
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < depth; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? "/" : "",
+			 rand_names[pick(4)]);
+	return buf;
+}
+
+/* The regular files named so far in a case: most hard links point at one. */
+static __attribute__((unused)) char files[64][64];
+static __attribute__((unused)) unsigned nfiles;
+
+struct layerspec {
+	struct member m[10];
+	char name[10][64], data[10][64];
+	size_t n;
+};
+
+static __attribute__((unused)) void rand_layer(struct layerspec *s)
+{
+	s->n = 1 + pick(6);
+	for (size_t i = 0; i < s->n; i++) {
+		char dir[64];
+		unsigned kind = pick(10);
+
+		rand_path(s->name[i], sizeof(s->name[i]));
+		s->m[i] = (struct member){ s->name[i], 'f', s->data[i], 0 };
+		snprintf(s->data[i], sizeof(s->data[i]), "content %zu.%u\n", i, pick(1000));
+		switch (kind) {
+		case 0:
+		case 1:
+			s->m[i].type = 'd';
+			s->m[i].data = NULL;
+			break;
+		case 2:
+		case 3:
+			s->m[i].type = 'l';
+			snprintf(s->data[i], sizeof(s->data[i]), "%s", rand_targets[pick(12)]);
+			break;
+		case 4:
+			s->m[i].type = 'h';
+			if (nfiles > 0 && pick(4) != 0)
+				snprintf(s->data[i], sizeof(s->data[i]), "%s",
+					 files[nfiles - 1 - pick(nfiles < 2 ? 1 : 2)]);
+			else
+				rand_path(s->data[i], sizeof(s->data[i]));
+			break;
+		case 5:
+		case 6: /* a whiteout or an opaque marker in a random directory */
+			rand_path(dir, sizeof(dir));
+			snprintf(s->name[i], sizeof(s->name[i]), "%s/.wh.%s", dir,
+				 kind == 5 ? rand_names[pick(4)] : ".wh..opq");
+			s->data[i][0] = '\0';
+			break;
+		case 7:
+			s->m[i].mode = 04775; /* setuid and group-writable: sanitized */
+			break;
+		default:
+			break;
+		}
+		if (s->m[i].type == 'f' && nfiles < 64)
+			snprintf(files[nfiles++], sizeof(files[0]), "%s", s->name[i]);
+	}
+}
 
 /* unsquashfs of image into dest (which exists). */
 static inline void unsquash(const char *image, const char *dest)
