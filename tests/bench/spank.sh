@@ -52,6 +52,9 @@ declare -A cport=([ctrun]=26817 [pyxis]=27317 [pyxis+squashfuse]=27817)
 down_all() {
 	local s
 	for s in "${sides[@]}"; do CTRUN_CLUSTER_NAME=${cname[$s]} "$cluster" down >/dev/null 2>&1 || true; done
+	# The plugin's directories of running containers (/run is the machine's).
+	rm -rf "/run/ctrun-spank/${cname[ctrun]}n1" "/run/ctrun-spank/${cname[ctrun]}n2"
+	rmdir /run/ctrun-spank 2>/dev/null || true
 }
 down_all
 trap 'down_all; rm -rf "$work"' EXIT
