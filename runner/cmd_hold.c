@@ -98,6 +98,8 @@ int cmd_hold(struct options *o, struct err *e)
 	 * step's shape (a batch script's step included: never via srun). */
 	t.mode = MODE_NODE;
 	t.local_rank_base = 0;
+	/* The step's tasks wait for this container: the quicker OCI runtime. */
+	o->start_fast = true;
 	if (ctr_setup_init(&c, o, &t, environ, true, e) < 0)
 		goto out;
 	c.spec.host_pid = true;

@@ -47,6 +47,7 @@ struct options {
 	/* container */
 	char *image;
 	char *runtime;
+	bool start_fast;      /* __hold: auto prefers crun to runc (rt.h ctr_pick) */
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */

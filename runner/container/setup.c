@@ -277,6 +277,7 @@ static int pick_runtime(struct ctr_setup *c, struct err *e)
 
 	if (ctr_pick_runtime(&(struct ctr_pick){ .want = ctr_named_want(&c->ask), .kind = s->kind,
 						 .image = c->image, .envp = c->ask.envp, .note = note,
+						 .start_fast = c->ask.start_fast,
 						 .note_size = sizeof(note) },
 			     &s->rt, c->bin, sizeof(c->bin), e) < 0)
 		return -1;

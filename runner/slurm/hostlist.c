@@ -536,7 +536,10 @@ int hostlist_expand_any(const char *s, struct strv *out, struct err *e)
 	struct strv *answer = NULL;
 	int rv = -1;
 
-	if (libslurm_disabled() || !slurmlib_available())
+	/* No check of the library first: the expansion's own child loads it
+	 * (one child, not two: ~8 ms less per ctrun start under Slurm), and
+	 * says when there is none (ENOENT: the builtin's answer below). */
+	if (libslurm_disabled() || slurmlib_absent())
 		return hostlist_expand(s, out, e);
 
 	/* The builtin decides what is accepted, so a malformed list fails the

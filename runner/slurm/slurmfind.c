@@ -105,7 +105,7 @@ static bool which(char *const *envp, const char *name, char *out, size_t size)
 	return false;
 }
 
-void slurmlib_find(char *const *envp, struct slurmlib_choice *c)
+static void look(char *const *envp, struct slurmlib_choice *c)
 {
 	static const char *const tools[] = { "srun", "scontrol", "sinfo" };
 	const char *env = envp_get(envp, "CTRUN_LIBSLURM"), *conf = envp_get(envp, "SLURM_CONF");
@@ -132,4 +132,42 @@ void slurmlib_find(char *const *envp, struct slurmlib_choice *c)
 	c->path[0] = '\0';
 	snprintf(c->why, sizeof(c->why), "no Slurm install found from PATH or SLURM_CONF: the "
 		 "dynamic linker's newest libslurm.so.N");
+}
+
+/* The last look's answer and the variables it was made from: a ctrun start
+ * under Slurm asks several times (slurmlib.c), and a look reads /usr/lib
+ * and its multiarch directory, a few ms each on a loaded node. */
+static struct {
+	bool valid;
+	char *key[3];
+	struct slurmlib_choice c;
+} last;
+
+static bool same(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+void slurmlib_find(char *const *envp, struct slurmlib_choice *c)
+{
+	static const char *const names[3] = { "CTRUN_LIBSLURM", "PATH", "SLURM_CONF" };
+	const char *v[3];
+	bool hit = last.valid;
+
+	for (int i = 0; i < 3; i++) {
+		v[i] = envp_get(envp, names[i]);
+		hit = hit && same(v[i], last.key[i]);
+	}
+	if (hit) {
+		*c = last.c;
+		return;
+	}
+	look(envp, c);
+	last.valid = true;
+	for (int i = 0; i < 3; i++) {
+		free(last.key[i]);
+		last.key[i] = v[i] != NULL ? strdup(v[i]) : NULL;
+		last.valid = last.valid && (v[i] == NULL || last.key[i] != NULL);
+	}
+	last.c = *c;
 }

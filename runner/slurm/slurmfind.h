@@ -15,8 +15,10 @@
  *      from .30 up, so Slurm's next soname needs no new ctrun), then
  *      libslurm.so.
  *
- * Looking is cheap and loads nothing (slurmlib.c dlopens the answer in a
- * child process). */
+ * Looking loads nothing (slurmlib.c dlopens the answer in a child
+ * process); its answer is kept for the next look from the same PATH,
+ * SLURM_CONF and CTRUN_LIBSLURM (a process's installs do not change while
+ * it runs), so a ctrun start reads the directories once. */
 #ifndef CTRUN_SLURMFIND_H
 #define CTRUN_SLURMFIND_H
 

@@ -461,6 +461,25 @@ static struct slurmlib_choice cached_choice;
 static int cached = -1;
 static char cached_file[PATH_MAX];
 
+/* What an answer of the child says of the library it was to load: an end
+ * record but 'N' means loaded, 'N' not; none (it died) says nothing. */
+static void remember(const struct slurmlib_choice *c, const struct reply *r, char end)
+{
+	if (end == 0)
+		return;
+	cached_choice = *c;
+	cached = end != 'N';
+	snprintf(cached_file, sizeof(cached_file), "%s", cached ? loaded_file(r, true) : "");
+}
+
+bool slurmlib_absent(void)
+{
+	struct slurmlib_choice c;
+
+	slurmlib_find(environ, &c);
+	return cached == 0 && strcmp(cached_choice.path, c.path) == 0 && cached_choice.only == c.only;
+}
+
 bool slurmlib_available(void)
 {
 	struct slurmlib_choice c;
@@ -472,9 +491,7 @@ bool slurmlib_available(void)
 		return cached == 1;
 	if (run_child(NULL, &r, &e) < 0)
 		return false; /* not cached: fork may work next time */
-	cached_choice = c;
-	cached = end_of(&r) == 'K';
-	snprintf(cached_file, sizeof(cached_file), "%s", cached ? loaded_file(&r, true) : "");
+	remember(&c, &r, end_of(&r) == 'K' ? 'K' : 'N');
 	free(r.buf);
 	return cached == 1;
 }
@@ -518,6 +535,7 @@ static bool too_many_ranges(const char *s)
 int slurmlib_hostlist_expand(const char *s, struct strv *out, struct err *e)
 {
 	struct strv hosts = { 0 };
+	struct slurmlib_choice c;
 	struct reply r;
 	char q[256], end;
 	size_t i;
@@ -532,9 +550,11 @@ int slurmlib_hostlist_expand(const char *s, struct strv *out, struct err *e)
 		return err_set(e, EXIT_CTRUN, "hostlist \"%s\": a bracket has more than %lu "
 			       "ranges", q, SLURM_MAX_RANGES);
 	}
+	slurmlib_find(environ, &c);
 	if (run_child(s, &r, e) < 0)
 		return -1;
 	end = end_of(&r);
+	remember(&c, &r, end);
 	if (end != 'K') {
 		int err;
 

@@ -48,6 +48,10 @@
 /* Whether a libslurm with the hostlist functions can be loaded (checked in
  * a child once per choice of library, then cached). */
 bool slurmlib_available(void);
+/* Whether an earlier check or expansion found no loadable libslurm (for
+ * this choice of library); false when none has looked yet.  Costs no
+ * child: an expansion loads the library and answers in one. */
+bool slurmlib_absent(void);
 
 /* One line for -v: the library loaded and why that one
  * ("/opt/slurm-new/lib/libslurm.so.45.0.0 (the Slurm of srun on PATH

@@ -52,6 +52,9 @@ declare -A cport=([ctrun]=26817 [pyxis]=27317 [pyxis+squashfuse]=27817)
 down_all() {
 	local s
 	for s in "${sides[@]}"; do CTRUN_CLUSTER_NAME=${cname[$s]} "$cluster" down >/dev/null 2>&1 || true; done
+	# The plugin's directories of running containers (/run is the machine's).
+	rm -rf "/run/ctrun-spank/${cname[ctrun]}n1" "/run/ctrun-spank/${cname[ctrun]}n2"
+	rmdir /run/ctrun-spank 2>/dev/null || true
 }
 down_all
 trap 'down_all; rm -rf "$work"' EXIT
@@ -174,7 +177,7 @@ cat <<SECTION
 \`srun -N2 --ntasks-per-node=2 --container-image=IMG true\` as the test user on this machine's
 2-node test clusters (Slurm $(slurmctld -V | awk '{print $2}'), $(nproc) cores, one cluster per side, all up at once,
 runs alternating), timed around srun in the user's shell. **ctrun**: build/spank_ctrun.so
-(\`ctrun __hold\` per node, the tasks join its container; ctrun's default runtime here: runc,
+(\`ctrun __hold\` per node, the tasks join its container; ctrun's default runtime for it here: crun (auto's choice for \`ctrun __hold\`),
 rootless, the squashfs mounted with squashfuse). **pyxis**: pyxis ${pyxis_ver:-(not built)} built
 from source in the run, enroot $("$ENROOT_PREFIX/bin/enroot" version 2>/dev/null || echo "(none)")
 on slurmd's PATH, enroot's directories on the node's local scratch (tmpfs); its default

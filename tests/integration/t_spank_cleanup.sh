@@ -2,7 +2,7 @@
 # tag: every-slurm
 # Nothing is left after a containerised step ends other than by itself:
 # scancel, its time limit, its srun killed with SIGKILL (the tasks end on
-# their own later).  Nothing: no ctrun __hold, agent, runtime or image
+# their own later).  Nothing: no ctrun __hold, agent, runtime (runc, crun) or image
 # mount process on a node, no run directory, no record of a running
 # container.
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +18,7 @@ clean() { # what
 	assert_no_leftovers "/.ctrun/agent" 5
 	assert_no_leftovers "squashfuse" 5
 	assert_no_leftovers "runc" 5
+	assert_no_leftovers "crun" 5
 	assert_no_rundirs
 	for n in "${NODES[@]}"; do
 		[ -z "$(ls "/run/ctrun-spank/$n/$(id -u "$SPANK_USER")" 2>/dev/null)" ] ||

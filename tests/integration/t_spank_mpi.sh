@@ -70,10 +70,11 @@ openmpi_pmix() {
 }
 behaviour "--mpi=pmix: Open MPI's all-reduce across 2 nodes x 2 tasks in the container" openmpi_pmix
 
-# (MPICH's all-reduce with --mpi=pmi2 is not a row yet: on these test nodes,
+# (MPICH's all-reduce with --mpi=pmi2 is not a row: on these test nodes,
 # which are one machine, its UCX transport either aborts MPI_Init (System V
-# shared memory "between nodes") or, over TCP only, now and then hangs in
-# MPI_Finalize after a correct all-reduce; docs/slurm.md, MPI.)
+# shared memory "between nodes") or, over TCP only or with an IPC namespace
+# per node, hangs 1 run in 5 to 10 after a correct all-reduce (three ranks
+# in the PMI2 barrier, one spinning in UCX); docs/slurm.md, MPI.)
 
 # A container per task: ctrun turns Open MPI's shared-memory transport off
 # (workerenv.c: OMPI_MCA_btl=^vader; with it every rank segfaults).

@@ -97,9 +97,20 @@ static const struct ctr_driver *pick_auto(const struct ctr_pick *q, char *bin, s
 	const struct ctr_driver *order[32];
 	size_t n = ctr_driver_auto(q->kind, order, sizeof(order) / sizeof(order[0]));
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const struct ctr_driver *fast = q->start_fast && order[i]->start_fast != NULL ?
+			ctr_driver_named(order[i]->start_fast) : NULL;
+
+		if (fast != NULL && find(fast, q->have, bin, size, looked)) {
+			if (q->note != NULL)
+				snprintf(q->note, q->note_size, "--runtime auto: %s (%s) for %s, not "
+					 "%s: it starts a container faster", fast->name, bin, q->image,
+					 order[i]->name);
+			return fast;
+		}
 		if (find(order[i], q->have, bin, size, looked))
 			return own_start(q, order[i], bin, size, looked);
+	}
 	return NULL;
 }
 

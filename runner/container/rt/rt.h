@@ -67,6 +67,7 @@ struct ctr_ask {
 	char *const *envp;             /* ctrun's environment */
 	const char *image;             /* --image as given */
 	const char *runtime;           /* --runtime; NULL = auto */
+	bool start_fast;               /* auto: crun before runc (ctr_pick) */
 	enum ctr_image_mode image_mode;
 	const struct strv *mounts;     /* --mount SRC[:DST[:OPTS]], in order */
 	const char *workdir;           /* --workdir; NULL = ctrun's own, bound */
@@ -264,6 +265,10 @@ struct ctr_pick {
 	bool (*adds)(const struct ctr_driver *d, const char *bin, char *const *envp, char *why,
 		     size_t size);
 	char *const *envp; /* ctrun's environment, for adds */
+	/* auto: a driver's start_fast instead of it where that is installed
+	 * (drivers.h; ctrun __hold: a container start on every step's path;
+	 * docs/benchmarks.md). */
+	bool start_fast;
 	/* Out: why auto took one runtime of two that could run the image (for
 	 * -v), "" when it had no such choice; NULL: not wanted. */
 	char *note;

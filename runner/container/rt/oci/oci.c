@@ -458,7 +458,8 @@ static void oci_fini(void *p)
 static const char *const rundir_dirs[] = { "rootfs", "ovl", NULL };
 
 /* runc first, else crun: crun 1.8 refuses rootless on cgroup v1 hybrid
- * hosts, runc does not.  A directory or an archive is OCI's first choice
+ * hosts, runc does not (the crun driver below works around it, and is
+ * what auto takes for ctrun __hold, start_fast).  A directory or an archive is OCI's first choice
  * (unpacked or used as it is); a squashfs or SIF its last (mounted or
  * unpacked into the node cache). */
 const struct ctr_driver ctr_driver_oci = {
@@ -466,6 +467,8 @@ const struct ctr_driver ctr_driver_oci = {
 	.bins = (const char *const[]){ "runc", "crun", NULL },
 	.rank = { [IMAGE_UNKNOWN] = 1, [IMAGE_SQUASHFS] = 4, [IMAGE_SIF] = 3,
 		  [IMAGE_DOCKER_ARCHIVE] = 1, [IMAGE_OCI_ARCHIVE] = 1, [IMAGE_DIR] = 1 },
+	/* ctrun __hold: crun's start is ~25 ms shorter than runc's. */
+	.start_fast = "crun",
 	.need = ROOT_TREE,
 	.host_files = true,
 	.image_env = true,

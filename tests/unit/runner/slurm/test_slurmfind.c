@@ -128,6 +128,30 @@ static void test_nothing_found_leaves_the_dynamic_linker(void **state)
 	assert_non_null(strstr(c.why, "dynamic linker"));
 }
 
+/* A look is kept for the same PATH, SLURM_CONF and CTRUN_LIBSLURM: the
+ * install moved away after the first look is not looked at again (a ctrun
+ * start asks several times); another PATH is looked at. */
+static void test_a_look_is_kept_for_the_same_environment(void **state)
+{
+	struct slurmlib_choice c;
+	char want[256], from[256], to[256];
+
+	(void)state;
+	touch("kept/bin/srun", 0755);
+	touch("kept/lib/libslurm.so.41", 0644);
+	find("kept/bin", NULL, NULL, &c);
+	snprintf(want, sizeof(want), "%s/kept/lib/libslurm.so.41", top);
+	assert_string_equal(c.path, want);
+	snprintf(from, sizeof(from), "%s/kept/lib", top);
+	snprintf(to, sizeof(to), "%s/kept/lib.moved", top);
+	assert_int_equal(rename(from, to), 0);
+	find("kept/bin", NULL, NULL, &c);
+	assert_string_equal(c.path, want);
+	find("usr/bin", NULL, NULL, &c);
+	find("kept/bin", NULL, NULL, &c);
+	assert_string_equal(c.path, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_conf_when_no_command_is_on_path),
 		cmocka_unit_test(test_ctrun_libslurm_is_the_only_choice),
 		cmocka_unit_test(test_nothing_found_leaves_the_dynamic_linker),
+		cmocka_unit_test(test_a_look_is_kept_for_the_same_environment),
 	};
 
 	return cmocka_run_group_tests_name("slurmfind", tests, setup, teardown);

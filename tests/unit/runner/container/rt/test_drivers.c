@@ -125,6 +125,32 @@ static void test_crun_is_chosen_only_by_name(void **state)
 	assert_null(rt);
 }
 
+/* ctrun __hold (start_fast): auto's oci is run by crun where crun is
+ * installed, by runc where it is not; another kind's driver is untouched,
+ * and a runtime asked for by name is that one. */
+static void test_start_fast_takes_crun_for_oci(void **state)
+{
+	const struct ctr_driver *rt;
+	char bin[64];
+	struct err e = { 0 };
+	struct ctr_pick q = { .want = NULL, .kind = IMAGE_DIR, .image = "/i",
+			      .have = have_runc_and_crun, .start_fast = true };
+
+	(void)state;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "crun");
+	assert_string_equal(bin, "/usr/bin/crun");
+	q.have = have_runc;
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "oci");
+	assert_string_equal(bin, "/usr/bin/runc");
+	q.have = have_runc_and_crun;
+	q.want = "oci";
+	assert_int_equal(ctr_pick_runtime(&q, &rt, bin, sizeof(bin), &e), 0);
+	assert_string_equal(rt->name, "oci");
+	assert_string_equal(bin, "/usr/bin/runc");
+}
+
 static void test_unknown_runtime_lists_the_table(void **state)
 {
 	const struct ctr_driver *rt;
@@ -340,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_every_kind_has_a_driver),
 		cmocka_unit_test(test_root_need_comes_from_the_table),
 		cmocka_unit_test(test_crun_is_chosen_only_by_name),
+		cmocka_unit_test(test_start_fast_takes_crun_for_oci),
 		cmocka_unit_test(test_unknown_runtime_lists_the_table),
 		cmocka_unit_test(test_auto_takes_own_start_where_enroot_adds_nothing),
 		cmocka_unit_test(test_enroot_where_own_start_is_no_choice),
