@@ -66,35 +66,64 @@ static int record_of(const char *sqsh, char *out, size_t size)
 	return xsnprintf(out, size, "%.*s.layers", (int)(n - 5), sqsh);
 }
 
-int reuse_record_write(const char *store, const char *sqsh, const struct manifest *m,
-		       struct err *e)
+bool reuse_record_valid(const char *text, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], *text = NULL;
-	size_t len = 0;
-	int fd, rv = -1;
+	size_t off = sizeof(MAGIC) - 1, k = 0;
+
+	if (len < off || len > REUSE_RECORD_MAX || memcmp(text, MAGIC, off) != 0)
+		return false;
+	while (off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		char d[80];
+		size_t n = nl != NULL ? (size_t)(nl - (text + off)) : 0;
+
+		if (nl == NULL || n >= sizeof(d))
+			return false;
+		memcpy(d, text + off, n);
+		d[n] = '\0';
+		if (strlen(d) != n || !digest_valid(d)) /* no NUL within */
+			return false;
+		k++;
+		off += n + 1;
+	}
+	return k > 0;
+}
+
+int reuse_record_write_text(const char *store, const char *sqsh, const char *text, size_t len,
+			    struct err *e)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd;
 
 	if (record_of(sqsh, path, sizeof(path)) < 0 ||
 	    store_tmp(store, "layers", tmp, sizeof(tmp), e) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: no name for its layer record", sqsh);
-	if (reuse_record_text(m, &text, &len) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, STORE_FILE_MODE);
-	if (fd < 0) {
-		err_sys(e, EXIT_CTRUN, "%s", tmp);
-		goto out;
-	}
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", tmp);
 	if (write_all(fd, text, len) < 0 || fchmod(fd, STORE_FILE_MODE) < 0 || close(fd) < 0) {
 		err_sys(e, EXIT_CTRUN, "%s", tmp);
 		unlink(tmp);
-		goto out;
+		return -1;
 	}
 	if (rename(tmp, path) < 0) {
 		err_sys(e, EXIT_CTRUN, "%s", path);
 		unlink(tmp);
-		goto out;
+		return -1;
 	}
-	rv = 0;
-out:
+	return 0;
+}
+
+int reuse_record_write(const char *store, const char *sqsh, const struct manifest *m,
+		       struct err *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rv;
+
+	if (reuse_record_text(m, &text, &len) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s: its layer record", sqsh);
+	rv = reuse_record_write_text(store, sqsh, text, len, e);
 	free(text);
 	return rv;
 }
@@ -111,35 +140,77 @@ static bool record_name(const char *name, char *digest, size_t size)
 	return digest_valid(digest);
 }
 
-/* The layers shared with m by the record at path (0 none or unreadable). */
-static size_t shared(const char *path, const struct trust *t, const struct manifest *m)
+/* The record at path, whole (a trusted regular file of at most
+ * REUSE_RECORD_MAX bytes): malloc'd into *buf, *len bytes; -1 when not. */
+static int read_record(const char *path, const struct trust *t, char **buf, size_t *len)
 {
 	struct err e = { 0 };
 	struct stat st;
-	char *buf;
 	ssize_t n;
-	size_t k = 0;
+	size_t got = 0;
 	int fd = store_open(path, t, &st, &e);
 
+	*buf = NULL;
 	if (fd < 0)
-		return 0;
+		return -1;
 	if (st.st_size <= 0 || st.st_size > (off_t)REUSE_RECORD_MAX ||
-	    (buf = malloc((size_t)st.st_size)) == NULL) {
+	    (*buf = malloc((size_t)st.st_size)) == NULL) {
 		close(fd);
+		return -1;
+	}
+	for (; got < (size_t)st.st_size; got += (size_t)n) {
+		n = pread(fd, *buf + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n <= 0)
+			break;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	*len = got;
+	return 0;
+}
+
+/* The layers shared with m by the record at path (0 none or unreadable). */
+static size_t shared(const char *path, const struct trust *t, const struct manifest *m)
+{
+	char *buf;
+	size_t len, k;
+
+	if (read_record(path, t, &buf, &len) < 0)
+		return 0;
+	k = reuse_prefix(buf, len, m);
+	free(buf);
+	return k;
+}
+
+int reuse_record_read(const char *store, const char *sqsh, char **text, size_t *len,
+		      struct err *e)
+{
+	char path[PATH_MAX];
+	struct trust t;
+	int r;
+
+	*text = NULL;
+	*len = 0;
+	if (record_of(sqsh, path, sizeof(path)) < 0)
+		return 0;
+	r = store_trust(store, &t, e);
+	if (r <= 0)
+		return r;
+	if (read_record(path, &t, text, len) < 0)
+		return 0;
+	if (!reuse_record_valid(*text, *len)) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
 		return 0;
 	}
-	for (size_t got = 0; got < (size_t)st.st_size; got += (size_t)n) {
-		n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-		if (n <= 0 && !(n < 0 && errno == EINTR))
-			break;
-		if (n < 0)
-			n = 0;
-		if (got + (size_t)n == (size_t)st.st_size)
-			k = reuse_prefix(buf, (size_t)st.st_size, m);
-	}
-	free(buf);
-	close(fd);
-	return k;
+	return 1;
 }
 
 int reuse_find(const char *store, const struct manifest *m, char *digest, size_t size,

@@ -13,6 +13,7 @@
 #ifndef CTRUN_REUSE_H
 #define CTRUN_REUSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "archive_filter.h"
@@ -36,6 +37,22 @@ int reuse_record_text(const struct manifest *m, char **buf, size_t *len);
  * rename).  -1 with e. */
 int reuse_record_write(const char *store, const char *sqsh, const struct manifest *m,
 		       struct err *e);
+
+/* Pure: whether text (len bytes) is a record: the magic line, then one
+ * or more lines each a valid digest, at most REUSE_RECORD_MAX bytes. */
+bool reuse_record_valid(const char *text, size_t len);
+
+/* Writes text (a record, reuse_record_valid) as the record of the image at
+ * sqsh, as reuse_record_write does: what the image feed carries from the
+ * node that pulled it (runner/feed.h).  -1 with e. */
+int reuse_record_write_text(const char *store, const char *sqsh, const char *text, size_t len,
+			    struct err *e);
+
+/* The record of the image at sqsh in store, when there is one, trusted
+ * and valid: 1 with *text (malloc'd, *len bytes), 0 none, -1 with e (the
+ * store refused). */
+int reuse_record_read(const char *store, const char *sqsh, char **text, size_t *len,
+		      struct err *e);
 
 /* The stored image with the most layers that m's layers begin with: its
  * digest ("sha256:<hex>") and the count into *k; 1 found (its squashfs

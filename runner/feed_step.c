@@ -21,6 +21,7 @@
 #include "feed.h"
 #include "hostlist.h"
 #include "ref.h"
+#include "reuse.h"
 #include "store.h"
 #include "strv.h"
 #include "topology.h"
@@ -158,15 +159,18 @@ static int connect_up(const struct feed_step *f, struct err *e)
 		       CONNECT_MS / 1000);
 }
 
-/* Node 0: pull, then send the image (or the error) down the chain. */
-static int feed_root(const struct feed_step *f, const struct registry_cfg *c, const char *image,
-		     struct pulled *p, struct err *e)
+/* Node 0: pull, then send the image (or the error) down the chain, with
+ * its layer record when the store has one (reuse.h). */
+static int feed_root(const struct feed_step *f, const struct registry_cfg *c, const char *store,
+		     const char *image, struct pulled *p, struct err *e)
 {
 	struct err le = { 0 };
 	struct feed_down d = { .fd = -1 };
 	struct feed_head hd;
 	struct stat st;
-	int lfd = listen_on(f, &le), rv, fd;
+	char *layers = NULL;
+	size_t nlayers = 0;
+	int lfd = listen_on(f, &le), rv, fd = -1;
 
 	if (lfd < 0 && !c->quiet)
 		fprintf(stderr, "ctrun: %s; the step's other nodes pull for themselves\n", le.msg);
@@ -178,11 +182,14 @@ static int feed_root(const struct feed_step *f, const struct registry_cfg *c, co
 		return rv;
 	}
 	close(lfd);
+	if (rv == 0 && reuse_record_read(store, p->sqsh, &layers, &nlayers, &le) < 0)
+		memset(&le, 0, sizeof(le)); /* without it the image is only not a base */
 	if (rv < 0) {
-		feed_head_make(&hd, f->key, &d.hello, 1, "", 0, e->msg);
+		feed_head_make(&hd, f->key, &d.hello, 1, "", 0, 0, e->msg);
 		feed_send(d.fd, &hd, sizeof(hd));
 	} else if ((fd = open(p->sqsh, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
-		   feed_send_image(fd, &d, f->key, p->digest, (uint64_t)st.st_size, &le) < 0) {
+		   feed_send_image(fd, &d, f->key, p->digest, (uint64_t)st.st_size, layers,
+				   (uint32_t)nlayers, &le) < 0) {
 		if (le.msg[0] == '\0')
 			err_sys(&le, EXIT_CTRUN, "%s", p->sqsh);
 		if (!c->quiet)
@@ -192,19 +199,22 @@ static int feed_root(const struct feed_step *f, const struct registry_cfg *c, co
 	} else {
 		close(fd);
 	}
+	free(layers);
 	close(d.fd);
 	return rv;
 }
 
-/* What node k does with a head: the image into the store (unless there),
- * forwarded down; the node's record for its other tasks. */
+/* What node k does with a head and its layer record: the image into the
+ * store (unless there), forwarded down, then its layer record as a pull
+ * writes it; the node's job record for its other tasks. */
 static int take(const struct feed_step *f, const struct registry_cfg *c, const char *store,
 		int up, const struct feed_hello *mine, const struct feed_head *hd,
-		struct feed_down *d, struct pulled *p, struct err *e)
+		const char *layers, struct feed_down *d, struct pulled *p, struct err *e)
 {
 	char sqsh[PATH_MAX], tmp[PATH_MAX], name[80];
 	long wait = c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S;
 	struct claim cl = { 0 };
+	size_t n = be32toh(hd->layers);
 	int have, rv;
 
 	if (store_init(store, e) < 0 || store_image(store, hd->digest, sqsh, sizeof(sqsh), e) < 0)
@@ -226,8 +236,19 @@ static int take(const struct feed_step *f, const struct registry_cfg *c, const c
 		goto fail;
 	if (have && d->fd < 0)
 		return registry_lookup_digest(c, hd->digest, p, e) == 1 ? 0 : -1;
-	rv = feed_recv_image(up, mine, hd, d, f->key, have ? NULL : tmp, sqsh,
+	rv = feed_recv_image(up, mine, hd, layers, d, f->key, have ? NULL : tmp, sqsh,
 			     mono_ms() + (long long)wait * 1000, e);
+	/* Verified by the tail, published: now a base for layer reuse too. */
+	if (rv == 0 && !have && n > 0) {
+		struct err e2 = { 0 };
+		int w = reuse_record_valid(layers, n)
+				? reuse_record_write_text(store, sqsh, layers, n, &e2)
+				: err_set(&e2, EXIT_CTRUN, "not a layer record");
+
+		if (w < 0 && c->verbose > 0)
+			fprintf(stderr, "ctrun: %s: its layer record from node %s: %s\n",
+				hd->digest, f->up, e2.msg);
+	}
 	claim_release(&cl);
 	if (rv < 0)
 		return -1;
@@ -247,11 +268,12 @@ int feed_image(const struct feed_step *f, const struct registry_cfg *c, const ch
 	struct feed_hello mine;
 	struct feed_head hd;
 	struct err fe = { 0 };
+	char *layers = NULL;
 	int lfd = -1, up = -1, rv = 1;
 
 	digest[0] = '\0';
 	if (f->nodeid == 0)
-		return feed_root(f, c, image, p, e);
+		return feed_root(f, c, store, image, p, e);
 	/* No room for the node below: it pulls for itself; this node goes on. */
 	if (f->down[0] != '\0' && (lfd = listen_on(f, &fe)) < 0 && !c->quiet)
 		fprintf(stderr, "ctrun: %s; node %s pulls for itself\n", fe.msg, f->down);
@@ -274,7 +296,7 @@ int feed_image(const struct feed_step *f, const struct registry_cfg *c, const ch
 		if (d.fd >= 0) {
 			struct feed_head dh;
 
-			feed_head_make(&dh, f->key, &d.hello, 1, "", 0, hd.msg);
+			feed_head_make(&dh, f->key, &d.hello, 1, "", 0, 0, hd.msg);
 			feed_send(d.fd, &dh, sizeof(dh));
 		}
 		err_set(e, EXIT_CTRUN, "the step's node 0 could not pull the image: %s", hd.msg);
@@ -289,7 +311,11 @@ int feed_image(const struct feed_step *f, const struct registry_cfg *c, const ch
 		goto out;
 	}
 	snprintf(digest, dsize, "%s", hd.digest);
-	if (take(f, c, store, up, &mine, &hd, &d, p, &fe) == 0) {
+	if (feed_recv_layers(up, &hd, &layers, head_by) < 0) {
+		err_sys(&fe, EXIT_CTRUN, "node %s: the image's layer record", f->up);
+		goto out;
+	}
+	if (take(f, c, store, up, &mine, &hd, layers, &d, p, &fe) == 0) {
 		struct image_ref r;
 		struct err e2 = { 0 };
 
@@ -304,6 +330,7 @@ out:
 	if (rv == 1 && !c->quiet)
 		fprintf(stderr, "ctrun: image from the step's node %s failed (%s); pulling %s "
 			"from the registry\n", f->up, fe.msg, digest[0] != '\0' ? digest : image);
+	free(layers);
 	if (d.fd >= 0)
 		close(d.fd);
 	if (up >= 0)

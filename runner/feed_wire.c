@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,8 +17,11 @@
 
 #include <nettle/sha2.h>
 
+#include "reuse.h"
 #include "store.h"
 #include "util.h"
+
+_Static_assert(FEED_LAYERS_MAX == REUSE_RECORD_MAX, "the feed carries any record");
 
 #define CHUNK (1 << 20)
 
@@ -78,12 +82,13 @@ static void head_mac(const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
 
 void feed_head_make(struct feed_head *hd, const uint8_t key[JOBKEY_LEN],
 		    const struct feed_hello *h, uint32_t status, const char *digest,
-		    uint64_t size, const char *msg)
+		    uint64_t size, uint32_t layers, const char *msg)
 {
 	memset(hd, 0, sizeof(*hd));
 	memcpy(hd->magic, FEED_MAGIC, 8);
 	hd->size = htobe64(size);
 	hd->status = htobe32(status);
+	hd->layers = htobe32(layers);
 	copy_str(hd->digest, sizeof(hd->digest), digest);
 	copy_str(hd->msg, sizeof(hd->msg), msg);
 	head_mac(key, h, hd, hd->mac);
@@ -93,11 +98,12 @@ bool feed_head_ok(const struct feed_head *hd, const uint8_t key[JOBKEY_LEN],
 		  const struct feed_hello *h)
 {
 	uint8_t mac[JOBKEY_LEN];
-	uint32_t status = be32toh(hd->status);
+	uint32_t status = be32toh(hd->status), layers = be32toh(hd->layers);
 
 	if (memcmp(hd->magic, FEED_MAGIC, 8) != 0 || !field_ok(hd->digest, sizeof(hd->digest)) ||
 	    !field_ok(hd->msg, sizeof(hd->msg)) || status > 1 ||
-	    (status == 0 && !digest_valid(hd->digest)))
+	    (status == 0 && !digest_valid(hd->digest)) || layers > FEED_LAYERS_MAX ||
+	    (status == 1 && layers > 0))
 		return false;
 	head_mac(key, h, hd, mac);
 	return jobkey_equal(mac, hd->mac);
@@ -105,30 +111,53 @@ bool feed_head_ok(const struct feed_head *hd, const uint8_t key[JOBKEY_LEN],
 
 static void tail_mac(const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
 		     const struct feed_head *hd, const uint8_t sum[FEED_SUM_LEN],
-		     uint8_t mac[JOBKEY_LEN])
+		     const char *layers, uint8_t mac[JOBKEY_LEN])
 {
+	size_t n = be32toh(hd->layers);
+
 	jobkey_mac(key, (struct jobkey_part[]){ { "feed-tail", 10 },
 						{ h->nonce, sizeof(h->nonce) },
 						{ hd, offsetof(struct feed_head, mac) },
-						{ sum, FEED_SUM_LEN } },
-		   4, mac);
+						{ sum, FEED_SUM_LEN },
+						{ n > 0 ? layers : "", n } },
+		   5, mac);
 }
 
 void feed_tail_make(struct feed_tail *t, const uint8_t key[JOBKEY_LEN],
 		    const struct feed_hello *h, const struct feed_head *hd,
-		    const uint8_t sum[FEED_SUM_LEN])
+		    const uint8_t sum[FEED_SUM_LEN], const char *layers)
 {
 	memcpy(t->sum, sum, FEED_SUM_LEN);
-	tail_mac(key, h, hd, sum, t->mac);
+	tail_mac(key, h, hd, sum, layers, t->mac);
 }
 
 bool feed_tail_ok(const struct feed_tail *t, const uint8_t key[JOBKEY_LEN],
-		  const struct feed_hello *h, const struct feed_head *hd)
+		  const struct feed_hello *h, const struct feed_head *hd, const char *layers)
 {
 	uint8_t mac[JOBKEY_LEN];
 
-	tail_mac(key, h, hd, t->sum, mac);
+	tail_mac(key, h, hd, t->sum, layers, mac);
 	return jobkey_equal(mac, t->mac);
+}
+
+int feed_recv_layers(int fd, const struct feed_head *hd, char **layers, long long deadline)
+{
+	size_t n = be32toh(hd->layers);
+
+	if (n > FEED_LAYERS_MAX) {
+		errno = EPROTO;
+		return -1;
+	}
+	*layers = malloc(n + 1);
+	if (*layers == NULL)
+		return -1;
+	if (n > 0 && feed_recv(fd, *layers, n, deadline) < 0) {
+		free(*layers);
+		*layers = NULL;
+		return -1;
+	}
+	(*layers)[n] = '\0';
+	return 0;
 }
 
 int feed_recv(int fd, void *buf, size_t len, long long deadline)
@@ -194,7 +223,8 @@ static void down_send(struct feed_down *d, const void *buf, size_t len)
 }
 
 int feed_send_image(int fd, const struct feed_down *d, const uint8_t key[JOBKEY_LEN],
-		    const char *digest, uint64_t size, struct err *e)
+		    const char *digest, uint64_t size, const char *layers, uint32_t nlayers,
+		    struct err *e)
 {
 	static char buf[CHUNK];
 	struct sha256_ctx h;
@@ -203,8 +233,9 @@ int feed_send_image(int fd, const struct feed_down *d, const uint8_t key[JOBKEY_
 	uint8_t sum[FEED_SUM_LEN];
 	uint64_t left = size;
 
-	feed_head_make(&hd, key, &d->hello, 0, digest, size, "");
-	if (feed_send(d->fd, &hd, sizeof(hd)) < 0)
+	feed_head_make(&hd, key, &d->hello, 0, digest, size, nlayers, "");
+	if (feed_send(d->fd, &hd, sizeof(hd)) < 0 ||
+	    (nlayers > 0 && feed_send(d->fd, layers, nlayers) < 0))
 		return err_sys(e, EXIT_CTRUN, "sending the image's head to %s", d->hello.host);
 	sha256_init(&h);
 	while (left > 0) {
@@ -221,7 +252,7 @@ int feed_send_image(int fd, const struct feed_down *d, const uint8_t key[JOBKEY_
 		left -= (uint64_t)n;
 	}
 	sha256_digest(&h, sizeof(sum), sum);
-	feed_tail_make(&t, key, &d->hello, &hd, sum);
+	feed_tail_make(&t, key, &d->hello, &hd, sum, layers);
 	if (feed_send(d->fd, &t, sizeof(t)) < 0)
 		return err_sys(e, EXIT_CTRUN, "sending the image's tail to %s", d->hello.host);
 	return 0;
@@ -264,17 +295,20 @@ static int stream(int up, const struct feed_head *hd, int out, struct feed_down 
 }
 
 int feed_recv_image(int up, const struct feed_hello *mine, const struct feed_head *hd,
-		    struct feed_down *d, const uint8_t key[JOBKEY_LEN], const char *tmp,
-		    const char *final, long long deadline, struct err *e)
+		    const char *layers, struct feed_down *d, const uint8_t key[JOBKEY_LEN],
+		    const char *tmp, const char *final, long long deadline, struct err *e)
 {
+	uint32_t nlayers = be32toh(hd->layers);
 	uint8_t sum[FEED_SUM_LEN];
 	struct feed_head dhd;
 	struct feed_tail t, dt;
 	int out = -1, rv = -1;
 
 	if (d->fd >= 0) {
-		feed_head_make(&dhd, key, &d->hello, 0, hd->digest, be64toh(hd->size), "");
+		feed_head_make(&dhd, key, &d->hello, 0, hd->digest, be64toh(hd->size), nlayers, "");
 		down_send(d, &dhd, sizeof(dhd));
+		if (nlayers > 0)
+			down_send(d, layers, nlayers);
 	}
 	if (tmp != NULL) {
 		out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -288,13 +322,14 @@ int feed_recv_image(int up, const struct feed_hello *mine, const struct feed_hea
 		err_sys(e, EXIT_CTRUN, "receiving the image's tail");
 		goto out;
 	}
-	if (!feed_tail_ok(&t, key, mine, hd) || memcmp(t.sum, sum, FEED_SUM_LEN) != 0) {
+	if (!feed_tail_ok(&t, key, mine, hd, layers) || memcmp(t.sum, sum, FEED_SUM_LEN) != 0) {
 		err_set(e, EXIT_CTRUN, "the image received is not the one node 0 sent (its "
-			"SHA-256 or the tail's MAC is wrong): refused");
+			"SHA-256 or the tail's MAC, which covers its layer record, is wrong): "
+			"refused");
 		goto out;
 	}
 	if (d->fd >= 0) {
-		feed_tail_make(&dt, key, &d->hello, &dhd, t.sum);
+		feed_tail_make(&dt, key, &d->hello, &dhd, t.sum, layers);
 		down_send(d, &dt, sizeof(dt));
 	}
 	if (out >= 0 && (fchmod(out, STORE_FILE_MODE) < 0 || close(out) < 0)) {

@@ -8,7 +8,11 @@
 #            the others wait for its image);
 #   enroot   srun -Nn enroot import docker://REG#ctrun-test/torch on every
 #            node (what pyxis does), enroot 4.1.2 from /opt/enroot, up to
-#            $BENCH_ENROOT_MAX (4) nodes: each import costs a node's CPU here;
+#            $BENCH_ENROOT_MAX (4) nodes: each import costs a node's CPU here.
+#            Each node's enroot works in its own directory on the machine's
+#            disk ($BENCH_ENROOT_DIR, default /var/tmp; removed at the end),
+#            not in the node's tmpfs: its unpacked tree and its squashfs of
+#            the torch image at once do not fit the tmpfs's 2 GiB;
 #   local    the same ctrun step with each node's own store in its tmpfs
 #            ([registry] store_shared = false): node 0 pulls, the others get
 #            the image down the step's chain (runner/feed.h), up to
@@ -30,10 +34,14 @@ export CTRUN_CLUSTER_NODES=$max
 cluster=$repo/tests/cluster/cluster.sh
 TMPD=$(mktemp -d /tmp/ctrun-bench-pullscale.XXXXXX)
 chmod 755 "$TMPD"
+# enroot's directories, one per node, on the machine's disk (the nodes see the
+# machine's file systems except their own tmpfs scratch).
+EDIR=$(mktemp -d "${BENCH_ENROOT_DIR:-/var/tmp}/ctrun-bench-enroot.XXXXXX")
+chmod 755 "$EDIR"
 skip() { echo "bench: $*" >&2; exit 1; }
 # shellcheck source=../integration/reglib.sh
 . "$repo/tests/integration/reglib.sh"
-cleanup() { reg_stop; "$cluster" down >/dev/null 2>&1 || true; rm -rf "$TMPD"; }
+cleanup() { reg_stop; "$cluster" down >/dev/null 2>&1 || true; rm -rf "$TMPD" "$EDIR"; }
 trap cleanup EXIT
 "$cluster" down >/dev/null 2>&1 || true
 echo "bench: bringing up $max nodes" >&2
@@ -44,11 +52,14 @@ reg_start --plain --auth none --storage "$STORAGE" >&2
 enroot=$(PATH=/opt/enroot/bin:$PATH command -v enroot || true)
 ref=ctrun-test/torch:latest
 # enroot's import must work against this registry at all (see pull.sh).
+# The small busybox image is enough to know (the torch import costs a minute).
 enroot_why=""
-if [ -n "$enroot" ] && ! env ENROOT_ALLOW_HTTP=yes ENROOT_CACHE_PATH="$TMPD/e/c" ENROOT_DATA_PATH="$TMPD/e/d" \
+mkdir -p "$EDIR/config"
+if [ -n "$enroot" ] && ! env ENROOT_ALLOW_HTTP=yes ENROOT_CONFIG_PATH="$EDIR/config" \
+	ENROOT_CACHE_PATH="$TMPD/e/c" ENROOT_DATA_PATH="$TMPD/e/d" \
 	ENROOT_RUNTIME_PATH="$TMPD/e/r" ENROOT_TEMP_PATH="$TMPD" PATH="$(dirname "$enroot"):$PATH" \
 	"$enroot" import -o "$TMPD/probe.sqsh" \
-	"docker://$REG_HOST#$ref" > "$TMPD/enroot.err" 2>&1; then
+	"docker://$REG_HOST#ctrun-test/busybox:latest" > "$TMPD/enroot.err" 2>&1; then
 	enroot_why=$(grep -m1 ERROR "$TMPD/enroot.err" || tail -1 "$TMPD/enroot.err")
 	enroot=""
 fi
@@ -66,7 +77,8 @@ served() {
 fresh() {
 	rm -rf "$TMPD/store"
 	for nd in $CTRUN_CLUSTER_NODE_NAMES; do
-		"$cluster" exec "$nd" sh -c "rm -rf '$scratch'/cache '$scratch'/enroot '$scratch'/x.sqsh '$scratch'/store"
+		"$cluster" exec "$nd" sh -c "rm -rf '$scratch'/cache '$scratch'/x.sqsh '$scratch'/store"
+		rm -rf "${EDIR:?}/$nd"
 	done
 }
 # ctrun_step N STORE SHARED: the first start of the image on N nodes.
@@ -85,7 +97,9 @@ namespaces with a node-local tmpfs), Debian's docker-registry on the cluster's b
 layered torch test image (3 gzip layers). **ctrun**: \`srun -Nn ctrun --image
 docker://REG/$ref true\` into an empty store on the shared directory
 (\`[registry] store_shared = true\`). **enroot**: \`srun -Nn enroot import
-docker://REG#$ref\` on every node into its tmpfs (what pyxis does), enroot $([ -x /opt/enroot/bin/enroot ] && /opt/enroot/bin/enroot version || echo "not installed"), up to
+docker://REG#$ref\` on every node (what pyxis does), its cache, data, temporary
+directory and image in a directory of its own on the machine's disk (the unpacked tree and the
+squashfs at once do not fit a node's 2 GiB tmpfs), enroot $([ -x /opt/enroot/bin/enroot ] && /opt/enroot/bin/enroot version || echo "not installed"), up to
 $enroot_max nodes$([ -z "$enroot_why" ] || echo ": not run, its import fails against this registry (\`$enroot_why\`; see the pull section)"). **ctrun local**: the same
 ctrun step with each node's own store in its tmpfs (\`[registry] store_shared = false\`): node 0
 pulls, the others get the image down the step's chain of nodes, up to $local_max nodes (each
@@ -128,10 +142,15 @@ for ((n = 1; n <= max; n *= 2)); do
 	if [ -n "$enroot" ] && [ "$n" -le "$enroot_max" ]; then
 		l0=$(wc -l < "$REG_ACCESS_LOG")
 		s=$(now)
-		srun -N"$n" --ntasks-per-node=1 env ENROOT_ALLOW_HTTP=yes ENROOT_CACHE_PATH="$scratch/enroot/cache" \
-			ENROOT_DATA_PATH="$scratch/enroot/data" ENROOT_RUNTIME_PATH="$scratch/enroot/rt" \
-			ENROOT_TEMP_PATH="$scratch/enroot" PATH="$(dirname "$enroot"):$PATH" \
-			sh -c "mkdir -p '$scratch/enroot' && exec '$enroot' import -o '$scratch/x.sqsh' 'docker://$REG_HOST#$ref'" >&2
+		fresh
+		# Each node's own directory under $EDIR, its image there too (the node's
+		# name comes from Slurm; the shell evaluates no string of ours).
+		# shellcheck disable=SC2016 # expanded by the node's shell
+		srun -N"$n" --ntasks-per-node=1 env ENROOT_ALLOW_HTTP=yes ENROOT_CONFIG_PATH="$EDIR/config" \
+			PATH="$(dirname "$enroot"):$PATH" E="$EDIR" ENROOT="$enroot" REF="docker://$REG_HOST#$ref" \
+			sh -c 'd=$E/$SLURMD_NODENAME && mkdir -p "$d/cache" "$d/data" "$d/rt" "$d/tmp" &&
+				ENROOT_CACHE_PATH=$d/cache ENROOT_DATA_PATH=$d/data ENROOT_RUNTIME_PATH=$d/rt \
+				ENROOT_TEMP_PATH=$d/tmp exec "$ENROOT" import -o "$d/x.sqsh" "$REF"' >&2
 		e=$(now)
 		r="$(sec $((e - s))) | $(served "$l0")"
 	fi

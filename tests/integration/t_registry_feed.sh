@@ -4,7 +4,8 @@
 # resolves and pulls, the other nodes get the image from the step's nodes
 # (runner/feed.h), so the registry's access log shows ONE manifest request
 # and ONE GET of each blob for the whole step, and every node's store holds
-# the same image file; so does batch mode without --stage.  A node whose route to the registry is cut (a proxy
+# the same image file and the same layer record (node 0's, carried by the
+# feed: a fed node is a base for layer reuse); so does batch mode without --stage.  A node whose route to the registry is cut (a proxy
 # that refuses, for that node only) still starts.  A stranger on node 0's
 # feed port (another user, there before node 0's ctrun) cannot feed node 1:
 # what it sends is refused, node 1 pulls from the registry itself and
@@ -36,19 +37,31 @@ image_sum() {
 	"$CLUSTER" exec "$1" sh -c 'sha256sum "$1" 2>/dev/null | cut -d" " -f1 || echo none' _ \
 		"$local_store/images/sha256-${digest#sha256:}.sqsh"
 }
+# The image's layer record in node N's store (layer reuse's,
+# images/sha256-HEX.layers), or "none".
+image_record() {
+	"$CLUSTER" exec "$1" sh -c 'cat "$1" 2>/dev/null || echo none' _ \
+		"$local_store/images/sha256-${digest#sha256:}.layers"
+}
+# The same image file on every node, and the same layer record: a node fed
+# its image is a base for layer reuse as node 0, which pulled it, is.
 same_image_everywhere() {
-	local n s0
-	s0=$(image_sum "$N0")
+	local n s0 r0
+	s0=$(image_sum "$N0") r0=$(image_record "$N0")
 	[ "$s0" != none ] || fail "no image in $N0's store"
-	for n in "${NODES[@]}"; do assert_eq "$s0" "$(image_sum "$n")" "the image file on $n"; done
+	[ "$r0" != none ] || fail "no layer record in $N0's store"
+	for n in "${NODES[@]}"; do
+		assert_eq "$s0" "$(image_sum "$n")" "the image file on $n"
+		assert_eq "$r0" "$(image_record "$n")" "the layer record on $n"
+	done
 }
 # Nothing half-made in node N's store.
 store_clean() {
 	local left
 	left=$("$CLUSTER" exec "$1" sh -c 'ls "$1/tmp" | grep -v "\.part$" || true' _ "$local_store")
 	[ -z "$left" ] || fail "left in $1's tmp/: $left"
-	# The image, and its layer list when the node pulled it itself (layer
-	# reuse's record, images/sha256-HEX.layers).
+	# The image, and its layer list (layer reuse's record,
+	# images/sha256-HEX.layers: same_image_everywhere checks it).
 	assert_eq "sha256-${digest#sha256:}.sqsh" \
 		"$("$CLUSTER" exec "$1" ls "$local_store/images" | grep -vx "sha256-${digest#sha256:}\.layers")" \
 		"what $1's images/ holds"
@@ -131,8 +144,10 @@ open(ready, "w").close()
 while True:
     c, _ = s.accept()
     hello = c.recv(200, socket.MSG_WAITALL)
-    head = b"CTRUNIF1" + (1 << 20).to_bytes(8, "big") + (0).to_bytes(4, "big")
-    head += digest.ljust(80, b"\0") + b"".ljust(256, b"\0") + os.urandom(32) + b"\0" * 4
+    # struct feed_head (runner/feed.h): magic, size, status, layers, digest, msg, mac
+    head = b"CTRUNIF2" + (1 << 20).to_bytes(8, "big") + (0).to_bytes(4, "big")
+    head += (0).to_bytes(4, "big") + digest.ljust(80, b"\0") + b"".ljust(256, b"\0")
+    head += os.urandom(32)
     try:
         c.sendall(head + os.urandom(1 << 20) + os.urandom(64))
     except OSError:

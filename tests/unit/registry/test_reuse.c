@@ -66,6 +66,67 @@ static void test_a_written_record_reads_back(void **state)
 	free(text);
 }
 
+/* What the image feed accepts as a record: the magic line and whole lines
+ * of digests, nothing else. */
+static void test_a_record_is_valid(void **state)
+{
+	struct manifest m = image(3);
+	char *text, big[REUSE_RECORD_MAX + 100];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(reuse_record_text(&m, &text, &len), 0);
+	assert_true(reuse_record_valid(text, len));
+	assert_false(reuse_record_valid(text, len - 1)); /* a cut line */
+	free(text);
+#define V(t) reuse_record_valid(t, sizeof(t) - 1)
+	assert_true(V("ctrun-layers 1\n" D("a") "\n"));
+	assert_false(V("ctrun-layers 1\n"));                   /* no layer */
+	assert_false(V("ctrun-layers 2\n" D("a") "\n"));        /* another format */
+	assert_false(V("ctrun-layers 1\n" D("a") "x\n"));       /* no digest */
+	assert_false(V("ctrun-layers 1\n" D("a") "\n\n"));      /* an empty line */
+	assert_false(V("ctrun-layers 1\nsha256:../../etc\n"));
+	assert_false(V("ctrun-layers 1\n" D("a") "\0\n"));
+#undef V
+	/* Larger than any record read. */
+	memcpy(big, "ctrun-layers 1\n", 15);
+	for (len = 15; len + 72 <= sizeof(big); len += 72)
+		memcpy(big + len, D("a") "\n", 72);
+	assert_true(len > REUSE_RECORD_MAX);
+	assert_false(reuse_record_valid(big, len));
+}
+
+/* A record written from its text (what the feed carries) is the record a
+ * pull writes, and reads back; a missing or planted one reads as none. */
+static void test_a_record_text_written_reads_back(void **state)
+{
+	char store[128], sqsh[PATH_MAX], rec[PATH_MAX];
+	struct manifest m = image(2);
+	struct err e = { 0 };
+	char *text, *got;
+	size_t len, glen;
+
+	(void)state;
+	strcpy(store, "/tmp/ctrun-test-reuse-XXXXXX");
+	assert_non_null(mkdtemp(store));
+	assert_int_equal(store_init(store, &e), 0);
+	assert_int_equal(store_image(store, D("1"), sqsh, sizeof(sqsh), &e), 0);
+	assert_int_equal(reuse_record_read(store, sqsh, &got, &glen, &e), 0);
+	assert_int_equal(reuse_record_text(&m, &text, &len), 0);
+	assert_int_equal(reuse_record_write_text(store, sqsh, text, len, &e), 0);
+	assert_int_equal(reuse_record_read(store, sqsh, &got, &glen, &e), 1);
+	assert_int_equal(glen, len);
+	assert_memory_equal(got, text, len);
+	free(got);
+	free(text);
+	snprintf(rec, sizeof(rec), "%.*s.layers", (int)(strlen(sqsh) - 5), sqsh);
+	assert_int_equal(unlink(rec), 0);
+	assert_int_equal(symlink("/etc/passwd", rec), 0);
+	assert_int_equal(reuse_record_read(store, sqsh, &got, &glen, &e), 0);
+	assert_null(got);
+	remove_tree(store);
+}
+
 /* A store with an image of layers a and one of a, b (each a squashfs and its
  * record), and a record whose squashfs is missing. */
 static void test_the_longest_stored_prefix_is_chosen(void **state)
@@ -115,6 +176,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_record_matches_a_proper_prefix),
 		cmocka_unit_test(test_a_written_record_reads_back),
+		cmocka_unit_test(test_a_record_is_valid),
+		cmocka_unit_test(test_a_record_text_written_reads_back),
 		cmocka_unit_test(test_the_longest_stored_prefix_is_chosen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
