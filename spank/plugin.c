@@ -476,16 +476,21 @@ static void stop_hold(void)
 	bool all = true;
 	int status;
 
+	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
+
 	sp_reg_unpublish(ctx.regdir, ctx.regname, ctx.regfd);
 	ctx.regfd = -1;
-	if (ctx.hold.pid <= 0)
-		return;
-	status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
-	/* What went wrong at the end (a --container-save): slurmd's log. */
-	if (status != 0 && ctx.held) {
-		slurm_info("ctrun: ctrun __hold ended with status %d", status);
-		sp_hold_log(&ctx.hold, print_line, &all);
+	if (ctx.hold.pid > 0) {
+		status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
+		/* What went wrong at the end (a --container-save): slurmd's log. */
+		if (status != 0 && ctx.held) {
+			slurm_info("ctrun: ctrun __hold ended with status %d", status);
+			sp_hold_log(&ctx.hold, print_line, &all);
+		}
 	}
+	/* Killed (by Slurm's process tracking, a signal, our timeout), it
+	 * could not remove its run directory: a ctrun does it now. */
+	sp_hold_reap(&ctx.hold, ctx.conf.ctrun, &ctx.given, &u);
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
