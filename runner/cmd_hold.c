@@ -11,6 +11,7 @@
  * step join it, so it is set up for the whole node (node mode: all the
  * step's GPUs on this node), never re-launched through srun, and under an
  * OCI runtime keeps the host's PID namespace (rt.h host_pid). */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +33,30 @@ extern char **environ;
 #define CREATE_ENV "CTRUN_HOLD_NAME_CREATE"
 /* The plugin's batch step: the script's srun is the host's (hold_srun.c). */
 #define SRUN_ENV "CTRUN_HOLD_SRUN"
+/* The plugin, after a hold that was killed: PID's run directory removed,
+ * nothing else done (spank/plugin.c reap). */
+#define REAP_ENV "CTRUN_HOLD_REAP"
+
+/* REAP_ENV's hold (killed: it could not remove its run directory). */
+static int hold_reap(const struct options *o, const char *pid, const char *host,
+		     struct err *e)
+{
+	struct topo t;
+	char *end;
+	long n;
+	int rv;
+
+	errno = 0;
+	n = strtol(pid, &end, 10);
+	if (errno != 0 || end == pid || *end != '\0' || n <= 1)
+		return err_set(e, EXIT_USAGE, "%s=%s: not a process id", REAP_ENV, pid);
+	/* The host name the hold wrote in its owner file. */
+	if (topo_detect(o, environ, host, 0, &t, e) < 0)
+		return -1;
+	rv = ctr_reap_rundir(environ, t.host, n, e);
+	topo_free(&t);
+	return rv;
+}
 
 /* --name as pyxis's --container-name: a kept container of that name is
  * used whatever --image says (pyxis skips the import) and needs none; one
@@ -88,6 +113,8 @@ int cmd_hold(struct options *o, struct err *e)
 		signal(ignored[i], SIG_IGN);
 	if (gethostname(host, sizeof(host) - 1) == 0)
 		host[strcspn(host, ".")] = '\0';
+	if (getenv(REAP_ENV) != NULL)
+		return hold_reap(o, getenv(REAP_ENV), host, e) < 0 ? -1 : 0;
 	if (hold_name(o, host, e) < 0)
 		return -1;
 	if (o->image == NULL)

@@ -318,6 +318,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	char **env = NULL;
 	struct err e = { 0 };
+	uint32_t nodeid, procid;
 	int found;
 
 	(void)ac;
@@ -327,6 +328,22 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || strv_extend(&ctx.given, env) < 0) {
 		err_set(&ctx.hold_err, EXIT_CTRUN, "cannot read the job's environment");
 		return 0;
+	}
+	/* The hold pulls as the node's first task would: that task's place
+	 * in the step, which slurmstepd gives the tasks only, for the one
+	 * pull per job (docs/images.md "A job pulls once"). */
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0U, &procid) == ESPANK_SUCCESS) {
+		char v[16], w[16];
+
+		snprintf(v, sizeof(v), "%u", nodeid);
+		snprintf(w, sizeof(w), "%u", procid);
+		if (strv_setenv(&ctx.given, "SLURM_NODEID", v, 0) < 0 ||
+		    strv_setenv(&ctx.given, "SLURM_PROCID", w, 0) < 0 ||
+		    strv_setenv(&ctx.given, "SLURM_LOCALID", "0", 0) < 0) {
+			err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
+			return 0;
+		}
 	}
 	if (reg_name() < 0 || sp_reg_dir(ctx.uid, ctx.regdir, sizeof(ctx.regdir), &e) < 0)
 		ctx.regdir[0] = '\0';
@@ -476,16 +493,21 @@ static void stop_hold(void)
 	bool all = true;
 	int status;
 
+	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
+
 	sp_reg_unpublish(ctx.regdir, ctx.regname, ctx.regfd);
 	ctx.regfd = -1;
-	if (ctx.hold.pid <= 0)
-		return;
-	status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
-	/* What went wrong at the end (a --container-save): slurmd's log. */
-	if (status != 0 && ctx.held) {
-		slurm_info("ctrun: ctrun __hold ended with status %d", status);
-		sp_hold_log(&ctx.hold, print_line, &all);
+	if (ctx.hold.pid > 0) {
+		status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
+		/* What went wrong at the end (a --container-save): slurmd's log. */
+		if (status != 0 && ctx.held) {
+			slurm_info("ctrun: ctrun __hold ended with status %d", status);
+			sp_hold_log(&ctx.hold, print_line, &all);
+		}
 	}
+	/* Killed (by Slurm's process tracking, a signal, our timeout), it
+	 * could not remove its run directory: a ctrun does it now. */
+	sp_hold_reap(&ctx.hold, ctx.conf.ctrun, &ctx.given, &u);
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

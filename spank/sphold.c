@@ -24,7 +24,7 @@
 void sp_hold_init(struct sp_hold *h)
 {
 	memset(h, 0, sizeof(*h));
-	h->pid = -1;
+	h->pid = h->killed = -1;
 	h->agent = -1;
 	h->pidfd = h->sock = h->log = -1;
 	for (int i = 0; i < HOLD_NFDS; i++)
@@ -239,10 +239,41 @@ void sp_hold_log(const struct sp_hold *h, void (*fn)(const char *line, void *arg
 	free(buf);
 }
 
-int sp_hold_stop(struct sp_hold *h, int timeout_s)
+/* Waits up to timeout_s seconds for pid to end, else kills its process
+ * group.  Its exit status; -1 when a signal ended it, it was killed or
+ * someone else reaped it (slurmstepd's own wait3(-1)). */
+static int wait_end(pid_t pid, int pidfd, int timeout_s)
 {
 	long long end = mono_ms() + timeout_s * 1000LL;
-	int ws = 0, status = -1;
+	int ws = 0;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &ws, WNOHANG);
+		long long left = end - mono_ms();
+
+		if (got == pid)
+			return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+		if (got < 0 && errno == ECHILD)
+			return -1;
+		if (left <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &ws, 0);
+			return -1;
+		}
+		if (pidfd >= 0) {
+			struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+			poll(&p, 1, (int)(left < 200 ? left : 200));
+		} else {
+			usleep(20000);
+		}
+	}
+}
+
+int sp_hold_stop(struct sp_hold *h, int timeout_s)
+{
+	int status;
 
 	if (h->sock >= 0) {
 		close(h->sock);
@@ -250,33 +281,39 @@ int sp_hold_stop(struct sp_hold *h, int timeout_s)
 	}
 	if (h->pid <= 0)
 		return -1;
-	for (;;) {
-		pid_t got = waitpid(h->pid, &ws, WNOHANG);
-		long long left = end - mono_ms();
-
-		if (got == h->pid) {
-			status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-			break;
-		}
-		/* slurmstepd's own wait3(-1) may have reaped it. */
-		if (got < 0 && errno == ECHILD)
-			break;
-		if (left <= 0) {
-			kill(-h->pid, SIGKILL);
-			kill(h->pid, SIGKILL);
-			waitpid(h->pid, &ws, 0);
-			break;
-		}
-		if (h->pidfd >= 0) {
-			struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
-
-			poll(&p, 1, (int)(left < 200 ? left : 200));
-		} else {
-			usleep(20000);
-		}
-	}
+	status = wait_end(h->pid, h->pidfd, timeout_s);
+	/* Not ended by itself: what it made may still be there. */
+	if (status < 0)
+		h->killed = h->pid;
 	h->pid = -1;
 	return status;
+}
+
+void sp_hold_reap(struct sp_hold *h, const char *ctrun, struct strv *env,
+		  const struct sp_user *u)
+{
+	char pid[32], *argv[] = { (char *)ctrun, (char *)"__hold", NULL };
+	pid_t child_pid;
+	int sv[2], pidfd;
+
+	if (h->killed <= 0)
+		return;
+	snprintf(pid, sizeof(pid), "%ld", (long)h->killed);
+	h->killed = -1;
+	if (h->log < 0 || strv_setenv(env, "CTRUN_HOLD_REAP", pid, 1) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	child_pid = fork();
+	if (child_pid == 0)
+		child(sv[1], h->log, argv, env->v, u);
+	close(sv[1]);
+	if (child_pid > 0) {
+		pidfd = (int)syscall(SYS_pidfd_open, child_pid, 0);
+		wait_end(child_pid, pidfd, 10);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+	close(sv[0]);
 }
 
 void sp_hold_free(struct sp_hold *h)

@@ -17,6 +17,7 @@
 
 struct sp_hold {
 	pid_t pid;            /* ctrun __hold, -1 = none */
+	pid_t killed;         /* the one sp_hold_stop saw not end by itself, -1 = none */
 	long agent;           /* the holding agent (the node's pid), -1 = none */
 	int pidfd;            /* its pidfd (its end, whoever reaps it), -1 = none */
 	int sock;             /* our end of its descriptor 0; closing it ends the hold */
@@ -55,6 +56,14 @@ void sp_hold_log(const struct sp_hold *h, void (*fn)(const char *line, void *arg
  * ctrun to remove what it made and exit, else kills its process group.
  * Returns ctrun's exit status, or -1 when it was killed or not there. */
 int sp_hold_stop(struct sp_hold *h, int timeout_s);
+
+/* After sp_hold_stop, when ctrun did not end by itself (a signal,
+ * Slurm's process tracking, the timeout): `ctrun __hold` again as u with
+ * env plus CTRUN_HOLD_REAP=PID, which removes the dead hold's run
+ * directory (never following a link; only when that process is gone)
+ * and nothing else.  Waits up to 10 s; its words go to the log. */
+void sp_hold_reap(struct sp_hold *h, const char *ctrun, struct strv *env,
+		  const struct sp_user *u);
 
 /* Closes every descriptor and frees (after sp_hold_stop). */
 void sp_hold_free(struct sp_hold *h);

@@ -76,6 +76,10 @@ int ctr_save(const struct ctr_setup *c, const char *path, const char *compressio
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e);
 /* Removes the run directory, releases the cache entry. */
 void ctr_setup_free(struct ctr_setup *c);
+/* The run directory of ctrun PID of this host, dead without removing it
+ * (killed): removed, never following a link.  Under the run directory's
+ * base of envp (as ctr_setup_init finds it); nothing when PID lives. */
+int ctr_reap_rundir(char *const *envp, const char *host, long pid, struct err *e);
 
 /* One run of the node's workers: like launch.c's supervision, but the
  * agent does it inside the container.  Fills r (status, failed rank,

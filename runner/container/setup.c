@@ -82,10 +82,10 @@ static bool share_of_host(const char *base, const char *name, const char *host, 
 }
 
 /* Run directories of ctruns of this host that died (kill -9) without
- * removing theirs: each holds "HOST PID" in its owner file.  And the
- * rendezvous of a task-mode holder whose starter died (holder_share_gc
- * knows when nobody is there any more). */
-static void gc_rundirs(const char *base, const char *host)
+ * removing theirs: each holds "HOST PID" in its owner file (only PID's
+ * when only > 0).  And the rendezvous of a task-mode holder whose starter
+ * died (holder_share_gc knows when nobody is there any more). */
+static void gc_rundirs(const char *base, const char *host, long only)
 {
 	DIR *d = opendir(base);
 	struct dirent *de;
@@ -96,7 +96,7 @@ static void gc_rundirs(const char *base, const char *host)
 		char path[PATH_MAX], *text, h[256];
 		long pid;
 
-		if (share_of_host(base, de->d_name, host, path, sizeof(path))) {
+		if (only <= 0 && share_of_host(base, de->d_name, host, path, sizeof(path))) {
 			holder_share_gc(path);
 			continue;
 		}
@@ -107,12 +107,24 @@ static void gc_rundirs(const char *base, const char *host)
 		if (text == NULL)
 			continue;
 		if (sscanf(text, "%255s %ld", h, &pid) == 2 && strcmp(h, host) == 0 && pid > 0 &&
-		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+		    (only <= 0 || pid == only) && kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
 		    xsnprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= 0)
 			remove_tree(path);
 		free(text);
 	}
 	closedir(d);
+}
+
+int ctr_reap_rundir(char *const *envp, const char *host, long pid, struct err *e)
+{
+	char base[PATH_MAX];
+
+	if (pid <= 0)
+		return err_set(e, EXIT_USAGE, "no process to remove the run directory of");
+	if (base_dir(envp, base, sizeof(base), e) < 0)
+		return -1;
+	gc_rundirs(base, host, pid);
+	return 0;
 }
 
 static int add_user_mounts(struct ctr_setup *c, const char *cwd, struct err *e)
@@ -334,7 +346,7 @@ static int names(struct ctr_setup *c, const struct topo *t, bool agent, struct e
 	    xsnprintf(c->rundir, sizeof(c->rundir), "%s/%s", base, c->id) < 0)
 		return err_set(e, EXIT_CTRUN, "run directory path too long");
 	if (!c->ask.dry_run)
-		gc_rundirs(base, t->host);
+		gc_rundirs(base, t->host, 0);
 	for (char *p = c->id; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))

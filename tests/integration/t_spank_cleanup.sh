@@ -66,3 +66,25 @@ srun_killed() {
 	clean "after srun was killed"
 }
 behaviour "srun killed with SIGKILL: nothing left" srun_killed
+
+# The hold itself killed with SIGKILL mid-step (what Slurm's process
+# tracking may do first when srun is killed): it cannot remove its run
+# directory; the plugin, which outlives it, does.
+hold_killed() {
+	local holds="" all p pp
+	start_step holdkill "sleep 3"
+	# The holds slurmstepd started, not their children (which keep the
+	# command line): those whose parent is no ctrun __hold.
+	all=" $(pgrep -u "$SPANK_USER" -f "ctrun __hold" | tr '\n' ' ') "
+	for p in $all; do
+		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+		[ -z "$pp" ] || [[ "$all" == *" $pp "* ]] || holds+=" $p"
+	done
+	[ "$(echo "$holds" | wc -w)" -eq 2 ] ||
+		fail "not one ctrun __hold per node: '$holds' of '$all': $(ps -o pid,ppid,comm,args -u "$SPANK_USER")"
+	kill -KILL $holds
+	wait "$step_pid" 2>/dev/null || true
+	wait_job_gone "$job" 60 || fail "job $job is still there"
+	clean "after the hold was killed"
+}
+behaviour "the hold killed with SIGKILL mid-step: nothing left" hold_killed
