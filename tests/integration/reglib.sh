@@ -401,6 +401,18 @@ reg_requests() {
 	sed -nE 's/^[^"]*"([A-Z]+) ([^ ?"]*)[^"]*" ([0-9]{3}) .*/\1 \2 \3/p' "${REG_ACCESS_LOG:?no registry}"
 }
 
+# How often the registry served ctrun-test/busybox:latest's manifest and
+# blobs so far (t_registry_feed, t_spank_feed count one pull per step).
+reg_count() { reg_requests | grep -cE "$1" || true; }
+reg_busybox_manifests() { reg_count '^GET /v2/ctrun-test/busybox/manifests/latest 200$'; }
+reg_busybox_blob_gets() { reg_count '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$'; }
+# reg_node_image_sum NODE STORE DIGEST: the sha256 of that image file in a
+# node's own store, "none" without one.
+reg_node_image_sum() {
+	"$CLUSTER" exec "$1" sh -c 'sha256sum "$1" 2>/dev/null | cut -d" " -f1 || echo none' _ \
+		"$2/images/sha256-${3#sha256:}.sqsh"
+}
+
 reg_wait_requests() {
 	local i
 	for ((i = 0; i < ${3:-20} * 20; i++)); do

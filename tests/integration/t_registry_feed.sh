@@ -29,14 +29,10 @@ reg_client "$TMPD/auth.json"
 export CTRUN_REGISTRY_STORE=$local_store CTRUN_REGISTRY_STORE_SHARED=auto
 ref=docker://$REG_HOST/ctrun-test/busybox:latest
 digest=$(reg_digest ctrun-test/busybox:latest)
-count() { reg_requests | grep -cE "$1" || true; }
-manifests() { count '^GET /v2/ctrun-test/busybox/manifests/latest 200$'; }
-blob_gets() { count '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$'; }
+manifests() { reg_busybox_manifests; }
+blob_gets() { reg_busybox_blob_gets; }
 # The image file in node N's store: its SHA-256, or "none".
-image_sum() {
-	"$CLUSTER" exec "$1" sh -c 'sha256sum "$1" 2>/dev/null | cut -d" " -f1 || echo none' _ \
-		"$local_store/images/sha256-${digest#sha256:}.sqsh"
-}
+image_sum() { reg_node_image_sum "$1" "$local_store" "$digest"; }
 # The image's layer record in node N's store (layer reuse's,
 # images/sha256-HEX.layers), or "none".
 image_record() {

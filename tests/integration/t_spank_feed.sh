@@ -28,13 +28,9 @@ for n in "${NODES[@]}"; do
 done
 export CTRUN_REGISTRY_STORE=$local_store CTRUN_REGISTRY_STORE_SHARED=auto
 digest=$(reg_digest ctrun-test/busybox:latest)
-count() { reg_requests | grep -cE "$1" || true; }
-manifests() { count '^GET /v2/ctrun-test/busybox/manifests/latest 200$'; }
-blob_gets() { count '^GET /v2/ctrun-test/busybox/blobs/sha256:[0-9a-f]{64} 200$'; }
-image_sum() {
-	"$CLUSTER" exec "$1" sh -c 'sha256sum "$1" 2>/dev/null | cut -d" " -f1 || echo none' _ \
-		"$local_store/images/sha256-${digest#sha256:}.sqsh"
-}
+manifests() { reg_busybox_manifests; }
+blob_gets() { reg_busybox_blob_gets; }
+image_sum() { reg_node_image_sum "$1" "$local_store" "$digest"; }
 
 one_pull() {
 	local m0 b0 s0 n
