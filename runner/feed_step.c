@@ -159,6 +159,30 @@ static int connect_up(const struct feed_step *f, struct err *e)
 		       CONNECT_MS / 1000);
 }
 
+/* The image just published, as the store trusts its files (no link, no
+ * FIFO, a regular file of a trusted owner: store_open), since another
+ * member of a group's store could have put something else at its name. */
+static int open_published(const char *store, const char *sqsh, struct stat *st, struct err *e)
+{
+	struct trust t;
+	int r = store_trust(store, &t, e), fd;
+
+	if (r <= 0) {
+		if (r == 0)
+			err_set(e, EXIT_CTRUN, "image store %s is gone", store);
+		return -1;
+	}
+	fd = store_open(sqsh, &t, st, e);
+	if (fd >= 0 && !S_ISREG(st->st_mode)) {
+		err_set(e, EXIT_CTRUN, "%s is not a regular file", sqsh);
+		close(fd);
+		return -1;
+	}
+	if (fd == -2)
+		err_set(e, EXIT_CTRUN, "%s is gone", sqsh);
+	return fd < 0 ? -1 : fd;
+}
+
 /* Node 0: pull, then send the image (or the error) down the chain, with
  * its layer record when the store has one (reuse.h). */
 static int feed_root(const struct feed_step *f, const struct registry_cfg *c, const char *store,
@@ -187,7 +211,7 @@ static int feed_root(const struct feed_step *f, const struct registry_cfg *c, co
 	if (rv < 0) {
 		feed_head_make(&hd, f->key, &d.hello, 1, "", 0, 0, e->msg);
 		feed_send(d.fd, &hd, sizeof(hd));
-	} else if ((fd = open(p->sqsh, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
+	} else if ((fd = open_published(store, p->sqsh, &st, &le)) < 0 ||
 		   feed_send_image(fd, &d, f->key, p->digest, (uint64_t)st.st_size, layers,
 				   (uint32_t)nlayers, &le) < 0) {
 		if (le.msg[0] == '\0')
