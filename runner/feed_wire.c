@@ -17,6 +17,7 @@
 
 #include <nettle/sha2.h>
 
+#include "rendezvous.h"
 #include "reuse.h"
 #include "store.h"
 #include "util.h"
@@ -162,38 +163,7 @@ int feed_recv_layers(int fd, const struct feed_head *hd, char **layers, long lon
 
 int feed_recv(int fd, void *buf, size_t len, long long deadline)
 {
-	char *p = buf;
-
-	while (len > 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long long left = deadline - mono_ms();
-		ssize_t n;
-		int ret;
-
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		ret = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret < 0)
-			return -1;
-		if (ret == 0)
-			continue;
-		n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			errno = ECONNRESET;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return rdzv_recv_until(fd, buf, len, (long)deadline);
 }
 
 int feed_send(int fd, const void *buf, size_t len)

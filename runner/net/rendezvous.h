@@ -80,4 +80,9 @@ int rdzv_barrier(struct rdzv *r, struct err *e);
 int sock_send_all(int fd, const void *buf, size_t len);
 int sock_recv_all(int fd, void *buf, size_t len); /* EOF: -1 with errno ECONNRESET */
 
+/* Receives exactly len bytes from a socket, giving up at `deadline`
+ * (mono_ms; errno ETIMEDOUT); a negative deadline waits for ever.  Also
+ * the image feed's (runner/feed_wire.c). */
+int rdzv_recv_until(int fd, void *buf, size_t len, long deadline);
+
 #endif

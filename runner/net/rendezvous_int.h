@@ -81,9 +81,6 @@ void rdzv_hello_mac(const uint8_t key[JOBKEY_LEN], const struct hello *h, uint8_
 void rdzv_auth_mac(const uint8_t key[JOBKEY_LEN], const char *role, const struct hello *h,
 		   const uint8_t nonce0[RDZV_NONCE_LEN], uint8_t mac[JOBKEY_LEN]);
 
-/* Receives exactly len bytes, giving up at `deadline` (errno ETIMEDOUT);
- * a negative deadline waits for ever. */
-int rdzv_recv_until(int fd, void *buf, size_t len, long deadline);
 /* At most size - 1 bytes of src, always terminated. */
 void rdzv_copy_str(char *dst, size_t size, const char *src);
 /* Fills e (code 1) and r->fail; returns -1. */
