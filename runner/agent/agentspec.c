@@ -98,6 +98,8 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'M', "1");
 	if (s->entry_default)
 		puts_(&b, 'F', "1");
+	if (s->pmi_fd3)
+		puts_(&b, 'B', "1");
 	if (s->as_user) {
 		char ids[64];
 
@@ -209,12 +211,14 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 		case 'N':
 		case 'M':
 		case 'F':
+		case 'B':
 			if (n != 1 || (v[0] != '0' && v[0] != '1'))
 				goto malformed;
 			*(tag == 'P'   ? &s->prefix
 			  : tag == 'Q' ? &s->quiet
 			  : tag == 'N' ? &s->complete_env
 			  : tag == 'M' ? &s->image_scripts
+			  : tag == 'B' ? &s->pmi_fd3
 				       : &s->entry_default) = v[0] == '1';
 			break;
 		case 'G':

@@ -34,6 +34,9 @@
  *           X "UID GID": before anything else the supervisor enters a user
  *             namespace of its own mapping UID and GID to its root
  *             (asuser.h), so the workers are the caller inside
+ *           B 0|1 descriptor 3 is the step's PMI2 socket (PMI_FD, task mode):
+ *             the agent checks, before it opens anything, that the runtime
+ *             passed it, and fails in one line where it did not
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
@@ -95,6 +98,7 @@ struct agent_spec {
 	bool complete_env;    /* complete apptainer's --cleanenv environment */
 	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
 	bool as_user;         /* X: switch to uid, gid (asuser.h) */
+	bool pmi_fd3;         /* B: descriptor 3 must be the step's PMI2 socket */
 	long uid, gid;
 	struct agent_worker *w;
 	size_t n;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +53,30 @@ static int inherit(struct agent_spec *as, const struct round *rd)
 		    strv_push(&as->inherit, *p) < 0)
 			return -1;
 	return envctl_host_values(rd->o->env.v, rd->envp, &as->host_over);
+}
+
+/* Task mode under srun --mpi=pmi2: the step's PMI2 socket slurmstepd
+ * gave this task (PMI_FD), which its one worker needs in the container;
+ * 0 = none (node mode's ctrun is the only task of its node, and its
+ * workers are no PMI ranks). */
+static int pmi_socket(const struct topo *t, char *const *envp)
+{
+	const char *v = NULL;
+	char *end;
+	long fd;
+	struct stat st;
+
+	for (char *const *p = envp; p != NULL && *p != NULL; p++)
+		if (strncmp(*p, "PMI_FD=", 7) == 0)
+			v = *p + 7;
+	if (v == NULL || t->mode != MODE_TASK || t->nproc != 1 || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	fd = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || fd < 3 || fd > INT_MAX ||
+	    fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return 0;
+	return (int)fd;
 }
 
 /* The spec of a round of workers: the supervisor's settings, and each
@@ -92,7 +117,13 @@ static int workers_spec(struct agent_spec *as, const struct ctr_setup *c, const 
 			return -1;
 		}
 		w->has_cpus = launch_cpu_share(&all, i, t->nproc, &w->cpus);
+		/* The PMI2 socket is descriptor 3 in the container. */
+		if (c->spec.pmi_fd > 0 && strv_setenv(&w->env, "PMI_FD", "3", 1) < 0) {
+			strv_free(&base);
+			return err_sys(e, EXIT_CTRUN, "agent spec");
+		}
 	}
+	as->pmi_fd3 = c->spec.pmi_fd > 0;
 	strv_free(&base);
 	return 0;
 }
@@ -466,6 +497,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	r->failed_rank = -1;
 	if (ctr_setup_init(&c, o, t, envp, true, e) < 0)
 		return -1;
+	c.spec.pmi_fd = pmi_socket(t, envp);
 	if (workers_spec(&as, &c, &rd, e) < 0 || (rv = plan(&as, &c, &p, &rd, NULL, e)) != 0) {
 		rv = rv > 0 ? 0 : -1;
 		goto out;

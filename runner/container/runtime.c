@@ -219,6 +219,22 @@ static int child_env(const struct ctr_plan *p, char *const *envp, struct strv *e
 	return 0;
 }
 
+/* In the runtime's child, just before its exec: fd as descriptor 3,
+ * inherited (the error pipe *errp moved out of the way first). */
+static int pass_fd3(int fd, int *errp)
+{
+	if (*errp == 3) {
+		int moved = fcntl(3, F_DUPFD_CLOEXEC, 4);
+
+		if (moved < 0)
+			return -1;
+		*errp = moved;
+	}
+	if (fd != 3)
+		return dup2(fd, 3) < 0 ? -1 : 0;
+	return fcntl(3, F_SETFD, 0);
+}
+
 pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *const *envp,
 		     struct err *e)
 {
@@ -263,6 +279,12 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 			_exit(EXIT_CTRUN);
 		if (p->ovl && overlay_enter(s, p, &ce) < 0) {
 			if (write(errp[1], ce.msg, strlen(ce.msg)) < 0)
+				_exit(EXIT_CTRUN);
+			_exit(EXIT_CTRUN);
+		}
+		if (s->pmi_fd > 0 && pass_fd3(s->pmi_fd, &errp[1]) < 0) {
+			snprintf(msg, sizeof(msg), "PMI_FD %d: %s", s->pmi_fd, strerror(errno));
+			if (write(errp[1], msg, strlen(msg)) < 0)
 				_exit(EXIT_CTRUN);
 			_exit(EXIT_CTRUN);
 		}

@@ -418,6 +418,12 @@ int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	ret |= strv_push(&p->argv, "--root");
 	ret |= strv_push(&p->argv, state);
 	ret |= strv_push(&p->argv, "run");
+	/* The step's PMI2 socket, descriptor 3 (rt.h pmi_fd): runc and crun
+	 * close every other descriptor past stderr. */
+	if (s->pmi_fd > 0) {
+		ret |= strv_push(&p->argv, "--preserve-fds");
+		ret |= strv_push(&p->argv, "1");
+	}
 	ret |= strv_push(&p->argv, "--bundle");
 	ret |= strv_push(&p->argv, s->rundir);
 	ret |= strv_push(&p->argv, s->id);

@@ -70,16 +70,21 @@ static void test_round_trip(void **state)
 	assert_false(t.w[1].has_cpus);
 	assert_string_equal(t.w[1].env.v[0], "RANK=5");
 	assert_false(t.as_user);
+	assert_false(t.pmi_fd3);
 	free(buf);
 	agentspec_free(&t);
-	/* The workers' identity (X): the agent switches to it first. */
+	/* The workers' identity (X): the agent switches to it first; the
+	 * step's PMI2 socket at descriptor 3 (B). */
 	s.as_user = true;
+	s.pmi_fd3 = true;
 	s.uid = 1003;
 	s.gid = 4294967294L;
 	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
 	assert_non_null(memmem(buf, len, "X15:1003 4294967294\n", 20));
 	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
 	assert_true(t.as_user);
+	assert_true(t.pmi_fd3);
+	assert_non_null(memmem(buf, len, "B1:1\n", 5));
 	assert_int_equal(t.uid, 1003);
 	assert_int_equal(t.gid, 4294967294L);
 	free(buf);

@@ -1,0 +1,56 @@
+#!/bin/bash
+# tag: every-slurm
+# srun --mpi=pmi2 through `ctrun --image` in task mode (a container per
+# task): slurmstepd gives each task its PMI2 socket as PMI_FD, and ctrun
+# passes it into the task's container as descriptor 3 (PMI_FD=3), which
+# runc and crun keep only when --preserve-fds names it.  Each worker opens
+# a real PMI exchange with slurmstepd on it: a PMI-1 style init, which
+# Slurm's pmi2 agent answers "cmd=response_to_init rc=0 pmi_version=2
+# pmi_subversion=0" (src/plugins/mpi/pmi2/agent.c, _handle_pmi1_init).
+# Under every runtime installed here, as the unprivileged test user.  The
+# test machine's enroot is built without INHERIT_FDS (its switchroot closes
+# every descriptor past stderr; NVIDIA's packages define it): there the
+# agent refuses in one line instead of letting MPI run as a singleton.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrlib.sh"
+need_image BBDIR busybox-rootfs
+user=$("$CTRUN_REPO/tests/cluster/ensure-user.sh")
+cd "$TMPD"
+rt_rows_setup "$user"
+# gzip and no device nodes: Singularity 3.4 reads no other compression and
+# cannot unpack a device node as a user.
+mksquashfs "$BBDIR" u/bb.sqsh -comp gzip -noappend -quiet -no-progress -e dev > /dev/null
+chmod 644 u/bb.sqsh
+
+exchange='test -S "/proc/self/fd/$PMI_FD" || { echo "PMI_FD=$PMI_FD: no socket" >&2; exit 1; }
+printf "cmd=init pmi_version=2 pmi_subversion=0\n" >&"$PMI_FD"
+read -r l <&"$PMI_FD"; echo "$PMI_FD $PMI_RANK $PMI_SIZE $l"'
+
+pmi2_step() { # RUNTIME: 2 nodes x 2 tasks, each in a container of its own
+	as_user srun -N2 --ntasks-per-node=2 --mpi=pmi2 "$CTRUN" -q --no-prefix --runtime "$1" \
+		--image "$TMPD/u/bb.sqsh" sh -c "$exchange"
+}
+
+passes() { # RUNTIME
+	local out want=""
+	out=$(pmi2_step "$1")
+	for r in 0 1 2 3; do want+="3 $r 4 cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0;"; done
+	assert_eq "$want" "$(sort -k2n <<<"$out" | tr '\n' ';')" \
+		"PMI_FD, PMI_RANK, PMI_SIZE and slurmstepd's answer on PMI_FD in every task's container"
+}
+
+refused() { # RUNTIME: a runtime that closes inherited descriptors
+	local n
+	run_rc pmi2_step "$1" > out 2> err
+	cat out err
+	assert_eq 125 "$rc" "srun's exit status"
+	n=$(grep -c "^ctrun: PMI_FD: the step's PMI2 socket did not reach the container" err)
+	assert_eq 4 "$n" "tasks that said the PMI2 socket did not reach their container"
+	! grep -q response_to_init out || fail "a task talked PMI: $(cat out)"
+}
+
+for rt in oci crun charliecloud singularity; do
+	behaviour "$rt: each task's container has slurmstepd's PMI2 socket as PMI_FD" with_rt "$rt" passes
+done
+behaviour "enroot: refused in one line where it closes the descriptor" with_rt enroot refused
+behaviour "no container left" assert_no_containers
