@@ -35,6 +35,9 @@
 #   CTRUN_SLURM_PREFIX       (PATH's)     a Slurm install (PREFIX/sbin/slurmctld, PREFIX/bin/srun):
 #                                         its daemons run the cluster, `env` puts its commands
 #                                         first on PATH (e.g. /opt/slurm-new, a 26.05 build)
+#   CTRUN_CLUSTER_PLUGINDIR  (none)       with CTRUN_SLURM_PREFIX: a directory of plugins the
+#                                         cluster loads after PREFIX/lib/slurm's (PluginDir),
+#                                         e.g. the mpi/pmix slurm-pmix.sh built for that install
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +51,7 @@ ncpus=${CTRUN_CLUSTER_CPUS:-8}
 timeout=${CTRUN_CLUSTER_TIMEOUT:-60}
 prefix=${CTRUN_SLURM_PREFIX:-}
 plugstack=${CTRUN_CLUSTER_PLUGSTACK:-}
+plugindir=${CTRUN_CLUSTER_PLUGINDIR:-}
 
 ctl=${name}ctl                 # controller hostname (SlurmctldHost)
 bridge=${name}br               # host bridge
@@ -74,6 +78,8 @@ if [[ -n $prefix ]]; then
     # Daemons and clients of that install, for everything this script starts.
     export PATH=$prefix/sbin:$prefix/bin:$PATH
 fi
+[[ -z $plugindir || ( -n $prefix && $plugindir == /* && -d $plugindir ) ]] ||
+    die "CTRUN_CLUSTER_PLUGINDIR '$plugindir' needs CTRUN_SLURM_PREFIX and must be an existing absolute directory"
 
 node_name() { echo "${name}n$1"; }
 node_ip() { echo "$subnet.$((10 + $1))"; }

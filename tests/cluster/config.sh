@@ -86,5 +86,7 @@ EOF
         echo "NodeName=$(node_name "$i") NodeHostname=$(node_name "$i") NodeAddr=$(node_ip "$i") CPUs=$ncpus RealMemory=2000 TmpDisk=2000 $gres State=UNKNOWN"
     done >> "$conf"
     echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >> "$conf"
+    # The install's plugins, then ours for it (CTRUN_CLUSTER_PLUGINDIR: slurm-pmix.sh's mpi/pmix).
+    [[ -z $plugindir ]] || echo "PluginDir=$prefix/lib/slurm:$plugindir" >> "$conf"
     node_list > "$dir/nodes"
 }

@@ -161,6 +161,15 @@ for p in $prefixes; do
 	(
 		export CTRUN_SLURM_PREFIX=$p CTRUN_CLUSTER_NAME=$name1 CTRUN_CLUSTER_SUBNET=$subnet1 \
 			CTRUN_CLUSTER_PORT_BASE=$port1
+		# Slurm's mpi/pmix for an install built without it (build-slurm.sh's),
+		# from that install's own source tree: t_spank_mpi's pmix rows.
+		if pd=$(tests/cluster/slurm-pmix.sh "$p" "$repo/build/slurm-pmix@$v" 2> "$logs/slurm-pmix@$v.log") &&
+			[ -n "$pd" ]; then
+			export CTRUN_CLUSTER_PLUGINDIR=$pd
+			echo "cluster: mpi/pmix for $v built from its source ($pd)"
+		else
+			echo "cluster: no mpi/pmix for $v: $(tail -1 "$logs/slurm-pmix@$v.log")"
+		fi
 		if up "@$v"; then
 			echo "cluster: $CTRUN_CLUSTER_SLURM ($p)"
 			# shellcheck disable=SC2086
