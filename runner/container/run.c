@@ -55,10 +55,10 @@ static int inherit(struct agent_spec *as, const struct round *rd)
 	return envctl_host_values(rd->o->env.v, rd->envp, &as->host_over);
 }
 
-/* Task mode under srun --mpi=pmi2: the step's PMI2 socket slurmstepd
- * gave this task (PMI_FD), which its one worker needs in the container;
- * 0 = none (node mode's ctrun is the only task of its node, and its
- * workers are no PMI ranks). */
+/* Under srun --mpi=pmi2: the step's PMI2 socket slurmstepd gave this
+ * task (PMI_FD), which its worker needs in the container when it is the
+ * task's only one (task mode, or a node's one task with one worker); 0 =
+ * none (several workers of one task are no PMI ranks). */
 static int pmi_socket(const struct topo *t, char *const *envp)
 {
 	const char *v = NULL;
@@ -69,7 +69,7 @@ static int pmi_socket(const struct topo *t, char *const *envp)
 	for (char *const *p = envp; p != NULL && *p != NULL; p++)
 		if (strncmp(*p, "PMI_FD=", 7) == 0)
 			v = *p + 7;
-	if (v == NULL || t->mode != MODE_TASK || t->nproc != 1 || *v < '0' || *v > '9')
+	if (v == NULL || t->nproc != 1 || *v < '0' || *v > '9')
 		return 0;
 	errno = 0;
 	fd = strtol(v, &end, 10);

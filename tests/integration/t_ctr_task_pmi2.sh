@@ -11,9 +11,13 @@
 # test machine's enroot is built without INHERIT_FDS (its switchroot closes
 # every descriptor past stderr; NVIDIA's packages define it): there the
 # agent refuses in one line instead of letting MPI run as a singleton.
+# Then a real MPI program: MPICH's all-reduce (tests/images/mpi_allreduce.c
+# in the mpi test image) across 2 nodes x 1 task, a node's one task with
+# one worker, which is a PMI rank as well.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image BBDIR busybox-rootfs
+need_image MPI mpi.sqsh
 user=$("$CTRUN_REPO/tests/cluster/ensure-user.sh")
 cd "$TMPD"
 rt_rows_setup "$user"
@@ -53,4 +57,18 @@ for rt in oci crun charliecloud singularity; do
 	behaviour "$rt: each task's container has slurmstepd's PMI2 socket as PMI_FD" with_rt "$rt" passes
 done
 behaviour "enroot: refused in one line where it closes the descriptor" with_rt enroot refused
+
+# MPICH 4.0's only transport is UCX, whose shared memory would take the
+# other test node (one machine, one boot id) for this one: TCP between the
+# ranks, as between real nodes (docs/slurm.md, MPI).
+mpich() {
+	local out lines
+	out=$(as_user env UCX_TLS=tcp,self srun -N2 --ntasks-per-node=1 --mpi=pmi2 "$CTRUN" -q \
+		--no-prefix --image "$MPI" allreduce-mpich)
+	echo "$out"
+	lines=$(grep '^allreduce ' <<<"$out" | awk '{print $3, $5, $9}' | sort -n | tr '\n' ';')
+	assert_eq "0 2 3;1 2 3;" "$lines" "rank, world size and all-reduced sum (1+2) of both ranks"
+	assert_eq 2 "$(grep '^allreduce ' <<<"$out" | awk '{print $7}' | sort -u | wc -l)" "nodes the ranks ran on"
+}
+behaviour "MPICH's all-reduce under --mpi=pmi2 through ctrun --image, 2 nodes x 1 task" mpich
 behaviour "no container left" assert_no_containers
