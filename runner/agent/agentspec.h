@@ -34,9 +34,9 @@
  *           X "UID GID": before anything else the supervisor enters a user
  *             namespace of its own mapping UID and GID to its root
  *             (asuser.h), so the workers are the caller inside
- *           B 0|1 descriptor 3 is the step's PMI2 socket (PMI_FD, task mode):
+ *           B 0|1 descriptor 3 is the step's PMI2 socket (PMI_FD; pmifd.h):
  *             the agent checks, before it opens anything, that the runtime
- *             passed it, and fails in one line where it did not
+ *             passed it, and says so in one line where it did not
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.

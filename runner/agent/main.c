@@ -45,6 +45,7 @@
 #include "envfile.h"
 #include "holdmsg.h"
 #include "imageenv.h"
+#include "pmifd.h"
 #include "sigloop.h"
 #include "supervise.h"
 #include "util.h"
@@ -523,8 +524,7 @@ int main(int argc, char **argv)
 	size_t len;
 	int control_fd = -1, status;
 	pid_t child, self = getpid();
-	struct stat st;
-	bool fd3_socket;
+	struct pmifd pmi;
 
 	/* The end of sourcing the image's scripts (imageenv.h): the
 	 * environment they left, to the agent that started the shell. */
@@ -549,10 +549,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s SPEC   (started by ctrun inside a container)\n", argv[0]);
 		return EXIT_USAGE;
 	}
-	/* Before the agent opens anything: whether the runtime passed the
-	 * step's PMI2 socket at descriptor 3 (spec record B), else the first
-	 * open would take its number. */
-	fd3_socket = fstat(3, &st) == 0 && S_ISSOCK(st.st_mode);
+	/* Before the agent opens anything (pmifd.h). */
+	pmifd_probe(&pmi);
 	/* First of all: as PID 1 a signal with its default action is dropped,
 	 * a blocked one waits for the signalfd. */
 	sigloop_block(&loop, SIGLOOP_URG | SIGLOOP_REAP_ANY | SIGLOOP_FDS_FIRST, NULL);
@@ -566,12 +564,7 @@ int main(int argc, char **argv)
 		return EXIT_CTRUN;
 	}
 	free(text);
-	if (s.pmi_fd3 && !fd3_socket) {
-		fprintf(stderr, "ctrun: PMI_FD: the step's PMI2 socket did not reach the container "
-				"(the runtime closed descriptor 3): use --runtime oci or crun, "
-				"srun --mpi=pmix, or srun --container-image (docs/slurm.md, MPI)\n");
-		return EXIT_CTRUN;
-	}
+	pmifd_settle(&pmi, s.pmi_fd3, s.quiet);
 	if (s.events != NULL)
 		events_fd = open(s.events, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (s.control != NULL)
