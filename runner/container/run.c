@@ -61,14 +61,11 @@ static int inherit(struct agent_spec *as, const struct round *rd)
  * none (several workers of one task are no PMI ranks). */
 static int pmi_socket(const struct topo *t, char *const *envp)
 {
-	const char *v = NULL;
+	const char *v = envp_get(envp, "PMI_FD");
 	char *end;
 	long fd;
 	struct stat st;
 
-	for (char *const *p = envp; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, "PMI_FD=", 7) == 0)
-			v = *p + 7;
 	if (v == NULL || t->nproc != 1 || *v < '0' || *v > '9')
 		return 0;
 	errno = 0;

@@ -166,9 +166,10 @@ struct ctr_spec {
 	bool holder;
 	int holder_mnt, holder_user; /* user: -1 when not rootless */
 	const char *rootfs_ns;
-	/* Task mode under srun --mpi=pmi2: the step's PMI2 socket (PMI_FD) on
-	 * the host, which the container's process gets as descriptor 3 (the
-	 * driver has the runtime pass it: OCI --preserve-fds 1); 0 = none. */
+	/* Under srun --mpi=pmi2, a task's one worker: the step's PMI2 socket
+	 * (PMI_FD) on the host, which the container's process gets as
+	 * descriptor 3 (the runtime's child moves it there; the driver has
+	 * the runtime keep it: OCI --preserve-fds 1); 0 = none. */
 	int pmi_fd;
 	/* The driver's own state in this run: its folder's struct (drivers.h
 	 * own_size), which its phases fill and its plan reads; NULL = none. */

@@ -143,6 +143,29 @@ static void test_runc_argv_and_overlay(void **state)
 	spec_free(&s);
 }
 
+/* Under srun --mpi=pmi2 (rt.h pmi_fd): runc keeps descriptor 3, where the
+ * runtime's child put the step's PMI2 socket, and closes the rest. */
+static void test_pmi_socket_is_preserved(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c;
+	const char *argv[] = { "/usr/sbin/runc", "--root", "/tmp/ctrun-1000/run1/state", "run",
+			       "--preserve-fds", "1", "--bundle", "/tmp/ctrun-1000/run1",
+			       "ctrun-7.0.0-n1-42-0000abcd", NULL };
+
+	(void)state;
+	spec_init(&s);
+	s.pmi_fd = 11;
+	c = plan_config(&s, &p);
+	assert_int_equal(p.argv.n, 9);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		assert_string_equal(p.argv.v[i], argv[i]);
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* --entrypoint: runc runs process.args as given, so the agent runs the
  * command through the image's /etc/rc (Entrypoint and Cmd, written at
  * unpack as enroot's import writes it), else a SIF's runscript. */
@@ -447,6 +470,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runc_argv_and_overlay),
+		cmocka_unit_test(test_pmi_socket_is_preserved),
 		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
 		cmocka_unit_test(test_shell_switches_to_the_caller_through_the_agent),
