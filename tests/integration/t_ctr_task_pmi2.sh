@@ -14,8 +14,8 @@
 # read ends (an MPI program fails at its start, not as a singleton) and a
 # program that does not use PMI runs (a site's MpiDefault=pmi2).
 # Then a real MPI program: MPICH's all-reduce (tests/images/mpi_allreduce.c
-# in the mpi test image) across 2 nodes x 1 task, a node's one task with
-# one worker, which is a PMI rank as well.
+# in the mpi test image) between 2 tasks of one node, each in its own
+# container.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 need_image BBDIR busybox-rootfs
@@ -64,17 +64,17 @@ for rt in oci crun charliecloud singularity; do
 done
 behaviour "enroot: one line says the socket is lost where it closes the descriptor" with_rt enroot lost
 
-# MPICH 4.0's only transport is UCX, whose shared memory would take the
-# other test node (one machine, one boot id) for this one: TCP between the
-# ranks, as between real nodes (docs/slurm.md, MPI).
+# On one node: across the test nodes MPICH 4.0.2 talks TCP (UCX), and its
+# MPI_Finalize can hang there (a known MPICH bug, fixed in 4.2; t_spank_mpi
+# and docs/slurm.md, MPI).  A task that missed the step's PMI would run as a
+# singleton (size 1, sum 1).
 mpich() {
 	local out lines
-	out=$(as_user env UCX_TLS=tcp,self srun -N2 --ntasks-per-node=1 --mpi=pmi2 "$CTRUN" -q \
+	out=$(as_user timeout -k 10 120 srun -N1 --ntasks-per-node=2 --mpi=pmi2 "$CTRUN" -q \
 		--no-prefix --image "$MPI" allreduce-mpich)
 	echo "$out"
 	lines=$(grep '^allreduce ' <<<"$out" | awk '{print $3, $5, $9}' | sort -n | tr '\n' ';')
-	assert_eq "0 2 3;1 2 3;" "$lines" "rank, world size and all-reduced sum (1+2) of both ranks"
-	assert_eq 2 "$(grep '^allreduce ' <<<"$out" | awk '{print $7}' | sort -u | wc -l)" "nodes the ranks ran on"
+	assert_eq "0 2 3;1 2 3;" "$lines" "rank, world size and all-reduced sum (1+2) of both tasks"
 }
-behaviour "MPICH's all-reduce under --mpi=pmi2 through ctrun --image, 2 nodes x 1 task" mpich
+behaviour "MPICH's all-reduce under --mpi=pmi2 through ctrun --image, 2 tasks in containers of their own" mpich
 behaviour "no container left" assert_no_containers
