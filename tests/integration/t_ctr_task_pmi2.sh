@@ -1,5 +1,6 @@
 #!/bin/bash
 # tag: every-slurm
+# images: mpi
 # srun --mpi=pmi2 through `ctrun --image` in task mode (a container per
 # task): slurmstepd gives each task its PMI2 socket as PMI_FD, and ctrun
 # passes it into the task's container as descriptor 3 (PMI_FD=3), which
