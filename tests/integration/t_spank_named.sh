@@ -63,6 +63,18 @@ attach_named() {
 }
 behaviour "a step joins another step's running named container" attach_named
 
+# pyxis's exec.bats: a joining step does not start where the holding
+# step's process went; it starts in its own srun's directory (ctrun's rule).
+attach_workdir() {
+	mkdir -p other && chmod 777 other
+	hold_a wd --container-image="$BB" --container-name=spank-run
+	out=$(as_user srun -N1 -w "$node" --chdir="$TMPD/other" --container-name=spank-run pwd)
+	touch wd.done
+	wait
+	assert_eq "$TMPD/other" "$out" "the joining step's working directory"
+}
+behaviour "a step joining a running container starts in its own directory" attach_workdir
+
 attach_unnamed() {
 	hold_a anon --container-image="$BB"
 	read -r ns jobstep < anon.a
