@@ -231,7 +231,7 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
-		const char *o[5];
+		const char *o[6];
 		size_t n = 0;
 
 		/* A host tree that others can write must not give a root run a
@@ -243,6 +243,8 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 			o[n++] = "nosuid";
 		if (!m->dev)
 			o[n++] = "nodev";
+		if (m->unbindable)
+			o[n++] = "unbindable";
 		o[n] = NULL;
 		push(b, a, mount(b, m->dst, "bind", m->src, o));
 	}

@@ -264,10 +264,14 @@ static void test_suid_and_dev_only_when_asked(void **state)
 	spec_init(&s);
 	s.mounts.v[s.mounts.n - 1].suid = true;
 	s.mounts.v[s.mounts.n - 2].dev = true;
+	s.mounts.v[s.mounts.n - 3].unbindable = true;
 	c = plan_config(&s, &p);
 	m = get(c, "mounts");
 	assert_strings(get(m, "8.options"), (const char *const[]){ "rbind", "ro", "nodev", NULL });
 	assert_strings(get(m, "7.options"), (const char *const[]){ "rbind", "nosuid", NULL });
+	/* pyxis's unbindable: the runtime sets the propagation. */
+	assert_strings(get(m, "6.options"), (const char *const[]){ "rbind", "ro", "nosuid",
+		"nodev", "unbindable", NULL });
 	json_object_put(c);
 	ctr_plan_free(&p);
 	spec_free(&s);
