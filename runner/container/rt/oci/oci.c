@@ -495,6 +495,13 @@ const struct ctr_driver ctr_driver_oci = {
  * runtime's namespace hides that cgroup2 (overlay.c), so crun sees v1 too. */
 static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	/* crun 1.8 takes "unbindable" in a bind's options and leaves the
+	 * bind shared or private: refused rather than silently not done. */
+	for (size_t i = 0; i < s->mounts.n; i++)
+		if (s->mounts.v[i].unbindable)
+			return err_set(e, EXIT_USAGE, "mount %s: crun does not make a bind "
+				       "unbindable (it ignores the option): use --runtime oci (runc) "
+				       "or enroot", s->mounts.v[i].src);
 	if (rt_oci_plan(s, p, e) < 0)
 		return -1;
 	p->hide_cgroup2 = true;
