@@ -274,6 +274,16 @@ static void test_suid_and_dev_only_when_asked(void **state)
 		"nodev", "unbindable", NULL });
 	json_object_put(c);
 	ctr_plan_free(&p);
+	/* crun 1.8 takes the option and leaves the bind as it was: refused. */
+	{
+		struct ctr_plan q = { 0 };
+		struct err e = { 0 };
+
+		assert_int_equal(ctr_driver_named("crun")->plan(&s, &q, &e), -1);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(e.msg, "crun does not make a bind unbindable"));
+		ctr_plan_free(&q);
+	}
 	spec_free(&s);
 }
 
