@@ -87,6 +87,10 @@ on_node() {
 		--container-image="$BB"
 	fails_on_node "couldn't chdir to /pyxis: No such file or directory" --container-workdir=/pyxis \
 		--container-image="$BB"
+	# The working directory as an image (pyxis: refused): no command in it.
+	run_rc as_user srun -N1 --container-image=./ true 2> err
+	note "$(cat err)"
+	[ "$rc" -ne 0 ] || fail "--container-image=./ succeeded"
 	# Two tasks on a node: one report.
 	run_rc as_user srun -N1 -n2 --container-image=./nonexistent.sqsh true 2> err
 	assert_eq 125 "$rc" "two tasks: status"

@@ -99,6 +99,9 @@ envs() {
 		"PYXIS_CONTAINER_ENV names another"
 	assert_eq "host" "$(FOO=host PYXIS_CONTAINER_ENV=FOO as_user srun -N1 "${img[@]}" sh -c 'echo $FOO')" \
 		"PYXIS_CONTAINER_ENV=FOO"
+	assert_eq "image /host/lib" "$(FOO=host LD_LIBRARY_PATH=/host/lib PYXIS_CONTAINER_ENV=FOO as_user srun -N1 \
+		"${img[@]}" --container-env=LD_LIBRARY_PATH sh -c 'echo $FOO $LD_LIBRARY_PATH')" \
+		"--container-env over PYXIS_CONTAINER_ENV"
 }
 behaviour "the image's environment, --container-env" envs
 
