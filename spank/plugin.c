@@ -261,7 +261,8 @@ static int attach(void)
  * container published among the node's running ones. */
 static int start(spank_t sp)
 {
-	struct strv argv = { 0 };
+	static const char *const locale[] = { "LANG", "LANGUAGE", "LC_ALL" };
+	struct strv argv = { 0 }, henv = { 0 };
 	char **jargv = NULL;
 	int jargc = 0, rc;
 	const char *script = NULL;
@@ -294,8 +295,21 @@ static int start(spank_t sp)
 		strv_free(&argv);
 		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
 	}
-	rc = sp_hold_start(&ctx.hold, argv.v, ctx.given.v, &u, &ctx.hold_err);
+	/* pyxis drops the job's locale (LANG, LANGUAGE, LC_ALL: one the image
+	 * may lack) unless --container-env names it: the container gets the
+	 * image's, and the diff below unsets the job's in the tasks. */
+	rc = strv_extend(&henv, ctx.given.v);
+	for (size_t i = 0; rc == 0 && i < sizeof(locale) / sizeof(*locale); i++)
+		if (strv_find(&ctx.args.env, locale[i]) < 0)
+			rc = strv_unsetenv(&henv, locale[i]);
+	if (rc < 0) {
+		strv_free(&argv);
+		strv_free(&henv);
+		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
+	}
+	rc = sp_hold_start(&ctx.hold, argv.v, henv.v, &u, &ctx.hold_err);
 	strv_free(&argv);
+	strv_free(&henv);
 	if (rc < 0)
 		return -1;
 	if (sp_env_diff(ctx.given.v, ctx.hold.env.v, &ctx.set, &ctx.unset) < 0)
@@ -446,7 +460,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	struct err e = { 0 };
 	bool all = true;
 	int local = -1;
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], own[PATH_MAX];
+	const char *dir = ctx.args.workdir != NULL ? ctx.args.workdir : ctx.hold.cwd;
 
 	(void)ac;
 	(void)av;
@@ -475,15 +490,20 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 					"container");
 	}
 	/* --container-workdir: entered by the task, relative to the root, as
-	 * pyxis's task does; else the holding agent's. */
-	if (task_env(sp, ctx.args.workdir == NULL ? ctx.hold.cwd : NULL) < 0 ||
-	    sp_join(ctx.hold.fds, ctx.args.workdir != NULL ? ctx.args.workdir : ctx.hold.cwd,
-		    &e) < 0) {
+	 * pyxis's task does; else the holding agent's, which is srun's
+	 * directory when this step started the container.  A step that joins
+	 * another's starts in its own srun's directory (ctrun's rule; never
+	 * where the other step's processes went), or the container's when the
+	 * container has no such directory (pyxis: the image's). */
+	if (ctx.attached && ctx.args.workdir == NULL && getcwd(own, sizeof(own)) != NULL)
+		dir = own;
+	if (task_env(sp, dir == ctx.hold.cwd ? ctx.hold.cwd : NULL) < 0 ||
+	    sp_join(ctx.hold.fds, dir, dir == own ? ctx.hold.cwd : NULL, &e) < 0) {
 		if (e.msg[0] != '\0')
 			slurm_error("ctrun: %s", e.msg);
 		_exit(EXIT_CTRUN);
 	}
-	if (ctx.args.workdir != NULL && getcwd(cwd, sizeof(cwd)) != NULL)
+	if (dir != ctx.hold.cwd && getcwd(cwd, sizeof(cwd)) != NULL)
 		spank_setenv(sp, "PWD", cwd, 1);
 	return 0;
 }

@@ -137,7 +137,7 @@ static int push_escaped(struct strv *out, const char *const *parts, size_t n)
  * binds are recursive and private, nosuid and nodev unless asked. */
 static int mount_flags(const char *entry, char *flags, char *out, size_t size, struct err *e)
 {
-	bool ro = false, rw = false, suid = false, dev = false;
+	bool ro = false, rw = false, suid = false, dev = false, unbindable = false;
 	char *f;
 
 	while ((f = strsep(&flags, "+")) != NULL) {
@@ -149,16 +149,19 @@ static int mount_flags(const char *entry, char *flags, char *out, size_t size, s
 			suid = true;
 		else if (strcmp(f, "dev") == 0)
 			dev = true;
+		else if (strcmp(f, "unbindable") == 0)
+			unbindable = true;
 		else if (strcmp(f, "rbind") != 0 && strcmp(f, "rprivate") != 0 &&
 			 strcmp(f, "private") != 0 && strcmp(f, "nosuid") != 0 &&
 			 strcmp(f, "nodev") != 0)
 			return err_set(e, EXIT_USAGE, "--container-mounts: flag '%s' of %s is not "
 				       "supported by ctrun (it takes ro, rw, rbind, rprivate, private, "
-				       "nosuid, nodev, suid, dev)", f, entry);
+				       "nosuid, nodev, suid, dev, unbindable)", f, entry);
 	}
 	if (ro && rw)
 		return err_set(e, EXIT_USAGE, "--container-mounts: %s is both ro and rw", entry);
-	snprintf(out, size, "%s%s%s", ro ? "ro" : "rw", suid ? ",suid" : "", dev ? ",dev" : "");
+	snprintf(out, size, "%s%s%s%s", ro ? "ro" : "rw", suid ? ",suid" : "", dev ? ",dev" : "",
+		 unbindable ? ",unbindable" : "");
 	return 0;
 }
 

@@ -31,7 +31,7 @@ static int join(int fd, int type, const char *what, struct err *e)
 	return 0;
 }
 
-int sp_join(const int *fds, const char *cwd, struct err *e)
+int sp_join(const int *fds, const char *cwd, const char *fallback, struct err *e)
 {
 	static const char *const names[] = HOLD_NS_NAMES;
 	static const int types[] = { 0, CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS,
@@ -66,7 +66,8 @@ int sp_join(const int *fds, const char *cwd, struct err *e)
 		return -1;
 	if (fchdir(fds[HOLD_FD_ROOT]) < 0 || chroot(".") < 0)
 		return err_sys(e, EXIT_CTRUN, "entering the container's root");
-	if (chdir("/") < 0 || (cwd != NULL && chdir(cwd) < 0))
+	if (chdir("/") < 0 || (cwd != NULL && chdir(cwd) < 0 &&
+			       (fallback == NULL || errno != ENOENT || chdir(fallback) < 0)))
 		return err_sys(e, EXIT_CTRUN, "couldn't chdir to %s", cwd != NULL ? cwd : "/");
 	return 0;
 }

@@ -11,7 +11,8 @@
  * that owns the container's mount namespace, the mount namespace, the
  * other namespaces that are not already ours, the container's own user
  * namespace (whose identity the task takes); then chroot to its root and
- * chdir to cwd (relative to the root when it is).  -1 with e. */
-int sp_join(const int *fds, const char *cwd, struct err *e);
+ * chdir to cwd (relative to the root when it is), or to fallback (when not
+ * NULL) where the container has no cwd.  -1 with e. */
+int sp_join(const int *fds, const char *cwd, const char *fallback, struct err *e);
 
 #endif

@@ -44,8 +44,8 @@ in_srun() {
 		--container-image="$BB"
 	refused_in_srun "mount target must be a relative path or an absolute path" \
 		--container-mounts=/tmp:mnt:ro --container-image="$BB"
-	refused_in_srun "flag 'unbindable' of /tmp:/mnt:unbindable+ro is not supported by ctrun" \
-		--container-mounts=/tmp:/mnt:unbindable+ro --container-image="$BB"
+	refused_in_srun "flag 'x-create=dir' of /tmp:/mnt:x-create=dir+ro is not supported by ctrun" \
+		--container-mounts=/tmp:/mnt:x-create=dir+ro --container-image="$BB"
 	refused_in_srun "--container-workdir: argument required" --container-workdir= --container-image="$BB"
 	refused_in_srun "both --container-writable and --container-readonly were specified" \
 		--container-readonly --container-writable --container-image="$BB"
@@ -53,6 +53,9 @@ in_srun() {
 	refused_in_srun "--container-env: invalid format: FOO," --container-env=FOO, --container-image="$BB"
 	refused_in_srun "--container-save: target is a directory" --container-save=/tmp/ --container-image="$BB"
 	refused_in_srun "--container-save: target is a directory" --container-save=./ --container-image="$BB"
+	refused_in_srun "--container-save: target is a directory" --container-save=/ --container-image="$BB"
+	refused_in_srun "ctrun takes the target as an absolute path in the container" \
+		--container-mounts=/home:../home --container-image="$BB"
 	refused_in_srun "--container-unshare: unknown namespace 'foo'" --container-unshare=net,foo \
 		--container-image="$BB"
 	refused_in_srun "--container-unshare=net: not supported by ctrun" --container-unshare=net \
@@ -80,8 +83,14 @@ on_node() {
 	fails_on_node "/dev/urandom" --container-image=/dev/urandom
 	fails_on_node "/nonexistent/path/foo" --container-mounts=/nonexistent/path/foo:/mnt \
 		--container-image="$BB"
+	fails_on_node "/nonexistent/path" --container-mounts=/tmp:/mnt,/nonexistent/path:/mnt2 \
+		--container-image="$BB"
 	fails_on_node "couldn't chdir to /pyxis: No such file or directory" --container-workdir=/pyxis \
 		--container-image="$BB"
+	# The working directory as an image (pyxis: refused): no command in it.
+	run_rc as_user srun -N1 --container-image=./ true 2> err
+	note "$(cat err)"
+	[ "$rc" -ne 0 ] || fail "--container-image=./ succeeded"
 	# Two tasks on a node: one report.
 	run_rc as_user srun -N1 -n2 --container-image=./nonexistent.sqsh true 2> err
 	assert_eq 125 "$rc" "two tasks: status"

@@ -15,8 +15,8 @@ chmod 777 "$TMPD"
 node=${NODES[0]}
 on_node() { as_user srun -N1 -w "$node" "$@"; }
 # The test user's kept containers go with the file.
-trap 'as_user "$CTRUN" cache remove spank-nt > /dev/null 2>&1; as_user "$CTRUN" cache remove spank-run \
-	> /dev/null 2>&1; spank_cluster_down' EXIT
+trap 'for n in spank-nt spank-run spank-c0 spank-c1 spank-c2 spank-env spank-env2; do
+	as_user "$CTRUN" cache remove $n > /dev/null 2>&1; done; spank_cluster_down' EXIT
 
 persistence() {
 	on_node --container-image="$BB" --container-name=spank-nt sh -c 'echo kept > /kept'
@@ -26,6 +26,18 @@ persistence() {
 	on_node --container-image="$BB" sh -c '! test -e /kept' || fail "an unnamed container kept /kept"
 }
 behaviour "a named container keeps its changes" persistence
+
+# pyxis's env_vars.bats: PYXIS_CONTAINER_NAME, and the command line over it.
+name_var() {
+	PYXIS_CONTAINER_NAME=spank-env on_node --container-image="$BB" sh -c 'echo env > /e'
+	assert_eq env "$(on_node --container-name=spank-env cat /e)" "PYXIS_CONTAINER_NAME"
+	PYXIS_CONTAINER_NAME=spank-env on_node --container-image="$BB" --container-name=spank-env2 \
+		sh -c 'echo cli > /e2'
+	assert_eq cli "$(on_node --container-name=spank-env2 cat /e2)" "--container-name over the variable"
+	on_node --container-name=spank-env sh -c '! test -e /e2' ||
+		fail "PYXIS_CONTAINER_NAME's container got the command line's file"
+}
+behaviour "PYXIS_CONTAINER_NAME" name_var
 
 flags() {
 	run_rc on_node --container-name=spank-nt:create true 2> err
@@ -63,6 +75,18 @@ attach_named() {
 }
 behaviour "a step joins another step's running named container" attach_named
 
+# pyxis's exec.bats: a joining step does not start where the holding
+# step's process went; it starts in its own srun's directory (ctrun's rule).
+attach_workdir() {
+	mkdir -p other && chmod 777 other
+	hold_a wd --container-image="$BB" --container-name=spank-run
+	out=$(as_user srun -N1 -w "$node" --chdir="$TMPD/other" --container-name=spank-run pwd)
+	touch wd.done
+	wait
+	assert_eq "$TMPD/other" "$out" "the joining step's working directory"
+}
+behaviour "a step joining a running container starts in its own directory" attach_workdir
+
 attach_unnamed() {
 	hold_a anon --container-image="$BB"
 	read -r ns jobstep < anon.a
@@ -72,6 +96,20 @@ attach_unnamed() {
 	assert_eq "$ns" "$out" "step B in the unnamed container $jobstep"
 }
 behaviour "a step joins a running unnamed container as JOB.STEP" attach_unnamed
+
+# pyxis's concurrency.bats: named containers created by steps at once.
+concurrent_names() {
+	local pids=() i
+	for i in 0 1 2; do
+		on_node --container-image="$BB" --container-name=spank-c$i sh -c "echo $i > /c" &
+		pids+=($!)
+	done
+	for i in 0 1 2; do wait "${pids[$i]}" || fail "step $i of three at once failed"; done
+	for i in 0 1 2; do
+		assert_eq "$i" "$(on_node --container-name=spank-c$i cat /c)" "spank-c$i kept its file"
+	done
+}
+behaviour "three named containers created at once" concurrent_names
 
 nothing_left() {
 	assert_no_leftovers "ctrun __hold" 10

@@ -33,6 +33,19 @@ ddp() {
 }
 behaviour "DDP 2x2 from HOST#REPO:TAG, the layers downloaded once" ddp
 
+# pyxis's docker_image.bats "image download must be attempted once": two
+# tasks, an image the registry does not have, one failure line (one hold
+# per node asks).
+missing_once() {
+	run_rc as_user srun -N1 -n2 --container-image="$REG_HOST#ctrun-test/nonexistent:latest" true 2> err
+	note "$(cat err)"
+	assert_eq 125 "$rc" "srun's status"
+	assert_eq 1 "$(grep -c 'ctrun-test/nonexistent' err)" "lines naming the image"
+	[ "$(reg_requests | grep -c '/v2/ctrun-test/nonexistent/manifests/')" -ge 1 ] ||
+		fail "the registry was not asked"
+}
+behaviour "an image the registry lacks: one line, status 125" missing_once
+
 nothing_left() {
 	assert_no_leftovers "ctrun __hold" 10
 	assert_no_rundirs

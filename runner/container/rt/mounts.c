@@ -46,7 +46,8 @@ static int absolute(const char *path, const char *cwd, char *out, size_t size)
 	return rootpath_normalize(joined, out, size);
 }
 
-/* "ro", "rw", "suid", "dev", comma-separated, each at most once (ro or rw). */
+/* "ro", "rw", "suid", "dev", "unbindable", comma-separated, each at most
+ * once (ro or rw). */
 static int options(const char *opt, struct ctr_mount *m)
 {
 	char buf[32], *rest = buf, *w;
@@ -57,7 +58,8 @@ static int options(const char *opt, struct ctr_mount *m)
 	/* strsep, not strtok: an empty word ("ro,", ",dev") is an error. */
 	while ((w = strsep(&rest, ",")) != NULL) {
 		bool *flag = strcmp(w, "ro") == 0 ? &ro : strcmp(w, "rw") == 0 ? &rw :
-			     strcmp(w, "suid") == 0 ? &m->suid : strcmp(w, "dev") == 0 ? &m->dev : NULL;
+			     strcmp(w, "suid") == 0 ? &m->suid : strcmp(w, "dev") == 0 ? &m->dev :
+			     strcmp(w, "unbindable") == 0 ? &m->unbindable : NULL;
 
 		if (flag == NULL || *flag)
 			return -1;
@@ -89,7 +91,7 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
 		if (!ok || *p != '\0' || options(opt, out) < 0)
 			return err_set(e, EXIT_USAGE, "--mount '%s': unknown option (expected "
 				       "SRC[:DST[:OPTS]], OPTS a comma-separated list of ro or rw, "
-				       "suid, dev; '\\:' for a colon in a path)", spec);
+				       "suid, dev, unbindable; '\\:' for a colon in a path)", spec);
 	}
 	if (src[0] == '\0')
 		return err_set(e, EXIT_USAGE, "--mount '%s': empty source", spec);
@@ -162,6 +164,7 @@ int mounts_add_copy(struct ctr_mounts *ms, const struct ctr_mount *m, struct err
 		return -1;
 	ms->v[ms->n - 1].suid = m->suid;
 	ms->v[ms->n - 1].dev = m->dev;
+	ms->v[ms->n - 1].unbindable = m->unbindable;
 	return 0;
 }
 

@@ -23,6 +23,9 @@ struct ctr_mount {
 	 * another user can write must not hand a root run a setuid file. */
 	bool suid;
 	bool dev;
+	/* ":unbindable" (pyxis's flag): no bind of it, nor of anything under
+	 * it, can be made inside the container (MS_UNBINDABLE). */
+	bool unbindable;
 };
 
 struct ctr_mounts {
@@ -31,7 +34,7 @@ struct ctr_mounts {
 };
 
 /* Parses SRC[:DST[:OPTS]], OPTS a comma-separated list of ro or rw, suid,
- * dev ("\:" is a colon, "\\" a backslash, inside either
+ * dev, unbindable ("\:" is a colon, "\\" a backslash, inside either
  * path).  A relative SRC is taken from `cwd`; both paths are normalised
  * lexically ("a//b/./c/.." -> "a/b"); DST defaults to SRC and must be
  * absolute.  No I/O. */

@@ -120,12 +120,13 @@ static void test_mounts_pyxis_syntax_becomes_ctrun_mounts(void **state)
 
 	assert_int_equal(set(f, SP_IMAGE, 0, "/img.sqsh"), 0);
 	assert_int_equal(set(f, SP_MOUNTS, 0, "/home:/test-mnt,/var/lib,./data:/data:ro+rprivate,"
-				       "/dev/null:/null:nosuid+nodev+rbind"), 0);
+				       "/dev/null:/null:nosuid+nodev+rbind,/tmp:/mnt:unbindable+ro"), 0);
 	/* Slurm hands the value again: nothing doubles. */
 	assert_int_equal(set(f, SP_MOUNTS, 0, "/home:/test-mnt"), 0);
 	assert_string_equal(hold_line(f, NULL, NULL),
 			    "--image /img.sqsh --mount /home:/test-mnt --mount /var/lib:/var/lib "
-			    "--mount ./data:/data:ro --mount /dev/null:/null:rw");
+			    "--mount ./data:/data:ro --mount /dev/null:/null:rw "
+			    "--mount /tmp:/mnt:ro,unbindable");
 }
 
 static void test_mount_paths_with_spaces_and_backslashes(void **state)
@@ -147,8 +148,8 @@ static void test_bad_mounts_are_refused(void **state)
 		"absolute path");
 	refused(f, SP_MOUNTS, 0, "home:/x", "mount source must be a relative path or an absolute");
 	refused(f, SP_MOUNTS, 0, "/home:../home", "ctrun takes the target as an absolute path");
-	refused(f, SP_MOUNTS, 0, "/tmp:/mnt:unbindable+ro",
-		"flag 'unbindable' of /tmp:/mnt:unbindable+ro is not supported by ctrun");
+	refused(f, SP_MOUNTS, 0, "/tmp:/mnt:x-create=dir+ro",
+		"flag 'x-create=dir' of /tmp:/mnt:x-create=dir+ro is not supported by ctrun");
 	refused(f, SP_MOUNTS, 0, "tmpfs:/mytmpfs", "'tmpfs' entries are enroot's");
 	refused(f, SP_MOUNTS, 0, "/a:/b:ro+rw", "is both ro and rw");
 	/* One bad entry of a list: the list is refused. */

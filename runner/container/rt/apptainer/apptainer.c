@@ -344,10 +344,11 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 
 		/* apptainer mounts every bind nosuid,nodev itself (its
 		 * addUserbindsMount), and its syntax has no way to ask otherwise. */
-		if (m->suid || m->dev) {
+		if (m->suid || m->dev || m->unbindable) {
 			err_set(e, EXIT_USAGE, "mount %s: %s binds every path nosuid,nodev and "
 				"cannot be asked for '%s': drop the option, or use --runtime oci "
-				"or enroot", m->src, ctr_runtime_name(s->rt), m->suid ? "suid" : "dev");
+				"or enroot", m->src, ctr_runtime_name(s->rt),
+				m->suid ? "suid" : m->dev ? "dev" : "unbindable");
 			goto fail;
 		}
 		if (mounts_add_copy(&binds, m, e) < 0)

@@ -92,6 +92,12 @@ static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	int ret = 0;
 
 	for (size_t i = 0; ret == 0 && i < s->mounts.n; i++) {
+		/* ch-run binds the staged mount itself: an unbindable one it
+		 * could not bind, and its -b has no propagation option. */
+		if (s->mounts.v[i].unbindable)
+			return err_set(e, EXIT_USAGE, "mount %s: %s cannot make a bind unbindable: "
+				       "drop the option, or use --runtime oci or enroot",
+				       s->mounts.v[i].src, s->bin);
 		ret |= strv_push(&p->argv, "-b");
 		ret |= strv_pushf(&p->argv, "%s/b/%zu:%s", p->ovl_tmp, i, s->mounts.v[i].dst);
 	}

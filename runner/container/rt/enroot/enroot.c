@@ -60,8 +60,9 @@ static int fstab(const struct ctr_spec *s, struct strv *tab, struct err *e)
 		char opts[64];
 
 		/* nosuid,nodev unless asked: as the OCI adapter (oci.c). */
-		snprintf(opts, sizeof(opts), "x-create=auto,rbind%s%s%s", m->ro ? ",ro" : "",
-			 m->suid ? "" : ",nosuid", m->dev ? "" : ",nodev");
+		snprintf(opts, sizeof(opts), "x-create=auto,rbind%s%s%s%s", m->ro ? ",ro" : "",
+			 m->suid ? "" : ",nosuid", m->dev ? "" : ",nodev",
+			 m->unbindable ? ",unbindable" : "");
 		if (fstab_line(tab, m->src, m->dst, opts) == 0)
 			continue;
 		if (errno == EINVAL)

@@ -231,7 +231,7 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
-		const char *o[5];
+		const char *o[6];
 		size_t n = 0;
 
 		/* A host tree that others can write must not give a root run a
@@ -243,6 +243,8 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 			o[n++] = "nosuid";
 		if (!m->dev)
 			o[n++] = "nodev";
+		if (m->unbindable)
+			o[n++] = "unbindable";
 		o[n] = NULL;
 		push(b, a, mount(b, m->dst, "bind", m->src, o));
 	}
@@ -493,6 +495,13 @@ const struct ctr_driver ctr_driver_oci = {
  * runtime's namespace hides that cgroup2 (overlay.c), so crun sees v1 too. */
 static int crun_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
+	/* crun 1.8 takes "unbindable" in a bind's options and leaves the
+	 * bind shared or private: refused rather than silently not done. */
+	for (size_t i = 0; i < s->mounts.n; i++)
+		if (s->mounts.v[i].unbindable)
+			return err_set(e, EXIT_USAGE, "mount %s: crun does not make a bind "
+				       "unbindable (it ignores the option): use --runtime oci (runc) "
+				       "or enroot", s->mounts.v[i].src);
 	if (rt_oci_plan(s, p, e) < 0)
 		return -1;
 	p->hide_cgroup2 = true;

@@ -408,6 +408,17 @@ static void test_suid_or_dev_asked_is_refused(void **state)
 	assert_non_null(strstr(e.msg, "'suid'"));
 	ctr_plan_free(&p);
 	spec_free(&s);
+	/* pyxis's unbindable: apptainer's binds take no propagation either. */
+	spec_init(&s, "apptainer", "apptainer");
+	add(&s, "/data", "/data", false);
+	s.mounts.v[s.mounts.n - 1].unbindable = true;
+	p = (struct ctr_plan){ 0 };
+	e = (struct err){ 0 };
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "'unbindable'"));
+	ctr_plan_free(&p);
+	spec_free(&s);
 }
 
 /* `--version` answers (apptainer cmd/internal/cli/apptainer.go: "%s version

@@ -69,8 +69,12 @@ static void test_parse_suid_and_dev_options(void **state)
 	mount_free(&m);
 	/* Neither by default: binds are nosuid,nodev unless asked. */
 	assert_int_equal(mount_parse("/data:/in:rw", "/", &m, &e), 0);
-	assert_true(!m.suid && !m.dev);
+	assert_true(!m.suid && !m.dev && !m.unbindable);
 	mount_free(&m);
+	assert_int_equal(mount_parse("/data:/in:ro,unbindable", "/", &m, &e), 0);
+	assert_true(m.ro && m.unbindable && !m.suid && !m.dev);
+	mount_free(&m);
+	parse_bad("/data:/in:unbindable,unbindable", "unknown option");
 	parse_bad("/data:/in:ro,rw", "unknown option");
 	parse_bad("/data:/in:suid,suid", "unknown option");
 	parse_bad("/data:/in:ro,", "unknown option");

@@ -287,12 +287,26 @@ static void test_suid_and_dev_only_when_asked(void **state)
 	spec_init(&s);
 	s.mounts.v[s.mounts.n - 1].suid = true;
 	s.mounts.v[s.mounts.n - 2].dev = true;
+	s.mounts.v[s.mounts.n - 3].unbindable = true;
 	c = plan_config(&s, &p);
 	m = get(c, "mounts");
 	assert_strings(get(m, "8.options"), (const char *const[]){ "rbind", "ro", "nodev", NULL });
 	assert_strings(get(m, "7.options"), (const char *const[]){ "rbind", "nosuid", NULL });
+	/* pyxis's unbindable: the runtime sets the propagation. */
+	assert_strings(get(m, "6.options"), (const char *const[]){ "rbind", "ro", "nosuid",
+		"nodev", "unbindable", NULL });
 	json_object_put(c);
 	ctr_plan_free(&p);
+	/* crun 1.8 takes the option and leaves the bind as it was: refused. */
+	{
+		struct ctr_plan q = { 0 };
+		struct err e = { 0 };
+
+		assert_int_equal(ctr_driver_named("crun")->plan(&s, &q, &e), -1);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(e.msg, "crun does not make a bind unbindable"));
+		ctr_plan_free(&q);
+	}
 	spec_free(&s);
 }
 
