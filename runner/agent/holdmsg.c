@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "agentspec.h"
@@ -14,6 +15,122 @@
 #include "util.h"
 
 extern char **environ;
+
+static int put_list(struct strv *buf, char *const *v)
+{
+	for (; v != NULL && *v != NULL; v++)
+		if (strv_push(buf, *v) < 0)
+			return -1;
+	return strv_push(buf, "");
+}
+
+int hold_entry_env(struct agent_spec *s, char *const *own, struct strv *env, struct err *e)
+{
+	struct strv narrow = { 0 }, both = { 0 }, inherit = s->inherit;
+	char num[16];
+	int fd, rc;
+
+	s->inherit = (struct strv){ 0 };
+	rc = agentspec_worker_env(s, 0, own, &narrow, e);
+	s->inherit = inherit;
+	if (rc < 0)
+		return -1;
+	if (put_list(&both, narrow.v) < 0 || put_list(&both, env->v) < 0) {
+		strv_free(&narrow);
+		strv_free(&both);
+		return err_sys(e, EXIT_CTRUN, "the entrypoint's environment");
+	}
+	/* Inherited by the entrypoint and the hold it execs. */
+	fd = memfd_create("ctrun-hold-base", 0);
+	rc = fd < 0 ? -1 : 0;
+	for (size_t i = 0; rc == 0 && i < both.n; i++)
+		rc = write_all(fd, both.v[i], strlen(both.v[i]) + 1);
+	strv_free(&both);
+	snprintf(num, sizeof(num), "%d", fd);
+	if (rc < 0 || strv_setenv(&narrow, HOLD_BASE_ENV, num, 1) < 0) {
+		if (fd >= 0)
+			close(fd);
+		strv_free(&narrow);
+		return err_sys(e, EXIT_CTRUN, "the entrypoint's environment");
+	}
+	strv_free(env);
+	*env = narrow;
+	return 0;
+}
+
+/* Reads the next list of buf (see hold_entry_env) into out. */
+static int get_list(const char **p, const char *end, struct strv *out)
+{
+	while (*p < end) {
+		size_t n = strnlen(*p, (size_t)(end - *p));
+
+		if (n == (size_t)(end - *p))
+			return -1;
+		if (n == 0) {
+			(*p)++;
+			return 0;
+		}
+		if (strv_pushn(out, *p, n) < 0)
+			return -1;
+		*p += n + 1;
+	}
+	return -1;
+}
+
+/* After the entrypoint: the hold's environment with the entrypoint's
+ * changes (what it set, changed or unset against what it started from). */
+static int entry_merge(const char *num)
+{
+	struct strv e0 = { 0 }, full = { 0 };
+	size_t cap = 2 * (size_t)HOLD_TEXT_MAX + 2, len = 0;
+	char *buf = malloc(cap), *end;
+	const char *p;
+	long fd = strtol(num, &end, 10);
+	ssize_t n;
+
+	if (buf == NULL || *num == '\0' || *end != '\0' || fd < 3 || fd > INT_MAX ||
+	    lseek((int)fd, 0, SEEK_SET) < 0)
+		goto bad;
+	while ((n = read((int)fd, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	close((int)fd);
+	p = buf;
+	if (n < 0 || get_list(&p, buf + len, &e0) < 0 || get_list(&p, buf + len, &full) < 0)
+		goto bad;
+	for (char **v = environ; *v != NULL; v++) {
+		char *eq = strchr(*v, '=');
+
+		if (eq == NULL || strncmp(*v, HOLD_BASE_ENV "=", sizeof(HOLD_BASE_ENV)) == 0 ||
+		    strv_find(&e0, *v) >= 0)
+			continue; /* unchanged by the entrypoint */
+		*eq = '\0';
+		n = strv_setenv(&full, *v, eq + 1, 1);
+		*eq = '=';
+		if (n < 0)
+			goto bad;
+	}
+	for (size_t i = 0; i < e0.n; i++) {
+		char *eq = strchr(e0.v[i], '=');
+
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		n = getenv(e0.v[i]) == NULL ? strv_unsetenv(&full, e0.v[i]) : 0;
+		if (n < 0)
+			goto bad;
+	}
+	free(buf);
+	strv_free(&e0);
+	environ = strv_argv(&full); /* kept for the process's life */
+	return 0;
+bad:
+	fprintf(stderr, "ctrun: agent --hold: %s: cannot read the environment the entrypoint "
+		"started from\n", HOLD_BASE_ENV);
+	free(buf);
+	strv_free(&e0);
+	strv_free(&full);
+	return -1;
+}
 
 int hold_main(void)
 {
@@ -26,6 +143,8 @@ int hold_main(void)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			signal(sig, SIG_IGN);
+	if (getenv(HOLD_BASE_ENV) != NULL && entry_merge(getenv(HOLD_BASE_ENV)) < 0)
+		return EXIT_CTRUN;
 	/* The batch step's srun (holdmsg.h): first on the PATH the tasks get. */
 	if (access(AGENT_DIR "/" SRUN_BIN_DIR "/srun", F_OK) == 0) {
 		const char *path = getenv("PATH");

@@ -51,6 +51,20 @@ enum hold_fd {
  * of its stdin; returns the agent's exit status. */
 int hold_main(void);
 
+/* The hold's entrypoint (--entrypoint), as pyxis runs enroot's: it starts
+ * from the container's own environment and --container-env's, not the
+ * job's, and what it exports or unsets is laid over the hold's environment.
+ * hold_entry_env turns env (the hold's, every layer) into the entrypoint's
+ * (every layer but the host's inherited one, agentspec.h I) plus
+ * HOLD_BASE_ENV, the number of an inherited memfd holding both (each a
+ * list of KEY=VALUE "\0", ended by an empty entry); hold_main lays the
+ * entrypoint's changes over the hold's environment before its message. */
+#define HOLD_BASE_ENV "CTRUN_HOLD_BASE"
+struct agent_spec;
+struct strv;
+struct err;
+int hold_entry_env(struct agent_spec *s, char *const *own, struct strv *env, struct err *e);
+
 /* `srun` in a batch script that runs in the container (sbatch
  * --container-image): the container has no Slurm of its own, so ctrun
  * __hold of the batch step serves the host's srun on a unix socket in the

@@ -500,6 +500,12 @@ static int exec_mode(const char *spec, bool print)
 		fail("agent", &e);
 		return EXIT_CTRUN;
 	}
+	/* The hold's entrypoint starts from the container's environment (holdmsg.h). */
+	if (entry != NULL && s.w[0].argv.n == 2 && strcmp(s.w[0].argv.v[1], HOLD_ARG) == 0 &&
+	    hold_entry_env(&s, own.v, &env, &e) < 0) {
+		fail("agent", &e);
+		return EXIT_CTRUN;
+	}
 	if (entry_argv(&s, entry, via_sh, s.w[0].argv.v, &argv) < 0) {
 		fail("agent: out of memory", NULL);
 		return EXIT_CTRUN;

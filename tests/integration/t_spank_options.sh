@@ -166,11 +166,14 @@ entrypoint() {
 		sh -c 'echo $EPVAR')" "PYXIS_CONTAINER_ENTRYPOINT=1"
 	PYXIS_CONTAINER_ENTRYPOINT_LOG=1 as_user srun -N1 "${img[@]}" --container-entrypoint true > out 2> err
 	grep -q EP-LOG-LINE out err || fail "PYXIS_CONTAINER_ENTRYPOINT_LOG=1: no entrypoint output"
-	# pyxis's entrypoint.bats: --container-env's variables reach the
-	# entrypoint.  (Under pyxis only they do; under ctrun every host variable
-	# does: docs/slurm.md "What is left out".)
+	# pyxis's entrypoint.bats: the entrypoint starts from the image's
+	# environment, and of the host's only --container-env's variables reach
+	# it; the tasks keep the job's.
 	assert_eq "host host" "$(EPHOST=host as_user srun -N1 "${img[@]}" --container-entrypoint \
 		--container-env=EPHOST sh -c 'echo $EPSAW $EPHOST')" "--container-env=EPHOST in the entrypoint"
+	assert_eq "none host from-entrypoint image" "$(EPHOST=host as_user srun -N1 "${img[@]}" \
+		--container-entrypoint sh -c 'echo $EPSAW $EPHOST $EPVAR $FOO')" \
+		"a host variable not named: not in the entrypoint, in the task"
 }
 behaviour "--container-entrypoint, --container-entrypoint-log" entrypoint
 
