@@ -69,6 +69,36 @@ printf 'V1:1\nH1:h\nF1:1\nW1:0\nA7:/bin/sh\nZ0:\n' > "$d/g"
 "$agent" --exec "$d/g" < /dev/null > /dev/null 2>&1 && ok "F without candidates: the argv" ||
 	bad "F without candidates: the argv" "exit $?"
 
+# The SPANK plugin's hold (argv: the agent --hold) with an entrypoint, as
+# pyxis runs enroot's: the entrypoint starts from the container's own
+# environment (here the agent's: IMGV, and PATH) and T/--env's, not the
+# host's inherited I; the hold then reports the whole environment with the
+# entrypoint's changes over it (holdmsg.h: the message after its first line).
+{
+	rec V 1
+	rec H node1
+	rec I HOSTV=host
+	rec I CHANGED=host
+	rec I GONE=host
+	rec T NAMED=named
+	rec Y "$d/eprc"
+	rec W 0
+	rec R 0
+	rec A "$agent"
+	rec A --hold
+	rec Z ''
+} > "$d/h"
+printf 'echo "entry: ${HOSTV:-none} ${NAMED:-none} ${IMGV:-none} ${GONE:-none}"\nexport EPV=ep\nexport IMGV=changed\nunset DROPV\nexec "$@"\n' > "$d/eprc"
+out=$(env -i PATH=/usr/bin:/bin IMGV=image DROPV=image GONE=image "$agent" --exec "$d/h" < /dev/null 2> "$d/h.err" | tr '\0' '\n')
+envs=$(sed -n '/^ctrun-hold 1 /,$p' <<<"$out" | sed '1,2d' | grep -E '^(HOSTV|NAMED|IMGV|EPV|DROPV|GONE|CTRUN_HOLD_BASE)=' | sort | tr '\n' ' ')
+if [ "$(head -1 <<<"$out")" != "entry: none named image image" ]; then
+	bad "the hold's entrypoint starts from the container's environment" "$(head -1 <<<"$out") $(cat "$d/h.err")"
+elif [ "$envs" != "EPV=ep GONE=image HOSTV=host IMGV=changed NAMED=named " ]; then
+	bad "the hold reports its environment with the entrypoint's changes" "'$envs' $(cat "$d/h.err")"
+else
+	ok "the hold's entrypoint starts from the container's environment, its changes over the hold's"
+fi
+
 if [ "$failed" -eq 0 ]; then
 	echo "[  PASSED  ] $passed test(s)."
 else
