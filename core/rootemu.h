@@ -13,8 +13,9 @@
  * another ABI (i386 or x32 on x86_64: their numbers differ), runs as usual.
  *
  * The filter is inherited by every child and survives exec; installing it
- * needs CAP_SYS_ADMIN in the process's user namespace (the agent and a
- * task that has just joined one have it), and it asks the kernel not to
+ * needs no_new_privs (every runtime here starts the agent with it) or
+ * CAP_SYS_ADMIN in the process's user namespace (a task that has just
+ * joined one has it, until its exec), and it asks the kernel not to
  * turn on the speculative store bypass mitigation that a filter implies on
  * older kernels (SECCOMP_FILTER_FLAG_SPEC_ALLOW): the filter is no
  * sandbox, and must not slow the workers down. */
@@ -37,8 +38,9 @@ int rootemu_install(struct err *e);
 
 /* The agent's use: the filter where the agent runs in a user namespace;
  * where it cannot be installed, one line on stderr unless quiet and
- * nothing else changes.  Without the capability (ch-run starts the agent
- * as the user, with none) it is skipped without a word. */
+ * nothing else changes.  Without either (EACCES) it is skipped without a
+ * word: that runtime gives its processes the same identity calls as the
+ * host does. */
 void rootemu_apply(bool quiet);
 
 #endif
