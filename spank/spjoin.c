@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "holdmsg.h"
+#include "rootemu.h"
 #include "spjoin.h"
 
 /* Whether fd is the namespace this process is in (/proc/self/ns/NAME). */
@@ -37,6 +38,7 @@ int sp_join(const int *fds, const char *cwd, const char *fallback, struct err *e
 	static const int types[] = { 0, CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS,
 				     CLONE_NEWNET, CLONE_NEWCGROUP };
 	int mnt = fds[HOLD_FD_MNT], owner;
+	bool userns = false;
 
 	if (fds[HOLD_FD_ROOT] < 0 || mnt < 0)
 		return err_set(e, EXIT_CTRUN, "no container to join");
@@ -47,8 +49,10 @@ int sp_join(const int *fds, const char *cwd, const char *fallback, struct err *e
 		if (owner < 0 && errno != EPERM)
 			return err_sys(e, EXIT_CTRUN, "the owner of the container's mount namespace");
 		if (owner >= 0) {
-			int rc = is_ours(owner, "user") ? 0 : join(owner, CLONE_NEWUSER, "user", e);
+			bool theirs = !is_ours(owner, "user");
+			int rc = theirs ? join(owner, CLONE_NEWUSER, "user", e) : 0;
 
+			userns = theirs;
 			close(owner);
 			if (rc < 0)
 				return -1;
@@ -61,8 +65,15 @@ int sp_join(const int *fds, const char *cwd, const char *fallback, struct err *e
 			return -1;
 	/* The container's processes' own identity (a nested namespace under
 	 * rootless OCI: the caller as themselves, not root). */
-	if (fds[HOLD_FD_USER] >= 0 && !is_ours(fds[HOLD_FD_USER], "user") &&
-	    join(fds[HOLD_FD_USER], CLONE_NEWUSER, "user", e) < 0)
+	if (fds[HOLD_FD_USER] >= 0 && !is_ours(fds[HOLD_FD_USER], "user")) {
+		if (join(fds[HOLD_FD_USER], CLONE_NEWUSER, "user", e) < 0)
+			return -1;
+		userns = true;
+	}
+	/* The container's root emulation (rootemu.h), as enroot's tasks
+	 * and pyxis's have it: while the joined namespace's capabilities
+	 * last (they end at the command's exec). */
+	if (userns && rootemu_install(e) < 0)
 		return -1;
 	if (fchdir(fds[HOLD_FD_ROOT]) < 0 || chroot(".") < 0)
 		return err_sys(e, EXIT_CTRUN, "entering the container's root");

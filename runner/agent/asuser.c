@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rootemu.h"
 #include "util.h"
 
 static int write_text(const char *path, const char *text, struct err *e)
@@ -69,6 +70,7 @@ int asuser_exec(int argc, char **argv)
 		fprintf(stderr, "ctrun: %s\n", e.msg);
 		return EXIT_CTRUN;
 	}
+	rootemu_apply(false);
 	execvp(argv[4], argv + 4);
 	fprintf(stderr, "ctrun: %s: %s\n", argv[4], strerror(errno));
 	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;

@@ -47,6 +47,7 @@
 #include "holdmsg.h"
 #include "imageenv.h"
 #include "pmifd.h"
+#include "rootemu.h"
 #include "sigloop.h"
 #include "supervise.h"
 #include "util.h"
@@ -445,6 +446,7 @@ static int exec_mode(const char *spec, bool print)
 		fail("agent", &e);
 		return EXIT_CTRUN;
 	}
+	rootemu_apply(s.quiet);
 	if ((rc = prepare(&s, &own, &entry, &via_sh)) != 0)
 		return rc;
 	/* One block per worker, blocks separated by a blank line (`ctrun env`). */
@@ -568,6 +570,8 @@ int main(int argc, char **argv)
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
 				_exit(EXIT_CTRUN);
 		}
+		/* After the identity (whose set*id calls must be real). */
+		rootemu_apply(s.quiet);
 		status = supervisor(&s);
 		/* The workers' end, reported: a container that ends without this
 		 * line lost its agent (killed, out of memory), and ctrun says so. */
