@@ -32,7 +32,7 @@ _ctrun()
 		--no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
 		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home
-		--writable --name --name-reset --save --json
+		--writable --name --name-reset --save --unshare --json
 		--rdzv-timeout"
 	local subcommands="env shell check bench cache hooks pull save"
 
@@ -42,6 +42,7 @@ _ctrun()
 	--backend) COMPREPLY=($(compgen -W "auto nccl socket" -- "$cur")); return ;;
 	--image-mode) COMPREPLY=($(compgen -W "auto mount unpack" -- "$cur")); return ;;
 	--stage) COMPREPLY=($(compgen -W "auto sbcast off" -- "$cur")); return ;;
+	--unshare) COMPREPLY=($(compgen -W "net ipc uts net,ipc,uts" -- "$cur")); return ;;
 	--nproc-per-node) COMPREPLY=($(compgen -W "auto gpu 1 2 4 8" -- "$cur")); return ;;
 	--image) _ctrun_images; return ;;
 	--log-dir | --mount | --workdir | --python)

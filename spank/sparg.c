@@ -480,10 +480,6 @@ static bool is_reference(const char *image)
 
 int sp_args_check(const struct sp_args *a, struct err *e)
 {
-	if (a->unshare != NULL)
-		return err_set(e, EXIT_USAGE, "--container-unshare=%s: not supported by ctrun: its "
-			       "containers keep the host's network, IPC and UTS namespaces (NCCL and "
-			       "the torchrun rendezvous rely on them)", a->unshare);
 	if (a->image != NULL && is_reference(a->image)) {
 		struct image_ref r;
 		char ref[PATH_MAX + 16];
@@ -553,5 +549,8 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 		rc |= strv_push(argv, "--runtime") | strv_push(argv, runtime);
 	if (a->save != NULL)
 		rc |= strv_push(argv, "--save") | strv_push(argv, a->save);
+	/* Checked here already (unshare_item): ctrun's own --unshare. */
+	if (a->unshare != NULL)
+		rc |= strv_push(argv, "--unshare") | strv_push(argv, a->unshare);
 	return rc != 0 ? err_sys(e, EXIT_CTRUN, "ctrun's arguments") : 0;
 }

@@ -59,7 +59,7 @@ struct sp_args {
 	char *name_flags;    /* "auto", "create", "exec", "no_exec" */
 	char *save;
 	int mount_home, remap_root, entrypoint, entrypoint_log, writable;
-	char *unshare;       /* as given: refused later, after its syntax */
+	char *unshare;       /* as given, its names checked: ctrun's --unshare */
 	struct strv env;     /* --container-env names */
 	char *runtime;
 };

@@ -34,7 +34,7 @@ static const char usage[] =
 	"  --image IMG|docker://REF  --runtime auto" CTR_DRIVERS(RUNTIME_BAR) "\n"
 	"  --nv  --entrypoint  --root  --no-home  --writable  --name NAME [--name-reset]\n"
 	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]  --workdir DIR  --stage auto|sbcast|off\n"
-	"  --image-mode auto|mount|unpack\n"
+	"  --image-mode auto|mount|unpack  --unshare net,ipc,uts\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
 	"\n"
 	"Settings: /etc/ctrun/ctrun.ini, ~/.config/ctrun/ctrun.ini, $CTRUN_CONFIG, CTRUN_<KEY>.\n"
@@ -96,6 +96,7 @@ static const struct option longopts[] = {
 	{ "name", required_argument, NULL, OPT_FLAG_BASE },
 	{ "name-reset", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "save", required_argument, NULL, OPT_FLAG_BASE },
+	{ "unshare", required_argument, NULL, OPT_FLAG_BASE },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
@@ -179,7 +180,7 @@ static bool container_only(const char *name)
 {
 	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode", "root",
 					     "no-home", "writable", "name", "name-reset", "save",
-					     NULL };
+					     "unshare", NULL };
 
 	for (const char *const *n = names; *n != NULL; n++)
 		if (strcmp(name, *n) == 0)

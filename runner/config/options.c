@@ -71,6 +71,7 @@ static const struct key keys[] = {
 	{ "container", "name", "name", K_STR, OFF(name), 0, 0, NULL },
 	{ "container", "name_reset", "name-reset", K_BOOL, OFF(name_reset), 0, 0, NULL },
 	{ "container", "save", "save", K_STR, OFF(save), 0, 0, NULL },
+	{ "container", "unshare", "unshare", K_STR, OFF(unshare), 0, 0, NULL },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -125,6 +126,7 @@ void options_free(struct options *o)
 	free_str(&o->image);
 	free_str(&o->name);
 	free_str(&o->save);
+	free_str(&o->unshare);
 	free_str(&o->runtime);
 	free_str(&o->workdir);
 	free_str(&o->nv);

@@ -65,6 +65,7 @@ struct options {
 	char *name;           /* --name: the writable layer kept on the node (images/named.h) */
 	bool name_reset;      /* --name-reset: start --name anew from --image */
 	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
+	char *unshare;        /* --unshare net,ipc,uts: namespaces of the container's own */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */

@@ -55,6 +55,7 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 		.workdir = o->workdir, .log_dir = o->log_dir, .stage = o->stage,
 		.nv = o->nv != NULL ? o->nv : "auto", .gpu_isolation = o->gpu_isolation,
 		.name = o->name, .name_reset = o->name_reset, .save = o->save,
+		.unshare = o->unshare,
 		/* --save: node rank 0's first task saves (run.c). */
 		.saves = o->save != NULL && t->node_rank == 0 && t->local_rank_base == 0,
 		/* `check` and `bench` in an image: their workers are ctrun-worker (cmd_check.c). */
@@ -70,4 +71,35 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 	c->spec.writable = o->writable;
 	c->spec.as_root = o->root;
 	c->spec.no_home = o->no_home;
+}
+
+int ctr_unshare_parse(const char *list, unsigned *out, struct err *e)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} known[] = { { "net", CTR_UNSHARE_NET }, { "ipc", CTR_UNSHARE_IPC },
+		      { "uts", CTR_UNSHARE_UTS } };
+	const char *p = list;
+
+	*out = 0;
+	if (list == NULL)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(p, ","), k;
+
+		for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			if (n == strlen(known[k].name) && strncmp(p, known[k].name, n) == 0)
+				break;
+		if (n == 0)
+			return err_set(e, EXIT_USAGE, "--unshare %s: an empty namespace name (give "
+				       "net, ipc, uts, comma-separated)", list);
+		if (k == sizeof(known) / sizeof(known[0]))
+			return err_set(e, EXIT_USAGE, "--unshare %s: unknown namespace '%.*s' (give "
+				       "net, ipc, uts, comma-separated)", list, (int)(n > 64 ? 64 : n), p);
+		*out |= known[k].bit;
+		if (p[n] == '\0')
+			return 0;
+		p += n + 1;
+	}
 }

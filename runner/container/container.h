@@ -49,6 +49,10 @@ struct ctr_setup {
 };
 
 /* ask.c: c->ask from the options, once (`agent`: a run of the agent). */
+/* --unshare's value: a comma-separated list of net, ipc, uts (pyxis's
+ * --container-unshare) into CTR_UNSHARE_* bits; NULL is 0.  -1 with e
+ * (EXIT_USAGE) on an empty or unknown name. */
+int ctr_unshare_parse(const char *list, unsigned *out, struct err *e);
 void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct topo *t,
 		  char *const *envp, bool agent);
 /* Prepares the container from the options: `agent` for a run of workers

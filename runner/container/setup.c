@@ -324,6 +324,12 @@ static int identity(struct ctr_setup *c, const struct topo *t, bool agent, struc
 			       "container", workdir);
 	/* Owned by c, as every string the spec points to: it outlives this call. */
 	s->cwd = workdir != NULL ? workdir : c->cwd;
+	if (ctr_unshare_parse(c->ask.unshare, &s->unshare, e) < 0)
+		return -1;
+	if (s->unshare != 0 && !s->rt->unshares)
+		return err_set(e, EXIT_USAGE, "--unshare %s: %s cannot give the container "
+			       "namespaces of its own: use --runtime oci, crun or enroot",
+			       c->ask.unshare, s->rt->name);
 	return s->rt->probe != NULL ? s->rt->probe(s, &c->ask, e) : 0;
 }
 

@@ -58,7 +58,7 @@ in_srun() {
 		--container-mounts=/home:../home --container-image="$BB"
 	refused_in_srun "--container-unshare: unknown namespace 'foo'" --container-unshare=net,foo \
 		--container-image="$BB"
-	refused_in_srun "--container-unshare=net: not supported by ctrun" --container-unshare=net \
+	refused_in_srun "--container-unshare: empty namespace argument" --container-unshare=net, \
 		--container-image="$BB"
 	PYXIS_CONTAINER_MOUNTS=/tmp: refused_in_srun "PYXIS_CONTAINER_MOUNTS: --container-mounts: invalid format" \
 		--container-image="$BB"

@@ -229,6 +229,38 @@ host_namespaces() {
 }
 behaviour "no --container-unshare: the node's network, IPC and UTS namespaces" host_namespaces
 
+# pyxis's unshare.bats: namespaces of the container's own, shared by the
+# step's tasks on the node: the network's only interface the loopback, up;
+# a host name root can change, the node's unchanged; a /dev/shm of its own.
+unshared() {
+	local node=${NODES[0]} out want="" ns f=ctrun-it-shm-$$
+	out=$(as_user srun -N1 -w "$node" --ntasks-per-node=2 --container-image="$BB" \
+		--container-unshare=net,ipc,uts sh -c 'echo $(readlink /proc/self/ns/net) \
+		$(readlink /proc/self/ns/ipc) $(readlink /proc/self/ns/uts)')
+	assert_eq 1 "$(sort -u <<<"$out" | wc -l)" "the 2 tasks' namespaces are one container's: $out"
+	for ns in net ipc uts; do want+="$("$CLUSTER" exec "$node" readlink "/proc/self/ns/$ns") "; done
+	for i in 1 2 3; do
+		[ "$(awk -v i="$i" 'NR == 1 { print $i }' <<<"$out")" != "$(cut -d' ' -f"$i" <<<"$want")" ] ||
+			fail "namespace $i is the node's: $out / $want"
+	done
+	assert_eq "lo 1" "$(as_user srun -N1 --container-image="$BB" --container-unshare=net sh -c \
+		'echo $(awk -F: "NR > 2 { print \$1 }" /proc/net/dev) $(ip link show lo | grep -c "[<,]UP[,>]")')" \
+		"the network: the loopback alone, up"
+	assert_eq "ctrun-it-uts" "$(as_user srun -N1 -w "$node" --container-image="$BB" --container-remap-root \
+		--container-unshare=uts sh -c 'hostname ctrun-it-uts && hostname')" "a host name of its own"
+	assert_eq "$("$CLUSTER" exec "$node" hostname)" "$(as_user srun -N1 -w "$node" --container-image="$BB" \
+		hostname)" "the node's host name after it"
+	as_user srun -N1 -w "$node" --container-image="$BB" --container-unshare=ipc sh -c "touch /dev/shm/$f"
+	! "$CLUSTER" exec "$node" test -e "/dev/shm/$f" ||
+		{ "$CLUSTER" exec "$node" rm -f "/dev/shm/$f"; fail "--container-unshare=ipc wrote the node's /dev/shm"; }
+	as_user srun -N1 -w "$node" --container-image="$BB" sh -c "touch /dev/shm/$f"
+	"$CLUSTER" exec "$node" test -e "/dev/shm/$f" || fail "without it, /dev/shm is the node's"
+	"$CLUSTER" exec "$node" rm -f "/dev/shm/$f"
+	[ "$(PYXIS_CONTAINER_UNSHARE=net as_user srun -N1 -w "$node" --container-image="$BB" \
+		readlink /proc/self/ns/net)" != "$(cut -d' ' -f1 <<<"$want")" ] || fail "PYXIS_CONTAINER_UNSHARE=net"
+}
+behaviour "--container-unshare=net,ipc,uts, PYXIS_CONTAINER_UNSHARE (unshare.bats)" unshared
+
 concurrent() {
 	local a b
 	as_user srun -N1 --container-image="$TMPD/env.sqsh" sh -c 'echo $FOO' > c1 &

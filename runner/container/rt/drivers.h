@@ -75,6 +75,9 @@ struct ctr_driver {
 	 * runtime does not: OCI; enroot's hook, apptainer and ch-run do). */
 	bool ctrun_home;
 	bool ctrun_passwd;
+	/* --unshare: it can give the container network, IPC and UTS
+	 * namespaces of its own (false: refused, one line). */
+	bool unshares;
 	/* The driver's own state in a run (its folder's struct: spec.own),
 	 * zeroed when the driver is picked; fini frees what it holds (NULL:
 	 * nothing).  0: none. */

@@ -40,6 +40,9 @@ struct ctr_driver;
  * on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
 
+/* --unshare's namespaces (spec.unshare). */
+enum { CTR_UNSHARE_NET = 1, CTR_UNSHARE_IPC = 2, CTR_UNSHARE_UTS = 4 };
+
 /* The driver's name, "none" for NULL. */
 const char *ctr_runtime_name(const struct ctr_driver *rt);
 
@@ -78,6 +81,7 @@ struct ctr_ask {
 	const char *name;              /* --name: the container kept; NULL = none */
 	bool name_reset;               /* --name-reset */
 	const char *save;              /* --save PATH; NULL = none */
+	const char *unshare;           /* --unshare NS[,NS...]; NULL = none */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
 	bool dry_run, quiet, writable;
@@ -152,6 +156,9 @@ struct ctr_spec {
 	 * the home is bound unless no_home (--no-home). */
 	bool as_root;
 	bool no_home;
+	/* --unshare: namespaces of the container's own (CTR_UNSHARE_*); 0: the
+	 * host's network, IPC and UTS namespaces, as always. */
+	unsigned unshare;
 	const char *user;         /* the caller's login name (getpwuid), else its uid */
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
 	/* Rootless, and the image has no /etc/passwd or /etc/group where its

@@ -190,6 +190,14 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * shared container, which --rw would change for everyone. */
 	if (s->writable)
 		ret |= strv_push(&p->argv, "--rw");
+	/* --unshare: enroot's own flags (ENROOT_UNSHARE_*), and never the
+	 * user's variables, which would change every run without a word. */
+	if (s->unshare & CTR_UNSHARE_NET)
+		ret |= strv_push(&p->argv, "--net");
+	if (s->unshare & CTR_UNSHARE_IPC)
+		ret |= strv_push(&p->argv, "--ipc");
+	if (s->unshare & CTR_UNSHARE_UTS)
+		ret |= strv_push(&p->argv, "--uts");
 	ret |= strv_push(&p->argv, own->name);
 	ret |= strv_extend(&p->argv, s->argv.v);
 	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", own->data);
@@ -204,6 +212,9 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * under every runtime (docs/containers.md). */
 	ret |= strv_push(&p->setenv, "ENROOT_LOGIN_SHELL=n");
 	ret |= strv_push(&p->unsetenv, "ENROOT_REMAP_ROOT");
+	ret |= strv_push(&p->unsetenv, "ENROOT_UNSHARE_NET");
+	ret |= strv_push(&p->unsetenv, "ENROOT_UNSHARE_IPC");
+	ret |= strv_push(&p->unsetenv, "ENROOT_UNSHARE_UTS");
 	/* A /dev of its own (a tmpfs with the basic nodes, /dev/mqueue and
 	 * /dev/shm bound), so the hook can leave out the other GPUs' nodes that
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */
@@ -254,6 +265,7 @@ const struct ctr_driver ctr_driver_enroot = {
 	.need = ROOT_DRIVER,
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.auto_own = "oci",
+	.unshares = true,
 	.adds = enroot_adds,
 	.own_size = sizeof(struct enroot_own),
 	.fini = enroot_fini,

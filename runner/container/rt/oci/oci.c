@@ -21,8 +21,9 @@
  * binds (ident.c).  Either way files they write belong to the caller.
  *
  * The network, IPC and UTS namespaces are the host's (rendezvous, NCCL's
- * shared memory and host names work as outside); the container gets its
- * own PID and mount namespaces.  /tmp, /dev/shm, /etc/hosts and
+ * shared memory and host names work as outside) unless --unshare asks for
+ * its own (then /dev/shm is a tmpfs of its own with IPC); the container
+ * gets its own PID and mount namespaces.  /tmp, /dev/shm, /etc/hosts and
  * /etc/resolv.conf are the host's, as with enroot and apptainer. */
 #include "oci.h"
 
@@ -214,6 +215,8 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	static const char *const pts_rl[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666",
 					      "mode=0620", NULL };
 	static const char *const shm_o[] = { "rbind", "nosuid", "nodev", NULL };
+	/* --unshare ipc: a /dev/shm of its own, as enroot mounts it then. */
+	static const char *const shm_own[] = { "nosuid", "noexec", "nodev", "mode=1777", NULL };
 	static const char *const sys_o[] = { "rbind", "nosuid", "noexec", "nodev", "ro", NULL };
 	json_object *a = json_object_new_array();
 
@@ -225,7 +228,10 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 		push(b, a, mount(b, "/proc", "proc", "proc", proc_o));
 	push(b, a, mount(b, "/dev", "tmpfs", "tmpfs", dev_o));
 	push(b, a, mount(b, "/dev/pts", "devpts", "devpts", s->rootless ? pts_rl : pts_o));
-	push(b, a, mount(b, "/dev/shm", "bind", "/dev/shm", shm_o));
+	if (s->unshare & CTR_UNSHARE_IPC)
+		push(b, a, mount(b, "/dev/shm", "tmpfs", "shm", shm_own));
+	else
+		push(b, a, mount(b, "/dev/shm", "bind", "/dev/shm", shm_o));
 	/* sysfs cannot be mounted anew without a network namespace of our own. */
 	push(b, a, mount(b, "/sys", "bind", "/sys", sys_o));
 	for (size_t i = 0; i < s->mounts.n; i++) {
@@ -260,11 +266,26 @@ static json_object *linux_(struct jb *b, const struct ctr_spec *s)
 	/* PID: the agent is the container's init, and its end ends everything
 	 * (not for ctrun __hold: the host's, rt.h). */
 	static const char *const kinds[] = { "pid", "mount", NULL };
+	static const struct {
+		unsigned bit;
+		const char *type;
+	} own_ns[] = { { CTR_UNSHARE_NET, "network" }, { CTR_UNSHARE_IPC, "ipc" },
+		       { CTR_UNSHARE_UTS, "uts" } };
 
 	for (const char *const *t = s->host_pid ? kinds + 1 : kinds; *t; t++) {
 		json_object *n = json_object_new_object();
 
 		add(b, n, "type", json_object_new_string(*t));
+		push(b, ns, n);
+	}
+	/* --unshare (runc and crun bring the new network namespace's loopback up). */
+	for (size_t i = 0; i < sizeof(own_ns) / sizeof(own_ns[0]); i++) {
+		json_object *n;
+
+		if (!(s->unshare & own_ns[i].bit))
+			continue;
+		n = json_object_new_object();
+		add(b, n, "type", json_object_new_string(own_ns[i].type));
 		push(b, ns, n);
 	}
 	add(b, l, "namespaces", ns);
@@ -483,6 +504,7 @@ const struct ctr_driver ctr_driver_oci = {
 	.rundir_dirs = rundir_dirs,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
+	.unshares = true,
 	.ctrun_passwd = true,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,
@@ -522,6 +544,7 @@ const struct ctr_driver ctr_driver_crun = {
 	.rundir_dirs = rundir_dirs,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
+	.unshares = true,
 	.ctrun_passwd = true,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,

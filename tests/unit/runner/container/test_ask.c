@@ -97,10 +97,36 @@ static void test_cache_failure_waits_for_the_phase_that_needs_it(void **state)
 	options_free(&o);
 }
 
+/* --unshare NS[,NS...]: pyxis's names, each once or more, nothing else. */
+static void test_unshare_names(void **state)
+{
+	struct err e = { 0 };
+	unsigned u = 99;
+
+	(void)state;
+	assert_int_equal(ctr_unshare_parse(NULL, &u, &e), 0);
+	assert_int_equal(u, 0);
+	assert_int_equal(ctr_unshare_parse("net", &u, &e), 0);
+	assert_int_equal(u, CTR_UNSHARE_NET);
+	assert_int_equal(ctr_unshare_parse("uts,ipc,net,ipc", &u, &e), 0);
+	assert_int_equal(u, CTR_UNSHARE_NET | CTR_UNSHARE_IPC | CTR_UNSHARE_UTS);
+	assert_int_equal(ctr_unshare_parse("net,pid", &u, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--unshare net,pid: unknown namespace 'pid'"));
+	assert_int_equal(ctr_unshare_parse("netx", &u, &e), -1);
+	assert_non_null(strstr(e.msg, "unknown namespace 'netx'"));
+	assert_int_equal(ctr_unshare_parse("ne", &u, &e), -1);
+	assert_int_equal(ctr_unshare_parse("", &u, &e), -1);
+	assert_non_null(strstr(e.msg, "an empty namespace name"));
+	assert_int_equal(ctr_unshare_parse("net,", &u, &e), -1);
+	assert_int_equal(ctr_unshare_parse(",net", &u, &e), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_image_mode_names),
+		cmocka_unit_test(test_unshare_names),
 		cmocka_unit_test(test_only_node_rank_0s_first_task_saves),
 		cmocka_unit_test(test_worker_runs_and_gpu_default),
 		cmocka_unit_test(test_cache_failure_waits_for_the_phase_that_needs_it),

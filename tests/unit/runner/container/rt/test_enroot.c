@@ -96,10 +96,14 @@ static void test_start_argv_env_and_files(void **state)
 	/* No login shell: the user's ~/.profile (their host PATH) and the
 	 * image's /etc/profile stay out of the workers' environment. */
 	assert_string_equal(p.setenv.v[2], "ENROOT_LOGIN_SHELL=n");
-	assert_int_equal(p.unsetenv.n, 3);
+	/* Nor do the user's ENROOT_UNSHARE_* give it namespaces without --unshare. */
+	assert_int_equal(p.unsetenv.n, 6);
 	assert_string_equal(p.unsetenv.v[0], "ENROOT_REMAP_ROOT");
-	assert_string_equal(p.unsetenv.v[1], "NVIDIA_VISIBLE_DEVICES");
-	assert_string_equal(p.unsetenv.v[2], "NVIDIA_DRIVER_CAPABILITIES");
+	assert_string_equal(p.unsetenv.v[1], "ENROOT_UNSHARE_NET");
+	assert_string_equal(p.unsetenv.v[2], "ENROOT_UNSHARE_IPC");
+	assert_string_equal(p.unsetenv.v[3], "ENROOT_UNSHARE_UTS");
+	assert_string_equal(p.unsetenv.v[4], "NVIDIA_VISIBLE_DEVICES");
+	assert_string_equal(p.unsetenv.v[5], "NVIDIA_DRIVER_CAPABILITIES");
 	assert_int_equal(p.nfiles, 3);
 	assert_string_equal(file(&p, "enroot.conf")->path, "/tmp/ctrun-1000/run1/enroot.conf");
 	assert_string_equal(file(&p, "enroot.conf")->data, conf_rc);
@@ -330,6 +334,27 @@ static void test_create_argv(void **state)
 
 /* --writable: enroot's --rw (ctrroot.c gives it the squashfs file, whose
  * overlay's upper layer is enroot's per-run tmpfs). */
+/* --unshare: enroot's own --net, --ipc, --uts before the name. */
+static void test_unshare_flags_before_the_name(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	char *argv[] = { "enroot", "start", "--conf", "/tmp/ctrun-1000/run1/enroot.conf", "--net",
+			 "--ipc", "--uts", "ctrun-squashfs-0123", "/.ctrun/agent", "/.ctrun/spec",
+			 NULL };
+
+	(void)state;
+	spec_init(&s);
+	s.unshare = CTR_UNSHARE_NET | CTR_UNSHARE_IPC | CTR_UNSHARE_UTS;
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_int_equal(p.argv.n, 10);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		assert_string_equal(p.argv.v[i], argv[i]);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_writable_adds_rw_before_the_name(void **state)
 {
 	struct ctr_spec s;
@@ -363,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
 		cmocka_unit_test(test_create_argv),
 		cmocka_unit_test(test_writable_adds_rw_before_the_name),
+		cmocka_unit_test(test_unshare_flags_before_the_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

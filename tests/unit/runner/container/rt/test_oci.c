@@ -226,6 +226,64 @@ static void test_process_root_and_namespaces(void **state)
 	spec_free(&s);
 }
 
+/* The mount at dst in config.json's list. */
+static json_object *mount_at(json_object *c, const char *dst)
+{
+	json_object *ms = get(c, "mounts");
+
+	for (size_t i = 0; i < json_object_array_length(ms); i++) {
+		json_object *m = json_object_array_get_idx(ms, i), *d;
+
+		if (json_object_object_get_ex(m, "destination", &d) &&
+		    strcmp(json_object_get_string(d), dst) == 0)
+			return m;
+	}
+	fail_msg("no mount at %s", dst);
+	return NULL;
+}
+
+/* --unshare: the namespaces asked for, after pid and mount; with ipc a
+ * /dev/shm of its own (the host's is bound otherwise). */
+static void test_unshare_adds_namespaces_and_its_own_shm(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	json_object *c, *ns;
+
+	(void)state;
+	spec_init(&s);
+	c = plan_config(&s, &p);
+	assert_string_equal(str(mount_at(c, "/dev/shm"), "type"), "bind");
+	assert_string_equal(str(mount_at(c, "/dev/shm"), "source"), "/dev/shm");
+	json_object_put(c);
+	ctr_plan_free(&p);
+	s.unshare = CTR_UNSHARE_NET | CTR_UNSHARE_IPC | CTR_UNSHARE_UTS;
+	c = plan_config(&s, &p);
+	ns = get(c, "linux.namespaces");
+	assert_int_equal(json_object_array_length(ns), 5);
+	assert_string_equal(str(ns, "0.type"), "pid");
+	assert_string_equal(str(ns, "1.type"), "mount");
+	assert_string_equal(str(ns, "2.type"), "network");
+	assert_string_equal(str(ns, "3.type"), "ipc");
+	assert_string_equal(str(ns, "4.type"), "uts");
+	assert_string_equal(str(mount_at(c, "/dev/shm"), "type"), "tmpfs");
+	assert_strings(get(mount_at(c, "/dev/shm"), "options"),
+		       (const char *const[]){ "nosuid", "noexec", "nodev", "mode=1777", NULL });
+	json_object_put(c);
+	ctr_plan_free(&p);
+	s.unshare = CTR_UNSHARE_UTS;
+	s.host_pid = true; /* ctrun __hold */
+	c = plan_config(&s, &p);
+	ns = get(c, "linux.namespaces");
+	assert_int_equal(json_object_array_length(ns), 2);
+	assert_string_equal(str(ns, "0.type"), "mount");
+	assert_string_equal(str(ns, "1.type"), "uts");
+	assert_string_equal(str(mount_at(c, "/dev/shm"), "type"), "bind");
+	json_object_put(c);
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* A shell has no agent: runc starts `/.ctrun/agent --as-user UID GID`,
  * which switches and execs the shell, its words after it as they are. */
 static void test_shell_switches_to_the_caller_through_the_agent(void **state)
@@ -487,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_pmi_socket_is_preserved),
 		cmocka_unit_test(test_entrypoint_goes_to_the_agent),
 		cmocka_unit_test(test_process_root_and_namespaces),
+		cmocka_unit_test(test_unshare_adds_namespaces_and_its_own_shm),
 		cmocka_unit_test(test_shell_switches_to_the_caller_through_the_agent),
 		cmocka_unit_test(test_root_stays_root_of_the_namespace),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
