@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "guardian.h"
+#include "logfiles.h"
 #include "output.h"
 #include "sigloop.h"
 #include "workerexec.h"
@@ -42,7 +42,6 @@ struct proc {
 	pid_t pid;       /* also its process group id; 0 = not started */
 	bool alive;      /* not reaped yet */
 	bool group_gone; /* nothing left in its process group */
-	int log_fd;
 };
 
 struct sup {
@@ -53,6 +52,7 @@ struct sup {
 	const char *host;
 	char hostbuf[HOST_NAME_MAX + 1];
 	struct proc *p;
+	int *log_fd;           /* of each worker: its --log-dir file, or -1 */
 	struct out_stream *st; /* stdout, stderr of each worker; NULL when inherited */
 	size_t nst;
 	struct pollfd *pfd;
@@ -341,8 +341,8 @@ static int start_worker(struct sup *s, size_t i, struct err *e)
 		close(pe[1]);
 		if (s->o->prefix)
 			snprintf(prefix, sizeof(prefix), "[rank%ld]: ", rank);
-		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->p[i].log_fd, prefix);
-		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->p[i].log_fd, prefix);
+		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->log_fd[i], prefix);
+		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->log_fd[i], prefix);
 	}
 	return 0;
 fail:
@@ -353,61 +353,6 @@ fail:
 			close(pe[k]);
 	}
 	return -1;
-}
-
-/* The log directory was made and checked from "/" by whoever gave it
- * (launch.c, the container set-up on the host: core/trustdir.h); here,
- * possibly inside a container where the host's owners do not show, it is
- * opened once more and must still be ours and written by no one else, and
- * each file is opened in it without following a link or blocking on
- * something that is not a regular file. */
-static int open_logs(struct sup *s, struct err *e)
-{
-	const char *dir = s->o->log_dir;
-	char name[64];
-	struct stat st;
-	uid_t me = geteuid();
-	int dfd, rv = -1;
-
-	if (dir == NULL)
-		return 0;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return err_sys(e, EXIT_CTRUN, "log directory %s", dir);
-	if (fstat(dfd, &st) < 0) {
-		err_sys(e, EXIT_CTRUN, "log directory %s", dir);
-		goto out;
-	}
-	if (st.st_uid != me || (st.st_mode & 022) != 0) {
-		err_set(e, EXIT_CTRUN, "log directory %s is not yours alone (uid %u, mode %04o; you "
-			"are uid %u): no log file written there", dir, (unsigned)st.st_uid,
-			(unsigned)(st.st_mode & 07777), (unsigned)me);
-		goto out;
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		int fd;
-
-		if (xsnprintf(name, sizeof(name), "rank-%ld.log", s->w[i].rank) < 0) {
-			err_sys(e, EXIT_CTRUN, "log file in %s", dir);
-			goto out;
-		}
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-			    O_NOCTTY | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			err_sys(e, EXIT_CTRUN, "log file %s/%s", dir, name);
-			goto out;
-		}
-		s->p[i].log_fd = fd;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != me) {
-			err_set(e, EXIT_CTRUN, "log file %s/%s is not a regular file of yours", dir,
-				name);
-			goto out;
-		}
-	}
-	rv = 0;
-out:
-	close(dfd);
-	return rv;
 }
 
 static bool streams_done(const struct sup *s)
@@ -491,20 +436,21 @@ static int setup(struct sup *s, struct err *e)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
 			return err_sys(e, EXIT_CTRUN, "/dev/null");
 	s->p = calloc(s->n, sizeof(*s->p));
+	s->log_fd = calloc(s->n, sizeof(*s->log_fd));
 	s->pfd = calloc(2 * s->n + 1, sizeof(*s->pfd));
 	s->pmap = calloc(2 * s->n + 1, sizeof(*s->pmap));
 	s->st = piped ? calloc(2 * s->n, sizeof(*s->st)) : NULL;
-	if (s->p == NULL || s->pfd == NULL || s->pmap == NULL || (piped && s->st == NULL) ||
-	    out_writer_init(&s->out, !s->o->log_only, piped) < 0)
+	if (s->p == NULL || s->log_fd == NULL || s->pfd == NULL || s->pmap == NULL ||
+	    (piped && s->st == NULL) || out_writer_init(&s->out, !s->o->log_only, piped) < 0)
 		return err_sys(e, EXIT_CTRUN, "supervise");
 	for (size_t i = 0; i < s->n; i++)
-		s->p[i].log_fd = -1;
+		s->log_fd[i] = -1;
 	if (piped) {
 		s->nst = 2 * s->n;
 		for (size_t j = 0; j < s->nst; j++)
 			s->st[j].fd = -1;
 	}
-	if (open_logs(s, e) < 0)
+	if (s->o->log_dir != NULL && logfiles_open(s->o->log_dir, s->w, s->n, s->log_fd, e) < 0)
 		return -1;
 	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		return err_sys(e, EXIT_CTRUN, "/dev/null");
@@ -542,14 +488,15 @@ static void teardown(struct sup *s)
 	}
 	for (size_t j = 0; j < s->nst; j++)
 		out_stream_free(&s->st[j]);
-	for (size_t i = 0; s->p != NULL && i < s->n; i++)
-		if (s->p[i].log_fd >= 0)
-			close(s->p[i].log_fd);
+	for (size_t i = 0; s->log_fd != NULL && i < s->n; i++)
+		if (s->log_fd[i] >= 0)
+			close(s->log_fd[i]);
 	if (s->devnull >= 0)
 		close(s->devnull);
 	out_writer_fini(&s->out);
 	free(s->st);
 	free(s->p);
+	free(s->log_fd);
 	free(s->pfd);
 	free(s->pmap);
 }
