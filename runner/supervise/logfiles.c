@@ -14,48 +14,45 @@
 
 #include "util.h"
 
-int logfiles_open(const char *dir, const struct worker *w, size_t n, int *fds, struct err *e)
+int logdir_open(const char *dir, struct err *e)
 {
-	char name[64];
 	struct stat st;
 	uid_t me = geteuid();
-	int dfd, rv = -1;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return err_sys(e, EXIT_CTRUN, "log directory %s", dir);
 	if (fstat(dfd, &st) < 0) {
 		err_sys(e, EXIT_CTRUN, "log directory %s", dir);
-		goto out;
+		close(dfd);
+		return -1;
 	}
 	if (st.st_uid != me || (st.st_mode & 022) != 0) {
 		err_set(e, EXIT_CTRUN, "log directory %s is not yours alone (uid %u, mode %04o; you "
 			"are uid %u): no log file written there", dir, (unsigned)st.st_uid,
 			(unsigned)(st.st_mode & 07777), (unsigned)me);
-		goto out;
+		close(dfd);
+		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		int fd;
+	return dfd;
+}
 
-		if (xsnprintf(name, sizeof(name), "rank-%ld.log", w[i].rank) < 0) {
-			err_sys(e, EXIT_CTRUN, "log file in %s", dir);
-			goto out;
-		}
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-			    O_NOCTTY | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			err_sys(e, EXIT_CTRUN, "log file %s/%s", dir, name);
-			goto out;
-		}
-		fds[i] = fd;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != me) {
-			err_set(e, EXIT_CTRUN, "log file %s/%s is not a regular file of yours", dir,
-				name);
-			goto out;
-		}
+int logfile_open(int dfd, const char *dir, long rank, struct err *e)
+{
+	char name[64];
+	struct stat st;
+	int fd;
+
+	if (xsnprintf(name, sizeof(name), "rank-%ld.log", rank) < 0)
+		return err_sys(e, EXIT_CTRUN, "log file in %s", dir);
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "log file %s/%s", dir, name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return err_set(e, EXIT_CTRUN, "log file %s/%s is not a regular file of yours", dir,
+			       name);
 	}
-	rv = 0;
-out:
-	close(dfd);
-	return rv;
+	return fd;
 }

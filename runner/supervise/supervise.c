@@ -22,6 +22,7 @@
 
 #include "guardian.h"
 #include "logfiles.h"
+#include "orphans.h"
 #include "output.h"
 #include "sigloop.h"
 #include "workerexec.h"
@@ -71,6 +72,12 @@ struct sup {
 	size_t alive;
 	enum phase phase;
 	long long kill_at, give_up_at, last_io;
+	/* A worker's death by a stop signal ctrun has not received yet: held
+	 * until that signal comes (a stop: no failure) or held_until (the
+	 * first failure after all); -1: none. */
+	long held;
+	int held_ws;
+	long long held_until;
 };
 
 int supervise_status(int ws)
@@ -106,38 +113,23 @@ static void group_gone(struct sup *s, size_t i)
 	guardian_forget(&s->g, s->p[i].pid);
 }
 
-/* Processes that left their worker's group (setsid) and were orphaned:
- * as the child subreaper ctrun inherits them, so they are its children
- * that are neither a live worker nor the guardian.  Signals each with sig
- * (0: only counts them). */
+/* ctrun's children that are neither a live worker nor a helper of its own
+ * are orphans of the workers (orphans.h). */
+static bool known_child(void *arg, pid_t pid)
+{
+	const struct sup *s = arg;
+
+	if (pid == s->g.pid || (s->helper > 0 && pid == s->helper))
+		return true;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].pid == pid && s->p[i].alive)
+			return true;
+	return false;
+}
+
 static size_t signal_orphans(struct sup *s, int sig)
 {
-	char path[64], buf[4096];
-	size_t n = 0, len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)s->self);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	for (char *p = buf, *end; *p != '\0'; p = end) {
-		long pid = strtol(p, &end, 10);
-		bool known = pid == s->g.pid || (s->helper > 0 && pid == s->helper);
-
-		if (end == p)
-			break;
-		for (size_t i = 0; i < s->n && !known; i++)
-			known = s->p[i].pid == pid && s->p[i].alive;
-		if (known || pid <= 0)
-			continue;
-		/* A zombie counts until reaped; ESRCH after that. */
-		if (sig == 0 || kill((pid_t)pid, sig) == 0 || errno != ESRCH)
-			n++;
-	}
-	return n;
+	return orphans_signal(s->self, known_child, s, sig);
 }
 
 static void signal_groups(struct sup *s, int sig)
@@ -179,18 +171,14 @@ static void begin_stop(struct sup *s, int sig)
 	}
 }
 
-static void worker_exited(struct sup *s, size_t i, int ws)
+/* Worker i's death (ws) is the first failure: recorded, and unless a
+ * signal ctrun forwarded explains it, named, the step cancelled and the
+ * other workers stopped. */
+static void first_failure(struct sup *s, size_t i, int ws)
 {
 	struct supervise_result *r = s->r;
 	char how[128];
 
-	s->p[i].alive = false;
-	s->alive--;
-	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
-		return;
-	/* After a peer's failure, local deaths are our own doing. */
-	if (r->failed_rank >= 0 || r->peer_failed || s->aborting)
-		return;
 	r->failed_rank = s->w[i].rank;
 	r->exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 0;
 	r->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
@@ -210,6 +198,54 @@ static void worker_exited(struct sup *s, size_t i, int ws)
 	if (s->o->on_first_failure != NULL)
 		s->helper = s->o->on_first_failure(s->o->arg);
 	begin_stop(s, SIGTERM);
+}
+
+/* Whether a worker killed by sig may have had it from Slurm (which signals
+ * every process of a step in no fixed order) before ctrun's copy: a stop
+ * signal ctrun reads (not nohup's ignored HUP), and not INT or QUIT from
+ * the terminal the worker holds (those never reach ctrun). */
+static bool may_be_step_signal(const struct sup *s, int sig)
+{
+	if (sig == SIGCHLD || sig == SIGURG || sigloop_is_checkpoint(sig) ||
+	    sigismember(&s->loop.set, sig) != 1)
+		return false;
+	return !(s->fg && (sig == SIGINT || sig == SIGQUIT));
+}
+
+/* The held death, if any, is recorded now (first_failure: named unless
+ * its signal has come). */
+static void release_held(struct sup *s)
+{
+	size_t i = (size_t)s->held;
+
+	if (s->held < 0)
+		return;
+	s->held = -1;
+	first_failure(s, i, s->held_ws);
+}
+
+static void worker_exited(struct sup *s, size_t i, int ws)
+{
+	struct supervise_result *r = s->r;
+
+	s->p[i].alive = false;
+	s->alive--;
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
+		return;
+	/* After a peer's failure, local deaths are our own doing; after a
+	 * held one, it is the first. */
+	if (r->failed_rank >= 0 || r->peer_failed || s->aborting || s->held >= 0)
+		return;
+	/* Killed by what may be the step's stop signal before ctrun read its
+	 * own: wait for that signal, at most SUPERVISE_STOP_WAIT_MS. */
+	if (WIFSIGNALED(ws) && s->phase == RUN && r->got_signal == 0 &&
+	    may_be_step_signal(s, WTERMSIG(ws))) {
+		s->held = (long)i;
+		s->held_ws = ws;
+		s->held_until = mono_ms() + SUPERVISE_STOP_WAIT_MS;
+		return;
+	}
+	first_failure(s, i, ws);
 }
 
 /* Every child is reaped (the loop's SIGLOOP_REAP_ANY). */
@@ -245,18 +281,24 @@ static void on_signal(void *arg, int sig)
 		return;
 	case SIGURG:
 		/* A peer failed and cancelled the step with SIGURG.  After a
-		 * local failure it is our own cancel coming back: ignore. */
+		 * local failure it is our own cancel coming back: ignore.  A
+		 * death held till now came first: the local failure. */
+		release_held(s);
 		if (s->r->failed_rank >= 0 || s->phase != RUN)
 			return;
 		s->r->peer_failed = true; /* the caller says so, once */
 		begin_stop(s, SIGTERM);
 		return;
 	default:
+		/* A worker held for dying of another signal failed of its own. */
+		if (s->held >= 0 && WTERMSIG(s->held_ws) != sig)
+			release_held(s);
 		if (s->r->got_signal == 0) {
 			s->r->got_signal = sig;
-			/* From outside: before any failure, or right after a worker
+			/* From outside: before any failure, or after a worker
 			 * died of this same signal (Slurm signals every process
-			 * of the step, and the worker's death can be read first). */
+			 * of the step, and the worker's death can be read first:
+			 * held, or past the wait). */
 			if (s->o->on_stop_signal != NULL && !s->r->peer_failed &&
 			    (s->r->failed_rank < 0 || s->r->term_signal == sig))
 				s->o->on_stop_signal(s->o->arg, sig);
@@ -264,6 +306,8 @@ static void on_signal(void *arg, int sig)
 			     s->host);
 		}
 		begin_stop(s, sig);
+		/* Held for this signal: recorded as had the signal come first. */
+		release_held(s);
 	}
 }
 
@@ -355,14 +399,6 @@ fail:
 	return -1;
 }
 
-static bool streams_done(const struct sup *s)
-{
-	for (size_t j = 0; j < s->nst; j++)
-		if (!out_stream_done(&s->st[j]))
-			return false;
-	return true;
-}
-
 /* One poll round; false once supervision is over. */
 static bool step(struct sup *s)
 {
@@ -370,6 +406,8 @@ static bool step(struct sup *s)
 	size_t np = 0;
 	int timeout;
 
+	if (s->held >= 0 && now >= s->held_until)
+		release_held(s);
 	if (s->phase == STOP && now >= s->kill_at) {
 		if (!groups_empty(s)) {
 			info(s, "ctrun: workers on host %s still running %d ms after being told "
@@ -391,10 +429,13 @@ static bool step(struct sup *s)
 		s->give_up_at = now + KILL_WAIT_MS;
 	}
 	/* Every worker exited fine, but something they started lingers. */
-	if (s->alive == 0 && s->phase == RUN && !groups_empty(s))
+	if (s->alive == 0 && s->phase == RUN && s->held < 0 && !groups_empty(s))
 		begin_stop(s, SIGTERM);
-	if (s->alive == 0 && (groups_empty(s) || (s->phase == KILL && now >= s->give_up_at))) {
-		if (streams_done(s) && out_writer_idle(&s->out))
+	/* A held death keeps ctrun waiting for its signal (phase RUN). */
+	if (s->held >= 0) {
+		deadline = s->held_until;
+	} else if (s->alive == 0 && (groups_empty(s) || (s->phase == KILL && now >= s->give_up_at))) {
+		if (out_streams_done(s->st, s->nst) && out_writer_idle(&s->out))
 			return false;
 		if (now >= s->last_io + DRAIN_IDLE_MS)
 			return false;
@@ -450,8 +491,16 @@ static int setup(struct sup *s, struct err *e)
 		for (size_t j = 0; j < s->nst; j++)
 			s->st[j].fd = -1;
 	}
-	if (s->o->log_dir != NULL && logfiles_open(s->o->log_dir, s->w, s->n, s->log_fd, e) < 0)
-		return -1;
+	if (s->o->log_dir != NULL) {
+		int dfd = logdir_open(s->o->log_dir, e), fd = dfd;
+
+		for (size_t i = 0; fd >= 0 && i < s->n; i++)
+			fd = s->log_fd[i] = logfile_open(dfd, s->o->log_dir, s->w[i].rank, e);
+		if (dfd >= 0)
+			close(dfd);
+		if (fd < 0)
+			return -1;
+	}
 	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		return err_sys(e, EXIT_CTRUN, "/dev/null");
 	/* Signals: blocked and read from a signalfd.  One the caller ignores
@@ -504,7 +553,7 @@ static void teardown(struct sup *s)
 int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
 		  struct supervise_result *r, struct err *e)
 {
-	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1 };
+	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1, .held = -1 };
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
