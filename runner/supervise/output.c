@@ -306,6 +306,14 @@ bool out_stream_done(const struct out_stream *s)
 	return s->fd < 0 && s->off == s->len;
 }
 
+bool out_streams_done(const struct out_stream *st, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (!out_stream_done(&st[j]))
+			return false;
+	return true;
+}
+
 void out_stream_free(struct out_stream *s)
 {
 	out_stream_close(s);

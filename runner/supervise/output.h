@@ -78,6 +78,8 @@ int out_stream_read(struct out_stream *s);
 void out_stream_close(struct out_stream *s);
 /* EOF seen and every byte consumed. */
 bool out_stream_done(const struct out_stream *s);
+/* out_stream_done for each of st[0..n). */
+bool out_streams_done(const struct out_stream *st, size_t n);
 void out_stream_free(struct out_stream *s);
 
 #endif

@@ -17,11 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "guardian.h"
+#include "logfiles.h"
+#include "orphans.h"
 #include "output.h"
 #include "sigloop.h"
 #include "workerexec.h"
@@ -42,7 +43,6 @@ struct proc {
 	pid_t pid;       /* also its process group id; 0 = not started */
 	bool alive;      /* not reaped yet */
 	bool group_gone; /* nothing left in its process group */
-	int log_fd;
 };
 
 struct sup {
@@ -53,6 +53,7 @@ struct sup {
 	const char *host;
 	char hostbuf[HOST_NAME_MAX + 1];
 	struct proc *p;
+	int *log_fd;           /* of each worker: its --log-dir file, or -1 */
 	struct out_stream *st; /* stdout, stderr of each worker; NULL when inherited */
 	size_t nst;
 	struct pollfd *pfd;
@@ -71,6 +72,12 @@ struct sup {
 	size_t alive;
 	enum phase phase;
 	long long kill_at, give_up_at, last_io;
+	/* A worker's death by a stop signal ctrun has not received yet: held
+	 * until that signal comes (a stop: no failure) or held_until (the
+	 * first failure after all); -1: none. */
+	long held;
+	int held_ws;
+	long long held_until;
 };
 
 int supervise_status(int ws)
@@ -106,38 +113,23 @@ static void group_gone(struct sup *s, size_t i)
 	guardian_forget(&s->g, s->p[i].pid);
 }
 
-/* Processes that left their worker's group (setsid) and were orphaned:
- * as the child subreaper ctrun inherits them, so they are its children
- * that are neither a live worker nor the guardian.  Signals each with sig
- * (0: only counts them). */
+/* ctrun's children that are neither a live worker nor a helper of its own
+ * are orphans of the workers (orphans.h). */
+static bool known_child(void *arg, pid_t pid)
+{
+	const struct sup *s = arg;
+
+	if (pid == s->g.pid || (s->helper > 0 && pid == s->helper))
+		return true;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].pid == pid && s->p[i].alive)
+			return true;
+	return false;
+}
+
 static size_t signal_orphans(struct sup *s, int sig)
 {
-	char path[64], buf[4096];
-	size_t n = 0, len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)s->self);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	for (char *p = buf, *end; *p != '\0'; p = end) {
-		long pid = strtol(p, &end, 10);
-		bool known = pid == s->g.pid || (s->helper > 0 && pid == s->helper);
-
-		if (end == p)
-			break;
-		for (size_t i = 0; i < s->n && !known; i++)
-			known = s->p[i].pid == pid && s->p[i].alive;
-		if (known || pid <= 0)
-			continue;
-		/* A zombie counts until reaped; ESRCH after that. */
-		if (sig == 0 || kill((pid_t)pid, sig) == 0 || errno != ESRCH)
-			n++;
-	}
-	return n;
+	return orphans_signal(s->self, known_child, s, sig);
 }
 
 static void signal_groups(struct sup *s, int sig)
@@ -179,18 +171,14 @@ static void begin_stop(struct sup *s, int sig)
 	}
 }
 
-static void worker_exited(struct sup *s, size_t i, int ws)
+/* Worker i's death (ws) is the first failure: recorded, and unless a
+ * signal ctrun forwarded explains it, named, the step cancelled and the
+ * other workers stopped. */
+static void first_failure(struct sup *s, size_t i, int ws)
 {
 	struct supervise_result *r = s->r;
 	char how[128];
 
-	s->p[i].alive = false;
-	s->alive--;
-	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
-		return;
-	/* After a peer's failure, local deaths are our own doing. */
-	if (r->failed_rank >= 0 || r->peer_failed || s->aborting)
-		return;
 	r->failed_rank = s->w[i].rank;
 	r->exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 0;
 	r->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
@@ -210,6 +198,54 @@ static void worker_exited(struct sup *s, size_t i, int ws)
 	if (s->o->on_first_failure != NULL)
 		s->helper = s->o->on_first_failure(s->o->arg);
 	begin_stop(s, SIGTERM);
+}
+
+/* Whether a worker killed by sig may have had it from Slurm (which signals
+ * every process of a step in no fixed order) before ctrun's copy: a stop
+ * signal ctrun reads (not nohup's ignored HUP), and not INT or QUIT from
+ * the terminal the worker holds (those never reach ctrun). */
+static bool may_be_step_signal(const struct sup *s, int sig)
+{
+	if (sig == SIGCHLD || sig == SIGURG || sigloop_is_checkpoint(sig) ||
+	    sigismember(&s->loop.set, sig) != 1)
+		return false;
+	return !(s->fg && (sig == SIGINT || sig == SIGQUIT));
+}
+
+/* The held death, if any, is recorded now (first_failure: named unless
+ * its signal has come). */
+static void release_held(struct sup *s)
+{
+	size_t i = (size_t)s->held;
+
+	if (s->held < 0)
+		return;
+	s->held = -1;
+	first_failure(s, i, s->held_ws);
+}
+
+static void worker_exited(struct sup *s, size_t i, int ws)
+{
+	struct supervise_result *r = s->r;
+
+	s->p[i].alive = false;
+	s->alive--;
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
+		return;
+	/* After a peer's failure, local deaths are our own doing; after a
+	 * held one, it is the first. */
+	if (r->failed_rank >= 0 || r->peer_failed || s->aborting || s->held >= 0)
+		return;
+	/* Killed by what may be the step's stop signal before ctrun read its
+	 * own: wait for that signal, at most SUPERVISE_STOP_WAIT_MS. */
+	if (WIFSIGNALED(ws) && s->phase == RUN && r->got_signal == 0 &&
+	    may_be_step_signal(s, WTERMSIG(ws))) {
+		s->held = (long)i;
+		s->held_ws = ws;
+		s->held_until = mono_ms() + SUPERVISE_STOP_WAIT_MS;
+		return;
+	}
+	first_failure(s, i, ws);
 }
 
 /* Every child is reaped (the loop's SIGLOOP_REAP_ANY). */
@@ -245,18 +281,24 @@ static void on_signal(void *arg, int sig)
 		return;
 	case SIGURG:
 		/* A peer failed and cancelled the step with SIGURG.  After a
-		 * local failure it is our own cancel coming back: ignore. */
+		 * local failure it is our own cancel coming back: ignore.  A
+		 * death held till now came first: the local failure. */
+		release_held(s);
 		if (s->r->failed_rank >= 0 || s->phase != RUN)
 			return;
 		s->r->peer_failed = true; /* the caller says so, once */
 		begin_stop(s, SIGTERM);
 		return;
 	default:
+		/* A worker held for dying of another signal failed of its own. */
+		if (s->held >= 0 && WTERMSIG(s->held_ws) != sig)
+			release_held(s);
 		if (s->r->got_signal == 0) {
 			s->r->got_signal = sig;
-			/* From outside: before any failure, or right after a worker
+			/* From outside: before any failure, or after a worker
 			 * died of this same signal (Slurm signals every process
-			 * of the step, and the worker's death can be read first). */
+			 * of the step, and the worker's death can be read first:
+			 * held, or past the wait). */
 			if (s->o->on_stop_signal != NULL && !s->r->peer_failed &&
 			    (s->r->failed_rank < 0 || s->r->term_signal == sig))
 				s->o->on_stop_signal(s->o->arg, sig);
@@ -264,6 +306,8 @@ static void on_signal(void *arg, int sig)
 			     s->host);
 		}
 		begin_stop(s, sig);
+		/* Held for this signal: recorded as had the signal come first. */
+		release_held(s);
 	}
 }
 
@@ -341,8 +385,8 @@ static int start_worker(struct sup *s, size_t i, struct err *e)
 		close(pe[1]);
 		if (s->o->prefix)
 			snprintf(prefix, sizeof(prefix), "[rank%ld]: ", rank);
-		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->p[i].log_fd, prefix);
-		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->p[i].log_fd, prefix);
+		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->log_fd[i], prefix);
+		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->log_fd[i], prefix);
 	}
 	return 0;
 fail:
@@ -355,69 +399,6 @@ fail:
 	return -1;
 }
 
-/* The log directory was made and checked from "/" by whoever gave it
- * (launch.c, the container set-up on the host: core/trustdir.h); here,
- * possibly inside a container where the host's owners do not show, it is
- * opened once more and must still be ours and written by no one else, and
- * each file is opened in it without following a link or blocking on
- * something that is not a regular file. */
-static int open_logs(struct sup *s, struct err *e)
-{
-	const char *dir = s->o->log_dir;
-	char name[64];
-	struct stat st;
-	uid_t me = geteuid();
-	int dfd, rv = -1;
-
-	if (dir == NULL)
-		return 0;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return err_sys(e, EXIT_CTRUN, "log directory %s", dir);
-	if (fstat(dfd, &st) < 0) {
-		err_sys(e, EXIT_CTRUN, "log directory %s", dir);
-		goto out;
-	}
-	if (st.st_uid != me || (st.st_mode & 022) != 0) {
-		err_set(e, EXIT_CTRUN, "log directory %s is not yours alone (uid %u, mode %04o; you "
-			"are uid %u): no log file written there", dir, (unsigned)st.st_uid,
-			(unsigned)(st.st_mode & 07777), (unsigned)me);
-		goto out;
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		int fd;
-
-		if (xsnprintf(name, sizeof(name), "rank-%ld.log", s->w[i].rank) < 0) {
-			err_sys(e, EXIT_CTRUN, "log file in %s", dir);
-			goto out;
-		}
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-			    O_NOCTTY | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			err_sys(e, EXIT_CTRUN, "log file %s/%s", dir, name);
-			goto out;
-		}
-		s->p[i].log_fd = fd;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != me) {
-			err_set(e, EXIT_CTRUN, "log file %s/%s is not a regular file of yours", dir,
-				name);
-			goto out;
-		}
-	}
-	rv = 0;
-out:
-	close(dfd);
-	return rv;
-}
-
-static bool streams_done(const struct sup *s)
-{
-	for (size_t j = 0; j < s->nst; j++)
-		if (!out_stream_done(&s->st[j]))
-			return false;
-	return true;
-}
-
 /* One poll round; false once supervision is over. */
 static bool step(struct sup *s)
 {
@@ -425,6 +406,8 @@ static bool step(struct sup *s)
 	size_t np = 0;
 	int timeout;
 
+	if (s->held >= 0 && now >= s->held_until)
+		release_held(s);
 	if (s->phase == STOP && now >= s->kill_at) {
 		if (!groups_empty(s)) {
 			info(s, "ctrun: workers on host %s still running %d ms after being told "
@@ -446,10 +429,13 @@ static bool step(struct sup *s)
 		s->give_up_at = now + KILL_WAIT_MS;
 	}
 	/* Every worker exited fine, but something they started lingers. */
-	if (s->alive == 0 && s->phase == RUN && !groups_empty(s))
+	if (s->alive == 0 && s->phase == RUN && s->held < 0 && !groups_empty(s))
 		begin_stop(s, SIGTERM);
-	if (s->alive == 0 && (groups_empty(s) || (s->phase == KILL && now >= s->give_up_at))) {
-		if (streams_done(s) && out_writer_idle(&s->out))
+	/* A held death keeps ctrun waiting for its signal (phase RUN). */
+	if (s->held >= 0) {
+		deadline = s->held_until;
+	} else if (s->alive == 0 && (groups_empty(s) || (s->phase == KILL && now >= s->give_up_at))) {
+		if (out_streams_done(s->st, s->nst) && out_writer_idle(&s->out))
 			return false;
 		if (now >= s->last_io + DRAIN_IDLE_MS)
 			return false;
@@ -491,21 +477,30 @@ static int setup(struct sup *s, struct err *e)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
 			return err_sys(e, EXIT_CTRUN, "/dev/null");
 	s->p = calloc(s->n, sizeof(*s->p));
+	s->log_fd = calloc(s->n, sizeof(*s->log_fd));
 	s->pfd = calloc(2 * s->n + 1, sizeof(*s->pfd));
 	s->pmap = calloc(2 * s->n + 1, sizeof(*s->pmap));
 	s->st = piped ? calloc(2 * s->n, sizeof(*s->st)) : NULL;
-	if (s->p == NULL || s->pfd == NULL || s->pmap == NULL || (piped && s->st == NULL) ||
-	    out_writer_init(&s->out, !s->o->log_only, piped) < 0)
+	if (s->p == NULL || s->log_fd == NULL || s->pfd == NULL || s->pmap == NULL ||
+	    (piped && s->st == NULL) || out_writer_init(&s->out, !s->o->log_only, piped) < 0)
 		return err_sys(e, EXIT_CTRUN, "supervise");
 	for (size_t i = 0; i < s->n; i++)
-		s->p[i].log_fd = -1;
+		s->log_fd[i] = -1;
 	if (piped) {
 		s->nst = 2 * s->n;
 		for (size_t j = 0; j < s->nst; j++)
 			s->st[j].fd = -1;
 	}
-	if (open_logs(s, e) < 0)
-		return -1;
+	if (s->o->log_dir != NULL) {
+		int dfd = logdir_open(s->o->log_dir, e), fd = dfd;
+
+		for (size_t i = 0; fd >= 0 && i < s->n; i++)
+			fd = s->log_fd[i] = logfile_open(dfd, s->o->log_dir, s->w[i].rank, e);
+		if (dfd >= 0)
+			close(dfd);
+		if (fd < 0)
+			return -1;
+	}
 	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		return err_sys(e, EXIT_CTRUN, "/dev/null");
 	/* Signals: blocked and read from a signalfd.  One the caller ignores
@@ -542,14 +537,15 @@ static void teardown(struct sup *s)
 	}
 	for (size_t j = 0; j < s->nst; j++)
 		out_stream_free(&s->st[j]);
-	for (size_t i = 0; s->p != NULL && i < s->n; i++)
-		if (s->p[i].log_fd >= 0)
-			close(s->p[i].log_fd);
+	for (size_t i = 0; s->log_fd != NULL && i < s->n; i++)
+		if (s->log_fd[i] >= 0)
+			close(s->log_fd[i]);
 	if (s->devnull >= 0)
 		close(s->devnull);
 	out_writer_fini(&s->out);
 	free(s->st);
 	free(s->p);
+	free(s->log_fd);
 	free(s->pfd);
 	free(s->pmap);
 }
@@ -557,7 +553,7 @@ static void teardown(struct sup *s)
 int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
 		  struct supervise_result *r, struct err *e)
 {
-	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1 };
+	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1, .held = -1 };
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));

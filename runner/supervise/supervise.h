@@ -45,7 +45,11 @@ struct supervise_opts {
 	/* Called once, right when the first worker failure is seen, before the
 	 * other workers are stopped (node mode cancels the Slurm step on other
 	 * nodes).  Not called when the failure follows a signal ctrun received
-	 * and forwarded.  May be NULL.  It must not wait: a process it starts
+	 * and forwarded.  A worker killed by a stop signal (TERM, INT, HUP,
+	 * QUIT) before ctrun received any is a failure only if that same
+	 * signal does not reach ctrun within SUPERVISE_STOP_WAIT_MS (Slurm
+	 * signals every process of a step in no fixed order); if it does, the
+	 * death is the stop's, as if the signal had come first.  May be NULL.  It must not wait: a process it starts
 	 * (with the signal mask and dispositions reset) it returns, and the
 	 * supervisor reaps it while it goes on draining the workers' output,
 	 * giving it 5 s at the end; 0 for none. */
@@ -62,6 +66,9 @@ struct supervise_opts {
 };
 
 #define SUPERVISE_GRACE_MS 3000
+/* How long a worker's death by a stop signal waits for ctrun's own copy of
+ * it before it counts as the first failure (see on_first_failure). */
+#define SUPERVISE_STOP_WAIT_MS 1000
 
 struct supervise_result {
 	int status;       /* what ctrun should exit with: 0, or first failing worker's code
