@@ -404,7 +404,7 @@ int mounts_apply_umounts(struct ctr_mounts *ms, bool runtime_detach, const char 
 		if (kept == n && !runtime_detach)
 			return err_set(e, EXIT_USAGE, "umount:%s: ctrun mounts nothing at %s before "
 				       "this entry (it removes its own mounts only: the home, /tmp, the "
-				       "working directory, an earlier --mount; %s's own it cannot)",
+				       "working directory, an earlier --mount; not %s's own mounts)",
 				       ms->v[i].dst, ms->v[i].dst, runtime);
 		/* Found some: the entry is done; else the runtime detaches it. */
 		if (kept < n)
