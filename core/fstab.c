@@ -43,6 +43,12 @@ int fstab_escape(const char *in, char *out, size_t size)
 
 int fstab_line(struct strv *lines, const char *src, const char *dst, const char *opts)
 {
+	return fstab_line_fs(lines, src, dst, "none", opts);
+}
+
+int fstab_line_fs(struct strv *lines, const char *src, const char *dst, const char *type,
+		  const char *opts)
+{
 	char s[4 * PATH_MAX + 1], d[4 * PATH_MAX + 1];
 
 	if (strchr(src, '\n') != NULL || strchr(dst, '\n') != NULL) {
@@ -53,9 +59,10 @@ int fstab_line(struct strv *lines, const char *src, const char *dst, const char 
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if (strlen(s) + strlen(d) + strlen(opts) + sizeof(" ") + sizeof(" none ") + 1 > FSTAB_LINE_MAX) {
+	if (strlen(s) + strlen(d) + strlen(type) + strlen(opts) + sizeof("   ") + 2 >
+	    FSTAB_LINE_MAX) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return strv_pushf(lines, "%s %s none %s", s, d, opts);
+	return strv_pushf(lines, "%s %s %s %s", s, d, type, opts);
 }

@@ -24,5 +24,8 @@ int fstab_escape(const char *in, char *out, size_t size);
  * line by line.  ENAMETOOLONG for a line that would not fit FSTAB_LINE_MAX
  * with its newline and terminator, ENOMEM. */
 int fstab_line(struct strv *lines, const char *src, const char *dst, const char *opts);
+/* The same with the file system type (fstab_line's is "none"). */
+int fstab_line_fs(struct strv *lines, const char *src, const char *dst, const char *type,
+		  const char *opts);
 
 #endif

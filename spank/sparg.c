@@ -165,6 +165,27 @@ static int mount_flags(const char *entry, char *flags, char *out, size_t size, s
 	return 0;
 }
 
+/* tmpfs:DST[:FLAGS] and umount:DST (ctrun's --mount forms of the same
+ * names, mounts.h): the flags, joined with '+', are the tmpfs's options,
+ * checked where the mount is made. */
+static int special_mount(struct sp_args *a, const char *entry, const char *src, char *dst,
+			 char *flags, struct err *e)
+{
+	if (dst[0] != '/')
+		return err_set(e, EXIT_USAGE, "--container-mounts: %s: %s needs an absolute "
+			       "target in the container (%s:/PATH)", entry, src, src);
+	if (flags != NULL && src[0] == 'u')
+		return err_set(e, EXIT_USAGE, "--container-mounts: %s: umount takes no flags",
+			       entry);
+	for (char *f = flags; f != NULL && *f != '\0'; f++)
+		if (*f == '+')
+			*f = ',';
+	if (push_escaped(&a->mounts, (const char *const[]){ src, dst, flags }, flags ? 3 : 2) <
+	    0)
+		return err_sys(e, EXIT_CTRUN, "--container-mounts");
+	return 0;
+}
+
 /* One SRC[:DST[:FLAGS]] entry, as pyxis reads it. */
 static int parse_mount(struct sp_args *a, const char *entry, struct err *e)
 {
@@ -184,8 +205,7 @@ static int parse_mount(struct sp_args *a, const char *entry, struct err *e)
 		flags = rest != NULL && *rest != '\0' ? rest : NULL;
 	}
 	if (strcmp(src, "tmpfs") == 0 || strcmp(src, "umount") == 0) {
-		err_set(e, EXIT_USAGE, "--container-mounts: %s: '%s' entries are enroot's, ctrun "
-			"binds host paths only", entry, src);
+		rv = special_mount(a, entry, src, dst, flags, e);
 		goto out;
 	}
 	if (strspn(src, "./") == 0) {

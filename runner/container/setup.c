@@ -401,12 +401,16 @@ static int mounts(struct ctr_setup *c, const struct topo *t, bool agent, struct 
 
 	if (add_mounts(c, t, c->cwd, agent, e) < 0)
 		return -1;
-	if (ctr_rootfs_dir(&c->spec) == NULL)
-		return 0;
-	/* Resolved inside the image: a symlink there never leads a mount out. */
-	for (size_t i = 0; i < s->mounts.n; i++)
+	/* Resolved inside the image: a symlink there never leads a mount out
+	 * (and umount:DST meets the mounts it names at their resolved place). */
+	for (size_t i = 0; ctr_rootfs_dir(s) != NULL && i < s->mounts.n; i++)
 		if (mount_resolve_dest(s->rootfs, &s->mounts.v[i], e) < 0)
 			return -1;
+	if (mounts_apply_umounts(&s->mounts, s->rt->runtime_detach, ctr_runtime_name(s->rt),
+				 e) < 0)
+		return -1;
+	if (ctr_rootfs_dir(s) == NULL)
+		return 0;
 	if (s->rt->image_env && image_environ_read(s->rootfs, &s->env, e) < 0)
 		return -1;
 	return 0;

@@ -80,6 +80,29 @@ mounts() {
 }
 behaviour "--container-mounts" mounts
 
+# pyxis's mounts.bats "tmpfs", "tmpfs huge pages", "umount" (findmnt there;
+# busybox has none: the container's mount table).
+cat > mnt.sh <<'SH'
+awk -v d="$1" -v f="$2" '$2 == d { v = $f } END { print (v == "" ? "none" : v) }' /proc/self/mounts
+SH
+chmod 644 mnt.sh
+tmpfs_umount() {
+	assert_eq tmpfs "$(run --container-mounts=tmpfs:/mytmpfs sh "$TMPD/mnt.sh" /mytmpfs 3)" \
+		"--container-mounts=tmpfs:/mytmpfs"
+	case ",$(run --container-mounts=tmpfs:/mytmpfs:huge=within_size sh "$TMPD/mnt.sh" /mytmpfs 4)," in
+	*,huge=within_size,*) ;;
+	*) fail "tmpfs:/mytmpfs:huge=within_size: not in the mount's options" ;;
+	esac
+	[ "$(run --container-mount-home --container-remap-root sh "$TMPD/mnt.sh" /root 3)" != none ] ||
+		fail "--container-mount-home --container-remap-root: nothing at /root"
+	assert_eq none "$(run --container-mount-home --container-remap-root --container-mounts umount:/root \
+		sh "$TMPD/mnt.sh" /root 3)" "umount:/root after --container-mount-home"
+	run_rc run --container-mounts=tmpfs:/t:size=1g+uid=0 true 2> err
+	assert_eq 125 "$rc" "tmpfs:/t:size=1g+uid=0 (an option ctrun does not take)"
+	grep -q "bad tmpfs option" err || fail "tmpfs:/t:size=1g+uid=0: $(cat err)"
+}
+behaviour "--container-mounts tmpfs:, tmpfs:...:huge=, umount:" tmpfs_umount
+
 envs() {
 	local img=(--container-image="$TMPD/env.sqsh")
 	assert_eq "image" "$(FOO=host as_user srun -N1 "${img[@]}" sh -c 'echo $FOO')" "the image's FOO wins"
@@ -120,6 +143,9 @@ identity() {
 		fail "--no-container-mount-home: the home is mounted"
 	run --container-remap-root --container-mount-home sh -c "grep -q ' /root ' /proc/self/mounts" ||
 		fail "--container-remap-root --container-mount-home: the home is not at /root"
+	# pyxis's "PYXIS_CONTAINER_MOUNT_HOME=1" row (the default here too).
+	PYXIS_CONTAINER_MOUNT_HOME=1 run --container-remap-root sh -c "grep -q ' /root ' /proc/self/mounts" ||
+		fail "PYXIS_CONTAINER_MOUNT_HOME=1 --container-remap-root: the home is not at /root"
 	PYXIS_CONTAINER_MOUNT_HOME=0 run sh -c "! grep -q ' $home ' /proc/self/mounts" ||
 		fail "PYXIS_CONTAINER_MOUNT_HOME=0: the home is mounted"
 	PYXIS_CONTAINER_MOUNT_HOME=1 run --no-container-mount-home sh -c "! grep -q ' $home ' /proc/self/mounts" ||
@@ -141,6 +167,12 @@ writable() {
 	}
 	run_rc touch_with PYXIS_CONTAINER_WRITABLE=0 2> err
 	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "WRITABLE=0: $rc $(cat err)"
+	# pyxis's env_vars.bats "PYXIS_CONTAINER_READONLY=0": writable, unlike
+	# the default (and --container-readonly over it).
+	touch_with PYXIS_CONTAINER_READONLY=0 || fail "PYXIS_CONTAINER_READONLY=0: not writable"
+	run_rc touch_with PYXIS_CONTAINER_READONLY=0 --container-readonly 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err ||
+		fail "--container-readonly over READONLY=0: $rc $(cat err)"
 	run_rc touch_with PYXIS_CONTAINER_READONLY=1 2> err
 	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "READONLY=1: $rc $(cat err)"
 	run_rc touch_with PYXIS_CONTAINER_WRITABLE=1 --container-readonly 2> err
@@ -166,6 +198,15 @@ entrypoint() {
 		sh -c 'echo $EPVAR')" "PYXIS_CONTAINER_ENTRYPOINT=1"
 	PYXIS_CONTAINER_ENTRYPOINT_LOG=1 as_user srun -N1 "${img[@]}" --container-entrypoint true > out 2> err
 	grep -q EP-LOG-LINE out err || fail "PYXIS_CONTAINER_ENTRYPOINT_LOG=1: no entrypoint output"
+	# =0 is the default here (no execute_entrypoint in plugstack.conf):
+	# pyxis's "command line precedence" rows, the option over the variable.
+	assert_eq "from-entrypoint" "$(PYXIS_CONTAINER_ENTRYPOINT=0 as_user srun -N1 "${img[@]}" \
+		--container-entrypoint sh -c 'echo $EPVAR')" "--container-entrypoint over PYXIS_CONTAINER_ENTRYPOINT=0"
+	PYXIS_CONTAINER_ENTRYPOINT_LOG=0 as_user srun -N1 "${img[@]}" --container-entrypoint true > out 2> err
+	! grep -q EP-LOG-LINE out err || fail "PYXIS_CONTAINER_ENTRYPOINT_LOG=0: the entrypoint's output"
+	PYXIS_CONTAINER_ENTRYPOINT_LOG=0 as_user srun -N1 "${img[@]}" --container-entrypoint \
+		--container-entrypoint-log true > out 2> err
+	grep -q EP-LOG-LINE out err || fail "--container-entrypoint-log over PYXIS_CONTAINER_ENTRYPOINT_LOG=0"
 	# pyxis's entrypoint.bats: the entrypoint starts from the image's
 	# environment, and of the host's only --container-env's variables reach
 	# it; the tasks keep the job's.

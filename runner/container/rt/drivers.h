@@ -78,6 +78,10 @@ struct ctr_driver {
 	/* --unshare: it can give the container network, IPC and UTS
 	 * namespaces of its own (false: refused, one line). */
 	bool unshares;
+	/* umount:DST that finds no mount of ctrun's there is left to the
+	 * runtime, which detaches one of its own (enroot: its home, from its
+	 * hook); other drivers refuse it (mounts.h). */
+	bool runtime_detach;
 	/* The driver's own state in a run (its folder's struct: spec.own),
 	 * zeroed when the driver is picked; fini frees what it holds (NULL:
 	 * nothing).  0: none. */

@@ -69,9 +69,110 @@ static int options(const char *opt, struct ctr_mount *m)
 	return ro && rw ? -1 : 0;
 }
 
+/* A number with at most one suffix from `suffixes` ("" none): "512m". */
+static bool tmpfs_number(const char *v, const char *suffixes)
+{
+	size_t n = strspn(v, "0123456789");
+
+	return n > 0 && n <= 20 &&
+	       (v[n] == '\0' || (strchr(suffixes, v[n]) != NULL && v[n + 1] == '\0'));
+}
+
+/* One option of a tmpfs: ro, rw, size=, nr_inodes=, mode=, huge=.  Words
+ * are split at commas first, and each value is checked whole, so no other
+ * mount option can ride along. */
+static bool tmpfs_word(const char *w)
+{
+	static const char *const huge[] = { "never", "always", "within_size", "advise", NULL };
+
+	if (strncmp(w, "size=", 5) == 0)
+		return tmpfs_number(w + 5, "kKmMgGtT%");
+	if (strncmp(w, "nr_inodes=", 10) == 0)
+		return tmpfs_number(w + 10, "kKmMgG");
+	if (strncmp(w, "mode=", 5) == 0)
+		return strspn(w + 5, "01234567") == strlen(w + 5) && strlen(w + 5) >= 1 &&
+		       strtoul(w + 5, NULL, 8) <= 07777 && strlen(w + 5) <= 5;
+	if (strncmp(w, "huge=", 5) == 0)
+		for (const char *const *h = huge; *h != NULL; h++)
+			if (strcmp(w + 5, *h) == 0)
+				return true;
+	return false;
+}
+
+/* A tmpfs's OPTS: ro or rw into m->ro, the rest (each key once) into m->data. */
+static int tmpfs_options(const char *opt, struct ctr_mount *m)
+{
+	char buf[128], data[128] = "", *rest = buf, *w;
+	bool ro = false, rw = false;
+	size_t used = 0;
+
+	if (xsnprintf(buf, sizeof(buf), "%s", opt) < 0)
+		return -1;
+	while ((w = strsep(&rest, ",")) != NULL) {
+		size_t key = strcspn(w, "=");
+
+		if (strcmp(w, "ro") == 0 || strcmp(w, "rw") == 0) {
+			bool *flag = w[1] == 'o' ? &ro : &rw;
+
+			if (*flag)
+				return -1;
+			*flag = true;
+			continue;
+		}
+		if (!tmpfs_word(w))
+			return -1;
+		for (const char *d = data; *d != '\0'; d += strcspn(d, ",") + (d[strcspn(d, ",")] == ','))
+			if (strncmp(d, w, key + 1) == 0)
+				return -1;
+		if (xsnprintf(data + used, sizeof(data) - used, "%s%s", used > 0 ? "," : "", w) < 0)
+			return -1;
+		used = strlen(data);
+	}
+	m->ro = ro;
+	m->data = strdup(data);
+	return ro && rw ? -1 : 0;
+}
+
+/* tmpfs:DST[:OPTS] and umount:DST, out->kind already set. */
+static int parse_special(const char *spec, const char *dst, bool has_dst, const char *opt,
+			 bool has_opt, struct ctr_mount *out, struct err *e)
+{
+	const char *what = out->kind == CTR_MOUNT_TMPFS ? "tmpfs" : "umount";
+	char adst[PATH_MAX];
+
+	if (!has_dst || dst[0] != '/')
+		return err_set(e, EXIT_USAGE, "--mount '%s': %s needs an absolute destination "
+			       "(%s:/PATH%s; ./%s for a directory of that name)", spec, what, what,
+			       out->kind == CTR_MOUNT_TMPFS ? "[:OPTS]" : "", what);
+	if (rootpath_normalize(dst, adst, sizeof(adst)) < 0)
+		return err_set(e, EXIT_USAGE, "--mount '%s': bad destination path", spec);
+	if (strcmp(adst, "/") == 0)
+		return err_set(e, EXIT_USAGE, "--mount '%s': cannot mount over the container's /",
+			       spec);
+	if (out->kind == CTR_MOUNT_UMOUNT && has_opt)
+		return err_set(e, EXIT_USAGE, "--mount '%s': umount takes no options", spec);
+	if (out->kind == CTR_MOUNT_TMPFS && !has_opt)
+		out->data = strdup("");
+	else if (out->kind == CTR_MOUNT_TMPFS && tmpfs_options(opt, out) < 0) {
+		mount_free(out);
+		return err_set(e, EXIT_USAGE, "--mount '%s': bad tmpfs option (expected a "
+			       "comma-separated list of ro or rw, size=N[k|m|g|t|%%], "
+			       "nr_inodes=N[k|m|g], mode=OCTAL, huge=never|always|within_size|advise, "
+			       "each once)", spec);
+	}
+	out->src = strdup(what);
+	out->dst = strdup(adst);
+	if (out->src == NULL || out->dst == NULL ||
+	    (out->kind == CTR_MOUNT_TMPFS && out->data == NULL)) {
+		mount_free(out);
+		return err_sys(e, EXIT_CTRUN, "--mount");
+	}
+	return 0;
+}
+
 int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e)
 {
-	char src[PATH_MAX], dst[PATH_MAX], opt[32], asrc[PATH_MAX], adst[PATH_MAX];
+	char src[PATH_MAX], dst[PATH_MAX], opt[128], asrc[PATH_MAX], adst[PATH_MAX];
 	const char *p = spec;
 	bool ok, has_dst = false;
 
@@ -85,6 +186,16 @@ int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct
 		p = field(p + 1, dst, sizeof(dst), &ok);
 		if (!ok)
 			return err_set(e, EXIT_USAGE, "--mount '%s': path too long", spec);
+	}
+	if (strcmp(src, "tmpfs") == 0 || strcmp(src, "umount") == 0) {
+		bool has_opt = *p == ':';
+
+		if (has_opt)
+			p = field(p + 1, opt, sizeof(opt), &ok);
+		if (has_opt && (!ok || *p != '\0'))
+			return err_set(e, EXIT_USAGE, "--mount '%s': bad options", spec);
+		out->kind = src[0] == 't' ? CTR_MOUNT_TMPFS : CTR_MOUNT_UMOUNT;
+		return parse_special(spec, dst, has_dst, opt, has_opt, out, e);
 	}
 	if (*p == ':') {
 		p = field(p + 1, opt, sizeof(opt), &ok);
@@ -123,6 +234,8 @@ int mount_check_source(struct ctr_mount *m, struct err *e)
 {
 	struct stat st;
 
+	if (m->kind != CTR_MOUNT_BIND)
+		return 0;
 	if (stat(m->src, &st) < 0)
 		return err_sys(e, EXIT_USAGE, "mount source %s", m->src);
 	m->file = !S_ISDIR(st.st_mode);
@@ -133,7 +246,8 @@ void mount_free(struct ctr_mount *m)
 {
 	free(m->src);
 	free(m->dst);
-	m->src = m->dst = NULL;
+	free(m->data);
+	m->src = m->dst = m->data = NULL;
 }
 
 int mounts_add(struct ctr_mounts *ms, const char *src, const char *dst, bool ro, bool file,
@@ -165,6 +279,9 @@ int mounts_add_copy(struct ctr_mounts *ms, const struct ctr_mount *m, struct err
 	ms->v[ms->n - 1].suid = m->suid;
 	ms->v[ms->n - 1].dev = m->dev;
 	ms->v[ms->n - 1].unbindable = m->unbindable;
+	ms->v[ms->n - 1].kind = m->kind;
+	if (m->data != NULL && (ms->v[ms->n - 1].data = strdup(m->data)) == NULL)
+		return err_sys(e, EXIT_CTRUN, "mounts");
 	return 0;
 }
 
@@ -210,7 +327,7 @@ bool mount_point_provided(const struct ctr_mounts *ms, size_t i)
 		char host[PATH_MAX];
 		struct stat st;
 
-		if (o->file || strncmp(m->dst, o->dst, len) != 0 ||
+		if (o->file || o->kind != CTR_MOUNT_BIND || strncmp(m->dst, o->dst, len) != 0 ||
 		    (m->dst[len] != '/' && strcmp(o->dst, "/") != 0) || m->dst[len] == '\0')
 			continue;
 		if (xsnprintf(host, sizeof(host), "%s%s", o->src, m->dst + len) < 0 ||
@@ -255,4 +372,48 @@ int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e)
 			m->dst);
 	close(dfd);
 	return rv;
+}
+
+/* Whether path is dir or lies below it. */
+static bool at_or_below(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+int mounts_apply_umounts(struct ctr_mounts *ms, bool runtime_detach, const char *runtime,
+			 struct err *e)
+{
+	size_t i = 0;
+
+	while (i < ms->n) {
+		struct ctr_mount *u = &ms->v[i];
+		size_t kept = 0, n = i;
+
+		if (u->kind != CTR_MOUNT_UMOUNT) {
+			i++;
+			continue;
+		}
+		for (size_t j = 0; j < n; j++) {
+			if (ms->v[j].kind != CTR_MOUNT_UMOUNT && at_or_below(ms->v[j].dst, u->dst))
+				mount_free(&ms->v[j]);
+			else
+				ms->v[kept++] = ms->v[j];
+		}
+		if (kept == n && !runtime_detach)
+			return err_set(e, EXIT_USAGE, "umount:%s: ctrun mounts nothing at %s before "
+				       "this entry (it removes its own mounts only: the home, /tmp, the "
+				       "working directory, an earlier --mount; not %s's own mounts)",
+				       ms->v[i].dst, ms->v[i].dst, runtime);
+		/* Found some: the entry is done; else the runtime detaches it. */
+		if (kept < n)
+			mount_free(&ms->v[i]);
+		else
+			ms->v[kept++] = ms->v[i];
+		memmove(&ms->v[kept], &ms->v[i + 1], (ms->n - i - 1) * sizeof(*ms->v));
+		ms->n -= i + 1 - kept;
+		i = kept;
+	}
+	return 0;
 }

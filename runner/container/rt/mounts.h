@@ -14,8 +14,14 @@
 
 #include "err.h"
 
+/* What a mount entry is: a bind of a host path (SRC[:DST[:OPTS]]), a
+ * fresh tmpfs (tmpfs:DST[:OPTS], pyxis's `tmpfs:`), or the removal of the
+ * mounts at DST that come before it (umount:DST, pyxis's `umount:`). */
+enum ctr_mount_kind { CTR_MOUNT_BIND, CTR_MOUNT_TMPFS, CTR_MOUNT_UMOUNT };
+
 struct ctr_mount {
-	char *src;  /* absolute host path */
+	enum ctr_mount_kind kind;
+	char *src;  /* absolute host path ("tmpfs", "umount" for those kinds) */
 	char *dst;  /* absolute path inside the container */
 	bool ro;
 	bool file;  /* the source is not a directory: its mount point is a file */
@@ -26,6 +32,9 @@ struct ctr_mount {
 	/* ":unbindable" (pyxis's flag): no bind of it, nor of anything under
 	 * it, can be made inside the container (MS_UNBINDABLE). */
 	bool unbindable;
+	/* tmpfs: its mount data, checked ("size=1g,mode=1777,huge=within_size";
+	 * "" for none); NULL for the other kinds. */
+	char *data;
 };
 
 struct ctr_mounts {
@@ -37,11 +46,13 @@ struct ctr_mounts {
  * dev, unbindable ("\:" is a colon, "\\" a backslash, inside either
  * path).  A relative SRC is taken from `cwd`; both paths are normalised
  * lexically ("a//b/./c/.." -> "a/b"); DST defaults to SRC and must be
- * absolute.  No I/O. */
+ * absolute.  The source "tmpfs" is a tmpfs (tmpfs:DST[:OPTS], OPTS ro or
+ * rw, size=, nr_inodes=, mode=, huge=), "umount" a removal (umount:DST);
+ * both need DST ("./tmpfs" is the directory).  No I/O. */
 int mount_parse(const char *spec, const char *cwd, struct ctr_mount *out, struct err *e);
 
 /* The source must exist (following symlinks, as the runtime will); records
- * whether it is a directory. */
+ * whether it is a directory.  Nothing to check for a tmpfs or umount. */
 int mount_check_source(struct ctr_mount *m, struct err *e);
 
 /* Appends a copy (src and dst must be absolute), nosuid and nodev. */
@@ -66,5 +77,13 @@ int mount_point_create(int rootfd, const struct ctr_mount *m, struct err *e);
  * earlier directory bind (the host's /tmp, the working directory...) whose
  * source already holds it, so the runtime mounts it there. */
 bool mount_point_provided(const struct ctr_mounts *ms, size_t i);
+
+/* Applies every umount:DST entry of ms: the entries before it at DST or
+ * below it are dropped, and so is the umount entry.  One that finds none
+ * stays when `runtime_detach` (the runtime mounts things of its own that
+ * it can detach: enroot's home, from its hook); otherwise it is refused
+ * (EXIT_USAGE) naming `runtime`. */
+int mounts_apply_umounts(struct ctr_mounts *ms, bool runtime_detach, const char *runtime,
+			 struct err *e);
 
 #endif

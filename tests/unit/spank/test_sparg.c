@@ -129,6 +129,20 @@ static void test_mounts_pyxis_syntax_becomes_ctrun_mounts(void **state)
 			    "--mount /tmp:/mnt:ro,unbindable");
 }
 
+/* pyxis's tmpfs: and umount: entries: ctrun's --mount forms of the same
+ * names, the '+'-joined flags a tmpfs's comma-separated options. */
+static void test_mounts_tmpfs_and_umount(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(set(f, SP_IMAGE, 0, "/img.sqsh"), 0);
+	assert_int_equal(set(f, SP_MOUNTS, 0, "tmpfs:/mytmpfs,tmpfs:/t:huge=within_size+size=1m,"
+				       "umount:/root"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL),
+			    "--image /img.sqsh --mount tmpfs:/mytmpfs "
+			    "--mount tmpfs:/t:huge=within_size,size=1m --mount umount:/root");
+}
+
 static void test_mount_paths_with_spaces_and_backslashes(void **state)
 {
 	struct fixture *f = *state;
@@ -150,7 +164,9 @@ static void test_bad_mounts_are_refused(void **state)
 	refused(f, SP_MOUNTS, 0, "/home:../home", "ctrun takes the target as an absolute path");
 	refused(f, SP_MOUNTS, 0, "/tmp:/mnt:x-create=dir+ro",
 		"flag 'x-create=dir' of /tmp:/mnt:x-create=dir+ro is not supported by ctrun");
-	refused(f, SP_MOUNTS, 0, "tmpfs:/mytmpfs", "'tmpfs' entries are enroot's");
+	refused(f, SP_MOUNTS, 0, "tmpfs:mnt", "tmpfs needs an absolute target");
+	refused(f, SP_MOUNTS, 0, "tmpfs", "tmpfs: tmpfs needs an absolute target");
+	refused(f, SP_MOUNTS, 0, "umount:/root:ro", "umount takes no flags");
 	refused(f, SP_MOUNTS, 0, "/a:/b:ro+rw", "is both ro and rw");
 	/* One bad entry of a list: the list is refused. */
 	refused(f, SP_MOUNTS, 0, "/tmp:/mnt,/x:", "invalid format: /x:");
@@ -396,6 +412,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_the_same_value_twice_is_fine_another_is_not,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flag_pairs_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mounts_tmpfs_and_umount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mounts_pyxis_syntax_becomes_ctrun_mounts, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mount_paths_with_spaces_and_backslashes, setup,

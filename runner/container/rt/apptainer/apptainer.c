@@ -342,6 +342,13 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
+		/* --bind takes host paths only (a tmpfs is its --contain's). */
+		if (m->kind == CTR_MOUNT_TMPFS) {
+			err_set(e, EXIT_USAGE, "mount tmpfs:%s: %s cannot mount a tmpfs (its --bind "
+				"takes host paths only): use --runtime oci or enroot", m->dst,
+				ctr_runtime_name(s->rt));
+			goto fail;
+		}
 		/* apptainer mounts every bind nosuid,nodev itself (its
 		 * addUserbindsMount), and its syntax has no way to ask otherwise. */
 		if (m->suid || m->dev || m->unbindable) {

@@ -94,6 +94,10 @@ static int binds(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	for (size_t i = 0; ret == 0 && i < s->mounts.n; i++) {
 		/* ch-run binds the staged mount itself: an unbindable one it
 		 * could not bind, and its -b has no propagation option. */
+		if (s->mounts.v[i].kind == CTR_MOUNT_TMPFS)
+			return err_set(e, EXIT_USAGE, "mount tmpfs:%s: %s cannot mount a tmpfs (its -b "
+				       "binds host paths only): use --runtime oci or enroot",
+				       s->mounts.v[i].dst, s->bin);
 		if (s->mounts.v[i].unbindable)
 			return err_set(e, EXIT_USAGE, "mount %s: %s cannot make a bind unbindable: "
 				       "drop the option, or use --runtime oci or enroot",

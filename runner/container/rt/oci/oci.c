@@ -237,9 +237,26 @@ static json_object *mounts(struct jb *b, const struct ctr_spec *s)
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
-		const char *o[6];
+		const char *o[12];
+		char data[128], *rest = data, *w;
 		size_t n = 0;
 
+		if (m->kind == CTR_MOUNT_TMPFS) {
+			/* A fresh tmpfs (pyxis's tmpfs:), nosuid,nodev as the binds;
+			 * its checked data words (mounts.c) as options. */
+			o[n++] = "nosuid";
+			o[n++] = "nodev";
+			if (m->ro)
+				o[n++] = "ro";
+			if (xsnprintf(data, sizeof(data), "%s", m->data) < 0)
+				data[0] = '\0'; /* cannot be: the data was made in 128 bytes */
+			while ((w = strsep(&rest, ",")) != NULL && n + 1 < sizeof(o) / sizeof(*o))
+				if (*w != '\0')
+					o[n++] = w;
+			o[n] = NULL;
+			push(b, a, mount(b, m->dst, "tmpfs", "tmpfs", o));
+			continue;
+		}
 		/* A host tree that others can write must not give a root run a
 		 * setuid file or a device: nosuid,nodev unless the user asked. */
 		o[n++] = "rbind";

@@ -421,6 +421,27 @@ static void test_suid_or_dev_asked_is_refused(void **state)
 	spec_free(&s);
 }
 
+/* tmpfs:DST: --bind takes host paths only, so one line naming the runtime. */
+static void test_tmpfs_is_refused_naming_the_runtime(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct ctr_mount t;
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s, "singularity", "singularity");
+	assert_int_equal(mount_parse("tmpfs:/mytmpfs:size=1m", "/", &t, &e), 0);
+	assert_int_equal(mounts_add_copy(&s.mounts, &t, &e), 0);
+	mount_free(&t);
+	assert_int_equal(rt_apptainer_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "mount tmpfs:/mytmpfs: singularity cannot mount a tmpfs"));
+	assert_null(strchr(e.msg, '\n'));
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 /* `--version` answers (apptainer cmd/internal/cli/apptainer.go: "%s version
  * %s" of buildcfg.PACKAGE_NAME; SingularityCE's is "singularity-ce"). */
 static void test_version_lines(void **state)
@@ -540,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_newline_and_carriage_return_are_refused),
 		cmocka_unit_test(test_version_lines),
 		cmocka_unit_test(test_suid_or_dev_asked_is_refused),
+		cmocka_unit_test(test_tmpfs_is_refused_naming_the_runtime),
 		cmocka_unit_test(test_auto_picks_an_installed_runtime_that_fits),
 		cmocka_unit_test(test_none_installed_names_what_was_looked_for),
 		cmocka_unit_test(test_explicit_runtime_must_fit_and_be_installed),

@@ -184,6 +184,26 @@ static void test_paths_with_colons_spaces_and_newlines_are_staged(void **state)
 	spec_free(&s);
 }
 
+/* tmpfs:DST: ch-run's -b binds host paths only: one line naming it. */
+static void test_tmpfs_is_refused_naming_ch_run(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct ctr_mount t;
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(mount_parse("tmpfs:/mytmpfs", "/", &t, &e), 0);
+	assert_int_equal(mounts_add_copy(&s.mounts, &t, &e), 0);
+	mount_free(&t);
+	assert_int_equal(rt_charliecloud_plan(&s, &p, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "mount tmpfs:/mytmpfs: /usr/bin/ch-run cannot mount a tmpfs"));
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_shell_gets_cd_and_its_command_after_dashdash(void **state)
 {
 	struct ctr_spec s;
@@ -401,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_root_option_asks_ch_run_for_uid_0),
 		cmocka_unit_test(test_image_environment_quoted_byte_for_byte),
 		cmocka_unit_test(test_paths_with_colons_spaces_and_newlines_are_staged),
+		cmocka_unit_test(test_tmpfs_is_refused_naming_ch_run),
 		cmocka_unit_test(test_shell_gets_cd_and_its_command_after_dashdash),
 		cmocka_unit_test(test_entrypoint_is_the_agents),
 		cmocka_unit_test(test_gpus_bind_the_driver_files_onto_the_run_directory),

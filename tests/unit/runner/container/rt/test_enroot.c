@@ -297,6 +297,35 @@ static void test_fstab_escapes_spaces_tabs_backslashes(void **state)
 	spec_free(&s);
 }
 
+/* tmpfs:DST:OPTS and a umount:DST left to enroot (its own home mount):
+ * the lines pyxis has enroot write, x-create=dir and x-detach. */
+static void test_fstab_tmpfs_and_umount_lines(void **state)
+{
+	struct ctr_spec s;
+	struct ctr_plan p = { 0 };
+	struct err e = { 0 };
+	const char *const specs[] = { "tmpfs:/my tmpfs:size=1g,huge=within_size", "tmpfs:/t",
+				      "umount:/home/u", NULL };
+
+	(void)state;
+	spec_init(&s);
+	mounts_free(&s.mounts);
+	for (const char *const *sp = specs; *sp != NULL; sp++) {
+		struct ctr_mount m;
+
+		assert_int_equal(mount_parse(*sp, "/", &m, &e), 0);
+		assert_int_equal(mounts_add_copy(&s.mounts, &m, &e), 0);
+		mount_free(&m);
+	}
+	assert_int_equal(rt_enroot_plan(&s, &p, &e), 0);
+	assert_string_equal(file(&p, "enroot.fstab")->data,
+			    "tmpfs /my\\040tmpfs tmpfs x-create=dir,nosuid,nodev,size=1g,huge=within_size\n"
+			    "tmpfs /t tmpfs x-create=dir,nosuid,nodev\n"
+			    "none /home/u none x-detach\n");
+	ctr_plan_free(&p);
+	spec_free(&s);
+}
+
 static void test_newline_in_a_path_is_refused_naming_it(void **state)
 {
 	struct ctr_spec s;
@@ -385,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_gpus_without_nvidia_container_cli_go_to_ctrun_hook),
 		cmocka_unit_test(test_hook_script_refuses_gpus_that_need_quoting),
 		cmocka_unit_test(test_fstab_escapes_spaces_tabs_backslashes),
+		cmocka_unit_test(test_fstab_tmpfs_and_umount_lines),
 		cmocka_unit_test(test_newline_in_a_path_is_refused_naming_it),
 		cmocka_unit_test(test_create_argv),
 		cmocka_unit_test(test_writable_adds_rw_before_the_name),

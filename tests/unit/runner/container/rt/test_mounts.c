@@ -81,6 +81,121 @@ static void test_parse_suid_and_dev_options(void **state)
 	parse_bad("/data:/in:nosuid", "unknown option");
 }
 
+/* pyxis's tmpfs:DST[:OPTS]: a tmpfs, its options checked word by word. */
+static void tmpfs_ok(const char *spec, const char *dst, const char *data, bool ro)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	if (mount_parse(spec, "/home/u/proj", &m, &e) < 0)
+		fail_msg("mount_parse(%s): %s", spec, e.msg);
+	assert_int_equal(m.kind, CTR_MOUNT_TMPFS);
+	assert_string_equal(m.dst, dst);
+	assert_non_null(m.data);
+	assert_string_equal(m.data, data);
+	assert_int_equal(m.ro, ro);
+	mount_free(&m);
+}
+
+static void test_parse_tmpfs(void **state)
+{
+	(void)state;
+	tmpfs_ok("tmpfs:/mytmpfs", "/mytmpfs", "", false);
+	tmpfs_ok("tmpfs:/a/../t/:huge=within_size", "/t", "huge=within_size", false);
+	tmpfs_ok("tmpfs:/t:ro,size=64m,mode=1777,nr_inodes=1k", "/t", "size=64m,mode=1777,nr_inodes=1k",
+		 true);
+	tmpfs_ok("tmpfs:/t:size=50%", "/t", "size=50%", false);
+	/* No other mount option rides along, nor a value it does not know. */
+	parse_bad("tmpfs:/t:size=1g,uid=0", "bad tmpfs option");
+	parse_bad("tmpfs:/t:size=1g,,mode=1", "bad tmpfs option");
+	parse_bad("tmpfs:/t:size=1g,size=2g", "bad tmpfs option");
+	parse_bad("tmpfs:/t:size=1g\\,exec", "bad tmpfs option");
+	parse_bad("tmpfs:/t:size=", "bad tmpfs option");
+	parse_bad("tmpfs:/t:size=1q", "bad tmpfs option");
+	parse_bad("tmpfs:/t:mode=0888", "bad tmpfs option");
+	parse_bad("tmpfs:/t:mode=17777", "bad tmpfs option");
+	parse_bad("tmpfs:/t:huge=yes", "bad tmpfs option");
+	parse_bad("tmpfs:/t:ro,rw", "bad tmpfs option");
+	parse_bad("tmpfs:/t:suid", "bad tmpfs option");
+	parse_bad("tmpfs:/t:", "bad tmpfs option");
+	/* The destination: absolute, not the root; no host path involved. */
+	parse_bad("tmpfs", "needs an absolute destination");
+	parse_bad("tmpfs:t", "needs an absolute destination");
+	parse_bad("tmpfs:/..", "container's /");
+	/* A directory of that name is ./tmpfs. */
+	parse_ok("./tmpfs:/t", "/home/u/proj/tmpfs", "/t", false);
+}
+
+static void test_parse_umount(void **state)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(mount_parse("umount:/root/", "/", &m, &e), 0);
+	assert_int_equal(m.kind, CTR_MOUNT_UMOUNT);
+	assert_string_equal(m.dst, "/root");
+	assert_null(m.data);
+	mount_free(&m);
+	parse_bad("umount:/root:ro", "umount takes no options");
+	parse_bad("umount", "needs an absolute destination");
+	parse_bad("umount:/", "container's /");
+	parse_ok("./umount", "/home/u/proj/umount", "/home/u/proj/umount", false);
+}
+
+static void add_spec(struct ctr_mounts *ms, const char *spec)
+{
+	struct ctr_mount m;
+	struct err e = { 0 };
+
+	if (mount_parse(spec, "/", &m, &e) < 0 || mounts_add_copy(ms, &m, &e) < 0)
+		fail_msg("%s: %s", spec, e.msg);
+	mount_free(&m);
+}
+
+/* umount:DST drops the mounts before it at DST and below, not after it. */
+static void test_umount_removes_earlier_mounts_at_and_below(void **state)
+{
+	struct ctr_mounts ms = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	add_spec(&ms, "/home/u:/home/u");
+	add_spec(&ms, "/data:/home/u/data");
+	add_spec(&ms, "/data:/home/user2");
+	add_spec(&ms, "tmpfs:/scratch:size=1m");
+	add_spec(&ms, "umount:/home/u");
+	add_spec(&ms, "/data:/home/u");
+	add_spec(&ms, "umount:/scratch");
+	assert_int_equal(mounts_apply_umounts(&ms, false, "runc", &e), 0);
+	assert_int_equal(ms.n, 2);
+	assert_string_equal(ms.v[0].dst, "/home/user2");
+	assert_string_equal(ms.v[1].dst, "/home/u");
+	assert_string_equal(ms.v[1].src, "/data");
+	assert_int_equal(ms.v[1].kind, CTR_MOUNT_BIND);
+	mounts_free(&ms);
+}
+
+/* One that finds nothing: refused, unless the runtime detaches its own. */
+static void test_umount_of_nothing(void **state)
+{
+	struct ctr_mounts ms = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	add_spec(&ms, "umount:/home/u");
+	add_spec(&ms, "/data:/home/u");
+	assert_int_equal(mounts_apply_umounts(&ms, false, "crun", &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "umount:/home/u: ctrun mounts nothing at /home/u"));
+	assert_non_null(strstr(e.msg, "crun"));
+	assert_int_equal(mounts_apply_umounts(&ms, true, "enroot", &e), 0);
+	assert_int_equal(ms.n, 2);
+	assert_int_equal(ms.v[0].kind, CTR_MOUNT_UMOUNT);
+	assert_int_equal(ms.v[1].kind, CTR_MOUNT_BIND);
+	mounts_free(&ms);
+}
+
 static void test_parse_escaped_colons_and_backslashes(void **state)
 {
 	(void)state;
@@ -303,6 +418,10 @@ int main(void)
 		cmocka_unit_test(test_parse_escaped_colons_and_backslashes),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_suid_and_dev_options),
+		cmocka_unit_test(test_parse_tmpfs),
+		cmocka_unit_test(test_parse_umount),
+		cmocka_unit_test(test_umount_removes_earlier_mounts_at_and_below),
+		cmocka_unit_test(test_umount_of_nothing),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_source_must_exist),
 		cmocka_unit_test(test_mount_inside_an_earlier_bind_is_provided),

@@ -368,6 +368,41 @@ static void test_suid_and_dev_only_when_asked(void **state)
 	spec_free(&s);
 }
 
+/* tmpfs:DST:OPTS (pyxis's tmpfs:): a mount of type tmpfs, nosuid,nodev,
+ * its checked options verbatim as the mount's data; runc and crun alike. */
+static void test_tmpfs_is_a_tmpfs_mount(void **state)
+{
+	static const char *const drivers[] = { "oci", "crun", NULL };
+	struct ctr_spec s;
+	struct ctr_mount t;
+	struct err e = { 0 };
+
+	(void)state;
+	spec_init(&s);
+	assert_int_equal(mount_parse("tmpfs:/my tmpfs:ro,size=64m,huge=within_size", "/", &t, &e), 0);
+	assert_int_equal(mounts_add_copy(&s.mounts, &t, &e), 0);
+	mount_free(&t);
+	for (const char *const *d = drivers; *d != NULL; d++) {
+		struct ctr_plan p = { 0 };
+		json_object *c, *m;
+
+		s.rt = ctr_driver_named(*d);
+		assert_int_equal(s.rt->plan(&s, &p, &e), 0);
+		c = json_tokener_parse(p.files[0].data);
+		assert_non_null(c);
+		m = get(c, "mounts");
+		assert_int_equal(json_object_array_length(m), 10);
+		assert_string_equal(json_object_get_string(get(m, "9.destination")), "/my tmpfs");
+		assert_string_equal(json_object_get_string(get(m, "9.type")), "tmpfs");
+		assert_string_equal(json_object_get_string(get(m, "9.source")), "tmpfs");
+		assert_strings(get(m, "9.options"), (const char *const[]){ "nosuid", "nodev", "ro",
+			"size=64m", "huge=within_size", NULL });
+		json_object_put(c);
+		ctr_plan_free(&p);
+	}
+	spec_free(&s);
+}
+
 static void test_mounts_in_order_verbatim(void **state)
 {
 	struct ctr_spec s;
@@ -550,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_root_stays_root_of_the_namespace),
 		cmocka_unit_test(test_mounts_in_order_verbatim),
 		cmocka_unit_test(test_suid_and_dev_only_when_asked),
+		cmocka_unit_test(test_tmpfs_is_a_tmpfs_mount),
 		cmocka_unit_test(test_root_keeps_its_ids_and_tty_gid),
 		cmocka_unit_test(test_gpus_without_the_hook_pass_the_device_nodes),
 		cmocka_unit_test(test_gpus_with_the_hook),
