@@ -1,5 +1,6 @@
-/* fuzz_mounts.c - libFuzzer target for --mount SRC[:DST[:ro|rw]]
- * (runner/container/rt/mounts.c): whatever it accepts has absolute,
+/* fuzz_mounts.c - libFuzzer target for --mount SRC[:DST[:ro|rw]],
+ * tmpfs:DST[:OPTS] and umount:DST (runner/container/rt/mounts.c):
+ * whatever it accepts has absolute,
  * normalised paths (no empty, "." or ".." component) and parses again to
  * the same thing once written back with its escapes. */
 #include <stddef.h>
@@ -32,7 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(spec, data, size);
 	spec[size] = '\0';
 	if (mount_parse(spec, "/work/dir", &m, &e) == 0) {
-		check_path(m.src);
+		/* tmpfs:DST[:OPTS] and umount:DST: the source is the word, and a
+		 * tmpfs's mount data only the checked words (mounts.c). */
+		if (m.kind == CTR_MOUNT_BIND)
+			check_path(m.src);
+		else if (strcmp(m.src, m.kind == CTR_MOUNT_TMPFS ? "tmpfs" : "umount") != 0 ||
+			 (m.kind == CTR_MOUNT_TMPFS &&
+			  (m.data == NULL || strspn(m.data, "abcdefghijklmnopqrstuvwxyz_0123456789=,%"
+						    "KMGT") != strlen(m.data))) ||
+			 (m.kind == CTR_MOUNT_UMOUNT && m.data != NULL))
+			abort();
 		check_path(m.dst);
 		mount_free(&m);
 	} else if (strchr(e.msg, '\n') != NULL) {
