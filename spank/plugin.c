@@ -224,6 +224,58 @@ static int reg_name(void)
 	return n < 0 || (size_t)n >= sizeof(ctx.regname) ? -1 : 0;
 }
 
+/* A step that asked for --container-unshare and joins a running
+ * container: each namespace it named must be the container's own (not
+ * slurmstepd's, the node's), else it is refused as pyxis refuses it. */
+static int check_unshared(void)
+{
+	static const struct {
+		const char *name, *what;
+		int fd;
+	} ns[] = { { "net", "network", HOLD_FD_NET }, { "ipc", "IPC", HOLD_FD_IPC },
+		   { "uts", "UTS", HOLD_FD_UTS } };
+	char list[64];
+
+	if (ctx.args.unshare == NULL)
+		return 0;
+	snprintf(list, sizeof(list), ",%s,", ctx.args.unshare);
+	for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++) {
+		char word[8], self[32];
+		struct stat a, b;
+
+		snprintf(word, sizeof(word), ",%s,", ns[i].name);
+		snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
+		if (strstr(list, word) == NULL)
+			continue;
+		if (ctx.hold.fds[ns[i].fd] < 0 || fstat(ctx.hold.fds[ns[i].fd], &a) < 0 ||
+		    stat(self, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+			return err_set(&ctx.hold_err, EXIT_CTRUN, "error: --container-unshare=%s "
+				       "requested but the container is not in a separate %s namespace "
+				       "(--container-name %s runs without one: start it with "
+				       "--container-unshare=%s, or use another name)", ns[i].name,
+				       ns[i].what, ctx.args.name, ns[i].name);
+	}
+	return 0;
+}
+
+/* pyxis's check, in slurmstepd as the user, before a container is
+ * started: a bind's absolute source that does not exist fails the step
+ * with pyxis's line (other errors are ctrun's to report, as pyxis leaves
+ * them to enroot). */
+static int check_sources(void)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < ctx.args.sources.n; i++) {
+		const char *src = ctx.args.sources.v[i];
+
+		if (src[0] == '/' && stat(src, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+			return err_set(&ctx.hold_err, EXIT_CTRUN, "--container-mounts: source path "
+				       "does not exist: %s", src);
+	}
+	return 0;
+}
+
 /* Another step's running container of that name: its record's changes
  * and working directory, its namespaces.  1 when joined, 0 when there is
  * none, -1 with ctx.hold_err. */
@@ -252,7 +304,7 @@ static int attach(void)
 	memset(&r.set, 0, sizeof(r.set));
 	memset(&r.unset, 0, sizeof(r.unset));
 	r.cwd = NULL;
-	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 ? -1 : 1;
+	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 || check_unshared() < 0 ? -1 : 1;
 	sp_reg_free(&r);
 	return found;
 }
@@ -282,6 +334,10 @@ static int start(spank_t sp)
 		rc |= strv_push(&argv, "--name") | strv_push(&argv, ctx.regname);
 	if (pmix != NULL && (pmix[0] != '/' || stat(pmix, &st) < 0 || !S_ISDIR(st.st_mode)))
 		pmix = NULL;
+	if (check_sources() < 0) {
+		strv_free(&argv);
+		return -1;
+	}
 	if (rc != 0 ||
 	    sp_args_hold_argv(&ctx.args, &ctx.conf, script, pmix, &argv, &ctx.hold_err) < 0) {
 		if (ctx.hold_err.msg[0] == '\0')
@@ -291,7 +347,10 @@ static int start(spank_t sp)
 	}
 	if ((ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
 	     strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) ||
-	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0)) {
+	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0) ||
+	    (ctx.args.workdir == NULL && ctx.conf.workdir_image
+		     ? strv_setenv(&ctx.given, "CTRUN_HOLD_WORKDIR", "image", 1)
+		     : strv_unsetenv(&ctx.given, "CTRUN_HOLD_WORKDIR")) < 0) {
 		strv_free(&argv);
 		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
 	}
@@ -490,12 +549,14 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 					"container");
 	}
 	/* --container-workdir: entered by the task, relative to the root, as
-	 * pyxis's task does; else the holding agent's, which is srun's
-	 * directory when this step started the container.  A step that joins
-	 * another's starts in its own srun's directory (ctrun's rule; never
-	 * where the other step's processes went), or the container's when the
-	 * container has no such directory (pyxis: the image's). */
-	if (ctx.attached && ctx.args.workdir == NULL && getcwd(own, sizeof(own)) != NULL)
+	 * pyxis's task does; else the holding agent's: the image's working
+	 * directory (default_workdir=image, pyxis's rule), or srun's directory
+	 * (default_workdir=srun) when this step started the container.  With
+	 * srun's rule, a step that joins another's starts in its own srun's
+	 * directory (never where the other step's processes went), or the
+	 * container's when the container has no such directory. */
+	if (ctx.attached && ctx.args.workdir == NULL && !ctx.conf.workdir_image &&
+	    getcwd(own, sizeof(own)) != NULL)
 		dir = own;
 	if (task_env(sp, dir == ctx.hold.cwd ? ctx.hold.cwd : NULL) < 0 ||
 	    sp_join(ctx.hold.fds, dir, dir == own ? ctx.hold.cwd : NULL, &e) < 0) {

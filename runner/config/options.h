@@ -48,6 +48,8 @@ struct options {
 	char *image;
 	char *runtime;
 	bool start_fast;      /* __hold: auto prefers crun to runc (rt.h ctr_pick) */
+	bool home_env;        /* __hold: the home bound is $HOME's (enroot's rule), not the
+			       * password database's (ctr_ident_init) */
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
