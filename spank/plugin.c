@@ -81,7 +81,7 @@ static struct {
 	bool attached;       /* the container is another step's (spreg.h) */
 	struct err hold_err; /* why not (reported by the tasks) */
 	struct strv set, unset; /* the container's changes to the environment */
-	char regdir[512];    /* this node's running containers of the user */
+	bool reg;            /* the node's running containers can be used (spreg.h) */
 	char regname[128];   /* this step's container's name there */
 	int regfd;           /* its record, locked while it runs; -1 = none */
 } ctx = { .regfd = -1 };
@@ -203,11 +203,53 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	strv_free(&notes);
 	if (remote && ctx.enabled) {
 		rv = job_info(sp);
-		/* As root, once: the user's directory of running containers. */
-		if (rv == 0 && sp_reg_prepare(ctx.uid, ctx.gid, &e) < 0)
+		/* As root, once: the user's directory of running containers,
+		 * the node's stale ones removed. */
+		ctx.reg = rv == 0 && sp_reg_prepare(ctx.uid, &e) == 0;
+		if (rv == 0 && !ctx.reg)
 			slurm_info("ctrun: %s (no --container-name of running containers)", e.msg);
 	}
 	return rv;
+}
+
+/* slurmstepd runs user_init as the job's user (seteuid); the records of
+ * running containers are root's (spreg.h): root's effective ids for the
+ * length of one call.  -1 when they cannot be had or given back. */
+static int as_root(int (*fn)(void *), void *arg, struct err *e)
+{
+	uid_t eu = geteuid();
+	gid_t eg = getegid();
+	int rv;
+
+	if (eu != 0 && (seteuid(0) < 0 || setegid(0) < 0))
+		return err_sys(e, EXIT_CTRUN, "the records of running containers: root's ids");
+	rv = fn(arg);
+	if (eu != 0 && (setegid(eg) < 0 || seteuid(eu) < 0)) {
+		slurm_error("ctrun: cannot give back the job's ids after the records of running "
+			    "containers: %s", strerror(errno));
+		return err_sys(e, EXIT_CTRUN, "the job's ids");
+	}
+	return rv;
+}
+
+struct reg_call {
+	struct sp_reg *r;
+	struct err *e;
+	int rv;
+};
+
+static int lookup_fn(void *arg)
+{
+	struct reg_call *c = arg;
+
+	return c->rv = sp_reg_lookup(ctx.uid, ctx.regname, c->r, c->e);
+}
+
+static int publish_fn(void *arg)
+{
+	struct reg_call *c = arg;
+
+	return c->rv = sp_reg_publish(ctx.uid, ctx.regname, c->r, c->e);
 }
 
 /* The name of this step's container among the node's running ones:
@@ -282,11 +324,12 @@ static int check_sources(void)
 static int attach(void)
 {
 	struct sp_reg r;
+	struct reg_call call = { &r, &ctx.hold_err, -1 };
 	int found;
 
 	if (ctx.args.name == NULL || strcmp(ctx.args.name_flags, "no_exec") == 0)
 		return 0;
-	found = sp_reg_lookup(ctx.regdir, ctx.regname, ctx.uid, &r, &ctx.hold_err);
+	found = as_root(lookup_fn, &call, &ctx.hold_err) < 0 ? -1 : call.rv;
 	if (found == 0 && strcmp(ctx.args.name_flags, "exec") == 0)
 		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:exec: the container is not "
 			"running on this node", ctx.args.name);
@@ -377,10 +420,11 @@ static int start(spank_t sp)
 	 * no reason to fail this one. */
 	r = (struct sp_reg){ .pid = ctx.hold.agent, .start = sp_reg_starttime(ctx.hold.agent),
 			     .cwd = ctx.hold.cwd, .set = ctx.set, .unset = ctx.unset };
-	if (ctx.regdir[0] != '\0') {
+	if (ctx.reg) {
 		struct err e = { 0 };
+		struct reg_call call = { &r, &e, -1 };
 
-		ctx.regfd = sp_reg_publish(ctx.regdir, ctx.regname, &r, &e);
+		ctx.regfd = as_root(publish_fn, &call, &e) < 0 ? -1 : call.rv;
 		if (ctx.regfd < 0)
 			slurm_info("ctrun: %s", e.msg);
 	}
@@ -390,7 +434,6 @@ static int start(spank_t sp)
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	char **env = NULL;
-	struct err e = { 0 };
 	uint32_t nodeid, procid;
 	int found;
 
@@ -418,11 +461,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			return 0;
 		}
 	}
-	if (reg_name() < 0 || sp_reg_dir(ctx.uid, ctx.regdir, sizeof(ctx.regdir), &e) < 0)
-		ctx.regdir[0] = '\0';
+	if (reg_name() < 0)
+		ctx.reg = false;
 	/* Errors of user_init do not reach srun (Slurm reports success): the
 	 * tasks report them (task_init). */
-	found = ctx.regdir[0] != '\0' ? attach() : 0;
+	found = ctx.reg ? attach() : 0;
 	if (found < 0)
 		return 0;
 	ctx.attached = found == 1;
@@ -576,7 +619,7 @@ static void stop_hold(void)
 
 	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
 
-	sp_reg_unpublish(ctx.regdir, ctx.regname, ctx.regfd);
+	sp_reg_unpublish(ctx.uid, ctx.regname, ctx.regfd);
 	ctx.regfd = -1;
 	if (ctx.hold.pid > 0) {
 		status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);

@@ -16,7 +16,8 @@ chmod 777 "$TMPD"
 node=${NODES[0]}
 on_node() { as_user srun -N1 -w "$node" "$@"; }
 # The test user's kept containers go with the file.
-trap 'for n in spank-nt spank-run spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2; do
+run_mode=$(stat -c %a /run)
+trap 'chmod "$run_mode" /run; for n in spank-nt spank-run spank-rec spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2; do
 	as_user "$CTRUN" cache remove $n > /dev/null 2>&1; done; spank_cluster_down' EXIT
 
 persistence() {
@@ -141,6 +142,32 @@ concurrent_names() {
 	done
 }
 behaviour "three named containers created at once" concurrent_names
+
+# The node's records of running containers (issue 41): root's, in a
+# directory the job's user can neither read nor write (a user could fill
+# /run, and leave files after the job); /run's own mode never changed; a
+# record left by a step that died goes at the node's next step.
+records() {
+	local dir=/run/ctrun-spank/$node/$(id -u "$SPANK_USER")
+	# A mode of /run's that a plugin must not "fix" (the file's EXIT trap
+	# puts the machine's back whatever happens).
+	chmod 0711 /run
+	echo stale > /tmp/ctrun-stale-record
+	hold_a rec --container-image="$BB" --container-name=spank-rec
+	assert_eq "0 0 600" "$(stat -c '%u %g %a' "$dir/spank-rec")" "the record: root's, 0600"
+	assert_eq "0 700" "$(stat -c '%u %a' "$dir")" "the user's directory: root's, 0700"
+	as_user sh -c "ls '$dir'" > /dev/null 2>&1 && fail "the job's user can list the records"
+	as_user sh -c "echo x > '$dir/planted'" 2> /dev/null && fail "the job's user can write a record"
+	touch rec.done
+	wait
+	assert_eq 711 "$(stat -c %a /run)" "/run's mode"
+	# A record of a step that died (no lock held), then the node's next step.
+	cp /tmp/ctrun-stale-record "$dir/spank-dead" && rm -f /tmp/ctrun-stale-record
+	on_node --container-image="$BB" true
+	[ ! -e "$dir/spank-dead" ] || fail "a stale record outlived the node's next step"
+	chmod "$run_mode" /run
+}
+behaviour "the records of running containers are root's, /run untouched, stale ones removed" records
 
 nothing_left() {
 	assert_no_leftovers "ctrun __hold" 10
