@@ -192,9 +192,8 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	const char *name = archive_entry_pathname(ent), *base, *hl;
 	mode_t type = archive_entry_filetype(ent);
 
-	if (name == NULL)
-		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
-	if (unpack_limit_add(l, 512, e) < 0)
+	/* Its name (never NULL after this) and link targets: bounded and counted. */
+	if (unpack_limit_member(l, ent, what, e) < 0)
 		return -1;
 	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
