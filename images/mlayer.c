@@ -163,7 +163,8 @@ static struct mnode *create(struct archive *in, struct sqimage *s, struct mnode 
 	if (type != AE_IFDIR && type != AE_IFLNK && type != AE_IFIFO)
 		type = AE_IFREG;
 	ino = mtree_inode(t, (uint32_t)type);
-	if (ino == NULL || (type == AE_IFLNK && mtree_set_target(t, ino, target, strlen(target)) < 0) ||
+	if (ino == NULL ||
+	    (type == AE_IFLNK && mtree_set_target(t, ino, target, strlen(target)) < 0) ||
 	    (n = mtree_link(t, dir, base, ino)) == NULL) {
 		err_sys(e, EXIT_CTRUN, "%s", what);
 		return NULL;

@@ -168,6 +168,7 @@ static void test_the_tree_counts_names_and_targets_in_bytes(void **state)
 	d = mtree_link(&t, &t.root, "d", dir);
 	assert_non_null(d);
 	with_dir = t.bytes;
+	/* The lookup table starts at 4096 slots. */
 	assert_true(with_dir >= sizeof(struct minode) + sizeof(struct mnode) + 4096 * sizeof(void *));
 	link = mtree_inode(&t, S_IFLNK | 0777);
 	assert_int_equal(mtree_set_target(&t, link, target, 4000), 0);
