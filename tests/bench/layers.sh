@@ -27,7 +27,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 specs=(links:10000 links:100000 links:1000000 pairs:24000 pairs:100000 files:1000000:60)
 reg_start --plain --auth none --addr 127.0.0.1 >&2
 export CTRUN_REGISTRY_PLAIN_HTTP=$REG_HOST
-declare -A gz members
+declare -A gz
 for s in "${specs[@]}"; do
 	tag=${s//:/-}
 	echo "bench: making $s" >&2
