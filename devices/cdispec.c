@@ -398,6 +398,12 @@ static int device(struct at *a, const char *where, json_object *o, struct cdi_de
 	return 0;
 }
 
+static int devices(struct at *a, json_object *o, struct cdi_spec *s)
+{
+	EACH(a, "", o, "devices", s->devs, s->ndevs, dev_, device);
+	return 0;
+}
+
 static int version(struct at *a, const char *v, char **out)
 {
 	const char *s = v[0] == 'v' ? v + 1 : v;
@@ -431,7 +437,8 @@ static int spec(struct at *a, json_object *o, struct cdi_spec *s)
 	if (annotations(a, "", o) < 0 || edits(a, "containerEdits", field(o, "containerEdits"),
 					      &s->edits) < 0)
 		goto out;
-	EACH(a, "", o, "devices", s->devs, s->ndevs, dev_, device);
+	if (devices(a, o, s) < 0)
+		goto out;
 	if (s->ndevs == 0) {
 		bad(a, "devices", "no devices (a spec needs at least one)");
 		goto out;

@@ -136,7 +136,7 @@ static int nodes(json_object *config, json_object *mounts, const struct ctr_spec
 int oci_edits_config(json_object *config, const struct ctr_spec *s, struct err *e)
 {
 	const struct ctr_edits *d = &s->edits;
-	json_object *mounts = sub(config, "mounts", json_type_array), *hooks, *proc, *user, *g;
+	json_object *mounts = sub(config, "mounts", json_type_array), *hooks = NULL, *proc, *user, *g;
 
 	if (ctr_edits_empty(d))
 		return 0;
