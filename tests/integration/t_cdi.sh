@@ -85,7 +85,7 @@ devices:
     - {path: /dev/fakehm, hostPath: $TMPD/hostdev/null640}
 EOF
 cat > cdi/acc.json <<EOF
-{"cdiVersion": "0.4.0", "kind": "other.org/acc",
+{"cdiVersion": "0.5.0", "kind": "other.org/acc",
  "devices": [{"name": "all", "containerEdits": {
    "env": ["ACC=all"],
    "deviceNodes": [{"path": "/dev/acc0", "hostPath": "$TMPD/hostdev/null0"},
@@ -124,13 +124,14 @@ podman_run() { # DEVICE...: the probe under podman, into out/podman
 	for d; do args+=(--device "$d"); done
 	rm -rf prootfs && cp -a "$ROOTFS" prootfs && mkdir -p pup pwork && : > out/hooks.log
 	unshare -m --propagation private sh -ec '
-		mount -t overlay overlay -o lowerdir=/etc,upperdir="$1/pup",workdir="$1/pwork" /etc
-		mkdir -p /etc/cdi && cp "$1"/cdi/*.yaml "$1"/cdi/*.json /etc/cdi/
+		t=$1
 		shift
-		CONTAINERS_CONF="$TMPD/containers.conf" podman --runtime runc --cgroup-manager cgroupfs \
-			--events-backend none --storage-driver vfs --root "$TMPD/pstore" \
-			--runroot "$TMPD/prun" run --rm --network host "$@" --rootfs "$TMPD/prootfs" \
-			sh -c "$(cat "$TMPD/probe.sh")"' sh "$TMPD" "${args[@]}" > out/podman
+		mount -t overlay overlay -o lowerdir=/etc,upperdir="$t/pup",workdir="$t/pwork" /etc
+		mkdir -p /etc/cdi && cp "$t"/cdi/*.yaml "$t"/cdi/*.json /etc/cdi/
+		CONTAINERS_CONF="$t/containers.conf" podman --runtime runc --cgroup-manager cgroupfs \
+			--events-backend none --storage-driver vfs --root "$t/pstore" \
+			--runroot "$t/prun" run --rm --network host "$@" --rootfs "$t/prootfs" \
+			sh -c "$(cat "$t/probe.sh")"' sh "$TMPD" "${args[@]}" > out/podman
 	cat out/hooks.log >> out/podman
 }
 ctrun_run() { # DEVICE...: the probe under ctrun (runc, root), into out/ctrun
@@ -277,7 +278,8 @@ gpu_run() { # SOURCE SPECDIR [CTRUN OPTION...]: as root, 2 GPUs of the node
 	local src=$1 dir=$2
 	shift 2
 	CTRUN_GPU_SOURCE=$src CTRUN_CDI_SPEC_DIRS=$dir srun -N1 -n1 -w "$node" --gpus-per-node=2 \
-		"$CTRUN" -v --runtime oci --image "$BB" --no-python "$@" -- sh "$TMPD/u/gpu.sh"
+		"$CTRUN" -v --runtime oci --image "$BB" --no-python --nproc-per-node 1 "$@" -- \
+		sh "$TMPD/u/gpu.sh"
 }
 gpus_from_cdi() {
 	gpu_run auto "$TMPD/gpucdi" > out/gpu 2> err
