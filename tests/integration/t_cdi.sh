@@ -56,8 +56,6 @@ cdiVersion: 0.5.0
 kind: example.com/fake
 containerEdits:
   env: [FAKE_SPEC=1]
-  hooks:
-  - {hookName: poststop, path: $TMPD/hook.py, args: [hook.py, ps]}
 devices:
 - name: dev0
   containerEdits:
@@ -68,6 +66,7 @@ devices:
     - {hostPath: $TMPD/vendorlib, containerPath: /opt/fakelib, options: [ro, nosuid, nodev, bind]}
     hooks:
     - {hookName: createContainer, path: $TMPD/hook.py, args: [hook.py, cc, dev0], env: [HOOKVAR=dev0]}
+    - {hookName: poststop, path: $TMPD/hook.py, args: [hook.py, ps]}
 - name: dev1
   containerEdits:
     deviceNodes:
