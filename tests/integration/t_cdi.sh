@@ -330,4 +330,17 @@ gpus_cdi_missing() {
 	grep -q "\[gpu\] source = cdi, but no CDI spec of kind nvidia.com/gpu" err || fail "$(cat err)"
 }
 behaviour "source cdi without a spec: exit 125, one line" gpus_cdi_missing
+gpus_auto_fallback() { # NVIDIA's spec has hooks, which ch-run runs not: auto takes ctrun-hook
+	CTRUN_CDI_SPEC_DIRS=$TMPD/gpucdi srun -N1 -n1 -w "$node" --gpus-per-node=2 "$CTRUN" -v \
+		--dry-run --runtime charliecloud --image "$BB" --no-python --nproc-per-node 1 -- true \
+		> out/gpu 2> err || fail "auto: $(cat err)"
+	grep -q "GPUs from ctrun-hook: the GPUs' CDI devices cannot be applied here (charliecloud: createContainer hook .* charliecloud runs no OCI hooks" err ||
+		fail "-v: $(cat err)"
+	run_rc env CTRUN_GPU_SOURCE=cdi CTRUN_CDI_SPEC_DIRS="$TMPD/gpucdi" srun -N1 -n1 -w "$node" \
+		--gpus-per-node=2 "$CTRUN" -q --dry-run --runtime charliecloud --image "$BB" --no-python \
+		-- true 2> err
+	assert_eq 2 "$rc" "source cdi under charliecloud"
+	grep -q "charliecloud runs no OCI hooks" err || fail "$(cat err)"
+}
+behaviour "source auto where the runtime cannot apply the spec: ctrun-hook, -v says why" gpus_auto_fallback
 behaviour "no container left at the end" assert_no_containers
