@@ -287,7 +287,8 @@ static void test_container_device_becomes_device_options(void **state)
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
 	assert_int_equal(set(f, SP_DEVICE, 0, "example.com/fake=dev0,nvidia.com/gpu=0"), 0);
 	assert_string_equal(hold_line(f, NULL, NULL),
-			    "--image /i --device example.com/fake=dev0 --device nvidia.com/gpu=0");
+			    "--image /i --workdir / --entrypoint=false --device example.com/fake=dev0 "
+			    "--device nvidia.com/gpu=0");
 	assert_int_equal(set(f, SP_DEVICE, 0, "--root"), -1);
 	assert_non_null(strstr(f->e.msg, "--container-device: '--root' is not a CDI device name"));
 }
