@@ -266,10 +266,16 @@ static void *serve(void *arg)
 
 	s->outcome = FEED_NONE_CAME;
 	s->down = admit(s);
-	if (s->down >= 0)
-		run(s);
-	if (s->down >= 0)
-		close(s->down);
+	if (s->down < 0)
+		return NULL;
+	run(s);
+	/* Not served: reset, not a FIN behind megabytes a node that stopped
+	 * reading will never take; it learns at once, and the kernel keeps
+	 * nothing for it. */
+	if (s->outcome != FEED_SERVED)
+		setsockopt(s->down, SOL_SOCKET, SO_LINGER, &(struct linger){ 1, 0 },
+			   sizeof(struct linger));
+	close(s->down);
 	s->down = -1;
 	return NULL;
 }

@@ -35,6 +35,7 @@ static const char *const runtimes[] = { "auto", CTR_DRIVERS(RUNTIME_NAME) NULL }
 static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };
+static const char *const feeds[] = { "auto", "off", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -92,6 +93,7 @@ static const struct key keys[] = {
 	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
 	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
 	{ "registry", "reuse", NULL, K_ENUM, OFF(reg_reuse), 0, 0, autobool },
+	{ "registry", "feed", NULL, K_ENUM, OFF(reg_feed), 0, 0, feeds },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -140,6 +142,7 @@ void options_free(struct options *o)
 	free_str(&o->cache_compression);
 	free_str(&o->reg_compression);
 	free_str(&o->reg_reuse);
+	free_str(&o->reg_feed);
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
 	free_str(&o->reg_auth_file);

@@ -85,6 +85,7 @@ struct options {
 	long reg_wait;        /* seconds a ctrun waits for another's pull */
 	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
 	char *reg_reuse;       /* "false": never build an image on a stored one; NULL = auto */
+	char *reg_feed;        /* "off": no image feed between a step's nodes; NULL = auto */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */
