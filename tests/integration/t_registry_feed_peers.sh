@@ -107,6 +107,18 @@ wait_line() {
 	cat "$1" 2>/dev/null || true
 	fail "no line '$2' in $1"
 }
+# A step of $ref whose node 0's feed port the attacker holds before node
+# 0's ctrun starts, and never answers on (feed_peer.py silent).
+step_with_impostor() {
+	start_step "$ref"
+	attack "$N0" silent "$port"
+	wait_line attack.txt '^listening$'
+	release 0
+	release 1
+	step_done
+	stop_attacker
+	cat attack.txt
+}
 image_sum() { reg_node_image_sum "$1" "$local_store" "$digest"; }
 # Node 1 got the image from node 0 (ctrun -v says so, and nothing of it
 # was asked of the registry twice): one manifest request and each blob
@@ -128,13 +140,7 @@ silent_impostor() {
 	local m0 left
 	local_stores_gone
 	m0=$(manifests)
-	start_step "$ref"
-	attack "$N0" silent "$port"
-	wait_line attack.txt '^listening$'
-	release 0
-	release 1
-	step_done
-	cat attack.txt
+	step_with_impostor
 	assert_eq 0 "$rc" "the step with a silent listener on node 0's feed port"
 	assert_eq 2 "$(grep -c ' ran$' out)" "nodes that ran the image"
 	grep -q '^hello 268$' attack.txt || fail "node 1 never reached the impostor"
@@ -206,14 +212,7 @@ feed_off() {
 	local_stores_gone
 	m0=$(manifests)
 	export CTRUN_REGISTRY_FEED=off
-	start_step "$ref"
-	attack "$N0" silent "$port"
-	wait_line attack.txt '^listening$'
-	release 0
-	release 1
-	step_done
-	stop_attacker
-	cat attack.txt
+	step_with_impostor
 	assert_eq 0 "$rc" "the step with feed = off"
 	assert_eq 2 "$(grep -c ' ran$' out)" "nodes that ran the image"
 	assert_eq 2 "$(grep -c 'no image feed between the step.s nodes (\[registry\] feed = off): each node pulls for itself' err)" \

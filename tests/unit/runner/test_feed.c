@@ -153,14 +153,14 @@ static void image(struct tmpdir *td, char *path, uint8_t sum[FEED_SUM_LEN])
  * keep-alives) and, unless `silent_after` (then nothing more: the link
  * stays open), GO, the head, the record (layers, "" none), the image
  * with byte `flip` changed (>= 0), or (flip_layers) its record's last
- * byte, or (cut) only half of it then nothing, and a tail MAC'd with
- * tail_key (beats: with beat_key). */
+ * byte, or (cut) only half of it then nothing (hang_up: then the end of
+ * the connection), and a tail MAC'd with tail_key (beats: with beat_key). */
 struct sender {
 	int fd;
 	const char *path;
 	struct feed_hello hello;
 	long flip;
-	bool cut, flip_layers, silent_after;
+	bool cut, hang_up, flip_layers, silent_after;
 	int beats;
 	const uint8_t *tail_key, *beat_key;
 	const char *layers;
@@ -205,8 +205,10 @@ static void *send_thread(void *arg)
 	if (s->flip >= 0)
 		buf[s->flip] ^= 1;
 	put(s->fd, buf, s->cut ? SIZE / 2 : SIZE);
+	if (s->cut && s->hang_up)
+		shutdown(s->fd, SHUT_WR); /* the node above went away */
 	if (s->cut)
-		return NULL; /* and nothing more: the link stays open */
+		return NULL; /* and nothing more */
 	feed_tail_make(&t, s->tail_key, &s->hello, &hd, s->sum, layers);
 	put(s->fd, &t, sizeof(t));
 	return NULL;
@@ -310,6 +312,9 @@ static void test_lies_and_stalls_refused(void **state)
 		{ { .flip = -1, .beats = 2, .silent_after = true }, "no keep-alive within" },
 		/* half the image, then silence */
 		{ { .flip = -1, .cut = true, .tail_key = key }, "the image stopped coming" },
+		/* half the image, then the link closes */
+		{ { .flip = -1, .cut = true, .hang_up = true, .tail_key = key },
+		  "the connection ended" },
 	};
 	char path[PATH_MAX];
 

@@ -13,6 +13,7 @@
 #include <endian.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -311,6 +312,13 @@ static void test_a_node_below_that_stops_reading_is_dropped(void **state)
 	assert_int_equal(feed_serve_end(s, why, sizeof(why)), FEED_DROPPED);
 	if (strstr(why, "stopped reading") == NULL)
 		fail_msg("why: '%s'", why);
+	{
+		/* Reset: the node below learns it without reading the rest. */
+		struct pollfd p = { .fd = u.fd, .events = POLLRDHUP };
+
+		assert_int_equal(poll(&p, 1, BOUND_MS), 1);
+		assert_true(p.revents & (POLLHUP | POLLERR));
+	}
 	close(u.fd);
 }
 
