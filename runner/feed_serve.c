@@ -119,10 +119,10 @@ static int admit(struct feed_serve *s)
 	return fd;
 }
 
-/* Drops the node below, saying why. */
+/* Drops the node below, saying why (errno ETIMEDOUT: it stalled). */
 static void drop(struct feed_serve *s, const char *why)
 {
-	s->outcome = FEED_DROPPED;
+	s->outcome = errno == ETIMEDOUT ? FEED_STALLED : FEED_GONE;
 	if (errno == ETIMEDOUT)
 		snprintf(s->why, sizeof(s->why), "it took nothing for %d s (it stopped reading): "
 			 "dropped", s->silent_ms / 1000);

@@ -51,12 +51,17 @@ void feed_serve_more(struct feed_serve *s, uint64_t have);
  * whatever it hashes to): the tail may go. */
 void feed_serve_verified(struct feed_serve *s, const uint8_t sum[FEED_SUM_LEN]);
 
-enum feed_served { FEED_SERVED, FEED_NONE_CAME, FEED_DROPPED };
+enum feed_served {
+	FEED_SERVED,    /* the node below has it all */
+	FEED_NONE_CAME, /* none was admitted by admit_by */
+	FEED_STALLED,   /* it took nothing for silent_ms: dropped */
+	FEED_GONE,      /* it closed the link or broke the protocol, or this node gave up */
+};
 /* The end of this node's part: when the image was verified, waits until
  * the node below has all of it (or is dropped; or, none admitted yet,
  * until admit_by); otherwise the link is closed now (the node below pulls
- * for itself).  What became of the node below, why (when dropped) in
- * `why`; s is freed.  NULL s: FEED_NONE_CAME. */
+ * for itself).  What became of the node below, why (when stalled or gone)
+ * in `why`; s is freed.  NULL s: FEED_NONE_CAME. */
 enum feed_served feed_serve_end(struct feed_serve *s, char *why, size_t size);
 
 #endif

@@ -121,15 +121,18 @@ static struct feed_serve *serve_down(const struct feed_step *f, bool quiet, cons
 	return s;
 }
 
-/* The end of the link below: one line when the node below was dropped
- * while this node's own image was fine. */
-static void end_down(const struct feed_step *f, struct feed_serve *s, bool say, bool quiet)
+/* The end of the link below, while this node's own image was fine (say):
+ * one line when the node below stopped reading and was dropped; with -v,
+ * when it went away (it may have had the image already). */
+static void end_down(const struct feed_step *f, struct feed_serve *s, bool say,
+		     const struct registry_cfg *c)
 {
 	char why[200];
+	enum feed_served r = feed_serve_end(s, why, sizeof(why));
 
-	if (feed_serve_end(s, why, sizeof(why)) == FEED_DROPPED && say && !quiet)
-		fprintf(stderr, "ctrun: image feed to the step's node %s: %s; it pulls for itself\n",
-			f->down, why);
+	if (say && !c->quiet && (r == FEED_STALLED || (r == FEED_GONE && c->verbose > 0)))
+		fprintf(stderr, "ctrun: image feed to the step's node %s: %s%s\n", f->down, why,
+			r == FEED_STALLED ? "; it pulls for itself" : "");
 }
 
 /* Connects to the node above, retrying while its ctrun starts. */
@@ -221,7 +224,7 @@ static int feed_root(const struct feed_step *f, const struct registry_cfg *c, co
 		sent = true;
 	}
 	free(layers);
-	end_down(f, s, sent, c->quiet);
+	end_down(f, s, sent, c);
 	return rv;
 }
 
@@ -366,7 +369,7 @@ out:
 	if (rv == 1 && !c->quiet)
 		fprintf(stderr, "ctrun: image from the step's node %s failed (%s); pulling %s "
 			"from the registry\n", f->up, fe.msg, digest[0] != '\0' ? digest : image);
-	end_down(f, s, rv == 0, c->quiet);
+	end_down(f, s, rv == 0, c);
 	free(layers);
 	if (u.fd >= 0)
 		close(u.fd);
