@@ -126,6 +126,8 @@ static void drop(struct feed_serve *s, const char *why)
 	if (errno == ETIMEDOUT)
 		snprintf(s->why, sizeof(s->why), "it took nothing for %d s (it stopped reading): "
 			 "dropped", s->silent_ms / 1000);
+	else if (errno != 0)
+		snprintf(s->why, sizeof(s->why), "%s: %s", why, strerror(errno));
 	else
 		snprintf(s->why, sizeof(s->why), "%s", why);
 }
@@ -159,6 +161,8 @@ static int send_more(struct feed_serve *s, uint64_t have)
 	ssize_t n = pread(s->file, s->buf, want, (off_t)s->sent);
 
 	if (n <= 0) {
+		if (n == 0)
+			errno = 0;
 		drop(s, n < 0 ? "reading this node's copy of the image failed" :
 				"this node's copy of the image is short");
 		return -1;
