@@ -13,7 +13,8 @@
  *
  * Folder runner/net/: what crosses the network between ranks: the
  * rendezvous, the socket and NCCL collectives, bus-bandwidth arithmetic, the
- * data a collective is checked with.  May use: runner/node/, core/ (the
+ * data a collective is checked with, the lobby of connections whose hello
+ * is not in yet (lobby.h, also the image feed's).  May use: runner/node/, core/ (the
  * GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RENDEZVOUS_H
