@@ -166,6 +166,10 @@ idle_flood() {
 	step_done
 	stop_attacker
 	fed "$m0" "$b0"
+	# Node 0 closed the strangers' connections (at their deadline, to
+	# make room, or once node 1 was in).
+	[ "$(grep -c '^closed$' attack.txt || true)" -ge 80 ] ||
+		fail "node 0 did not close the idle connections: $(sort attack.txt | uniq -c)"
 }
 
 # Point 6: a hello made for the next link of a longer chain (from the node
