@@ -9,8 +9,8 @@ user on a node and a slow node of the step (runner/feed.h has the wire; issue 41
       impostor on the feed's port.
   flood HOST PORT N
       keeps N connections to HOST:PORT open that never say a word, opening a new one
-      (after 50 ms) for each the other side closes ("closed"); "flooding" once N were
-      made.  Connects while refused (the step's ctrun not listening yet).
+      (one try each 50 ms) for each the other side closes ("closed"); "flooding" once N
+      were made.  The first connects while refused (the step's ctrun not listening yet).
   hello SECRET JOB STEP UP DOWN POS
       writes to stdout the hello node DOWN (at position POS) sends to node UP in step
       JOB.STEP of the job whose secret (CTRUN_JOB_SECRET) is SECRET: what someone who
@@ -94,22 +94,36 @@ def gone(s):
         return True
 
 
+def attempt(host, port):
+    """One connection, or None when refused."""
+    s = socket.socket()
+    try:
+        s.connect((host, port))
+        return s
+    except ConnectionRefusedError:
+        s.close()
+        return None
+
+
 def flood(host, port, n):
     sel = selectors.DefaultSelector()
     made = 0
     while True:
+        # The first n wait for the port; after that, one try a round.
         while len(sel.get_map()) < n:
-            s = dial(host, port)
+            s = dial(host, port) if made < n else attempt(host, port)
+            if s is None:
+                break
             sel.register(s, selectors.EVENT_READ)
             made += 1
             if made == n:
                 say("flooding")
-        for k, _ in sel.select():
+        full = len(sel.get_map()) == n
+        for k, _ in sel.select(None if full else 0.05):
             if gone(k.fileobj):
                 sel.unregister(k.fileobj)
                 k.fileobj.close()
                 say("closed")
-                time.sleep(0.05)
 
 
 def replay(host, port, path):
