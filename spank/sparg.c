@@ -72,6 +72,7 @@ void sp_args_free(struct sp_args *a)
 {
 	free(a->image);
 	strv_free(&a->mounts);
+	strv_free(&a->sources);
 	free(a->workdir);
 	free(a->name);
 	free(a->name_flags);
@@ -226,7 +227,8 @@ static int parse_mount(struct sp_args *a, const char *entry, struct err *e)
 	if (flags != NULL && mount_flags(entry, flags, opts, sizeof(opts), e) < 0)
 		goto out;
 	if (push_escaped(&a->mounts, (const char *const[]){ src, dst, opts }, opts[0] ? 3 : 2) <
-	    0) {
+		    0 ||
+	    (strv_find(&a->sources, src) < 0 && strv_push(&a->sources, src) < 0)) {
 		err_sys(e, EXIT_CTRUN, "--container-mounts");
 		goto out;
 	}
@@ -253,7 +255,7 @@ static int each_item(struct sp_args *a, const char *opt, const char *arg,
 		     int (*fn)(struct sp_args *, const char *, const char *, struct err *),
 		     struct err *e)
 {
-	size_t nmounts = a->mounts.n, nenv = a->env.n;
+	size_t nmounts = a->mounts.n, nsources = a->sources.n, nenv = a->env.n;
 	char *dup, *rest, *item;
 	int rv = 0;
 
@@ -269,6 +271,7 @@ static int each_item(struct sp_args *a, const char *opt, const char *arg,
 	free(dup);
 	if (rv < 0) {
 		strv_cut(&a->mounts, nmounts);
+		strv_cut(&a->sources, nsources);
 		strv_cut(&a->env, nenv);
 	}
 	return rv;
@@ -552,17 +555,24 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 	if (pmix != NULL)
 		rc |= push_bind(argv, pmix, false);
 	/* The task enters --container-workdir itself, as pyxis's task does
-	 * (relative to the container's root; a missing one is an error). */
-	if (a->workdir != NULL)
+	 * (relative to the container's root; a missing one is an error);
+	 * without it, pyxis's rule (default_workdir=image): the hold enters
+	 * the image's working directory (plugin.c), and srun's is not bound. */
+	if (a->workdir != NULL || c->workdir_image)
 		rc |= strv_push(argv, "--workdir") | strv_push(argv, "/");
-	if (a->mount_home == 0)
-		rc |= strv_push(argv, "--no-home");
-	if (a->remap_root == 1)
-		rc |= strv_push(argv, "--root");
-	if (a->entrypoint == 1 || (a->entrypoint == -1 && c->execute_entrypoint))
-		rc |= strv_push(argv, "--entrypoint");
-	if (a->writable == 1)
-		rc |= strv_push(argv, "--writable");
+	/* What the user chose, either way, over ctrun.ini's defaults (a
+	 * site's `writable = true` is enroot.conf's ENROOT_ROOTFS_WRITABLE:
+	 * --container-readonly wins over it, as over enroot's); what they did
+	 * not choose is the site's.  The entrypoint's default is plugstack's
+	 * execute_entrypoint (pyxis's), never ctrun.ini's. */
+	if (a->mount_home != -1)
+		rc |= strv_push(argv, a->mount_home ? "--no-home=false" : "--no-home");
+	if (a->remap_root != -1)
+		rc |= strv_push(argv, a->remap_root ? "--root" : "--root=false");
+	rc |= strv_push(argv, a->entrypoint == 1 || (a->entrypoint == -1 && c->execute_entrypoint)
+				      ? "--entrypoint" : "--entrypoint=false");
+	if (a->writable != -1)
+		rc |= strv_push(argv, a->writable ? "--writable" : "--writable=false");
 	for (size_t i = 0; i < a->env.n; i++)
 		rc |= strv_push(argv, "--env") | strv_push(argv, a->env.v[i]);
 	if (runtime != NULL)

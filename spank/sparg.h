@@ -54,6 +54,8 @@ extern const unsigned sp_noptdescs;
 struct sp_args {
 	char *image;
 	struct strv mounts;  /* ctrun's --mount values, SRC:DST[:ro...] */
+	struct strv sources; /* the binds' sources as given (checked on the node:
+			      * pyxis's "source path does not exist") */
 	char *workdir;
 	char *name;          /* --container-name without its flags */
 	char *name_flags;    /* "auto", "create", "exec", "no_exec" */

@@ -93,6 +93,7 @@ static const struct key keys[] = {
 	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
 	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
 	{ "registry", "reuse", NULL, K_ENUM, OFF(reg_reuse), 0, 0, autobool },
+	{ "registry", "max_tree", NULL, K_SIZE, OFF(reg_max_tree), 0, 0, NULL },
 	{ "registry", "feed", NULL, K_ENUM, OFF(reg_feed), 0, 0, feeds },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -111,6 +112,9 @@ void options_init(struct options *o)
 	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
 	 * unpacked): see docs/decisions.md. */
 	o->cache_max_unpacked = 64ULL << 30;
+	/* About 5x what the tree of the largest common image takes: see
+	 * docs/decisions.md. */
+	o->reg_max_tree = 1ULL << 30;
 }
 
 static void free_str(char **p)

@@ -48,6 +48,8 @@ struct options {
 	char *image;
 	char *runtime;
 	bool start_fast;      /* __hold: auto prefers crun to runc (rt.h ctr_pick) */
+	bool home_env;        /* __hold: the home bound is $HOME's (enroot's rule), not the
+			       * password database's (ctr_ident_init) */
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
@@ -85,6 +87,7 @@ struct options {
 	long reg_wait;        /* seconds a ctrun waits for another's pull */
 	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
 	char *reg_reuse;       /* "false": never build an image on a stored one; NULL = auto */
+	unsigned long long reg_max_tree; /* bound on a pulled image's tree in memory; 0 = none */
 	char *reg_feed;        /* "off": no image feed between a step's nodes; NULL = auto */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */

@@ -50,7 +50,7 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 
 	*a = (struct ctr_ask){
 		.envp = envp, .image = o->image, .runtime = o->runtime,
-		.start_fast = o->start_fast,
+		.start_fast = o->start_fast, .home_env = o->home_env,
 		.image_mode = image_mode(o->image_mode), .mounts = &o->mounts,
 		.workdir = o->workdir, .log_dir = o->log_dir, .stage = o->stage,
 		.nv = o->nv != NULL ? o->nv : "auto", .gpu_isolation = o->gpu_isolation,

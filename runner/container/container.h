@@ -41,6 +41,7 @@ struct ctr_setup {
 	char log_dir[4096];     /* --log-dir's directory of this node, "" = none */
 	char user[256];         /* spec.user: the caller's login name */
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
+	char home[4096];        /* spec.home */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
 	struct named named;     /* --name: the kept container, its lock held (lock_fd -1 = none) */

@@ -50,20 +50,41 @@ for f in busybox-docker.tar busybox-oci.tar; do
 		  cat "$images/$f"; } > "$out/corpus-archive/$f"
 done
 
+# The streaming writer starts from layers of what costs it most (uncompressed:
+# the fuzzer reaches the headers): hard links carrying data, link targets of
+# 4095 and 4096 bytes, long names, whiteouts and opaque markers through a
+# symlink (tests/integration/reg_layers.py).
+[ -e "$out/corpus-stream/0.tar" ] ||
+	python3 tests/integration/reg_layers.py --tars "$out/corpus-stream" mixed:4 pairs:16 \
+		links:16 rewrite:4 symlinks:2:4095 symlinks:1:4096 files:64:200
+
 # The targets' scratch files (an archive's box, an image root, an ini file)
 # go into a directory of this run, removed at the end: libFuzzer exits
 # without the targets' clean-up.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ctrun-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+# Each target's longest input and memory: the archive and the streaming
+# writer read whole layers; the streaming writer is held to the memory a
+# pull of a 1 MiB layer may take (its bounds: fuzz_stream.c), any single
+# allocation over 160 MiB a failure (zstd's and lzip's decoders may take
+# 128 MiB as a layer's header asks).
+limits() {
+	case $1 in
+	archive) echo -max_len=4194304 -rss_limit_mb=4096 ;;
+	stream) echo -max_len=1048576 -rss_limit_mb=1024 -malloc_limit_mb=160 ;;
+	*) echo -max_len=65536 -rss_limit_mb=4096 ;;
+	esac
+}
+
 run() { # NAME [ENV=VALUE...]: one pass, its execution count recorded
 	local name=$1 log
 	shift
 	mkdir -p "$out/corpus-$name"
 	log=$out/$name.log
-	env TMPDIR="$scratch" "$@" "$out/fuzz_$name" -max_total_time="$time" -max_len=$(
-		[ "$name" = archive ] && echo 4194304 || echo 65536) -timeout=20 -rss_limit_mb=4096 \
-		-artifact_prefix="$out/" "$out/corpus-$name" > "$log" 2>&1
+	# shellcheck disable=SC2046 # limits' words are options
+	env TMPDIR="$scratch" "$@" "$out/fuzz_$name" -max_total_time="$time" $(limits "$name") \
+		-timeout=20 -artifact_prefix="$out/" "$out/corpus-$name" > "$log" 2>&1
 	local rc=$? runs
 	runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
 	echo "$name${*:+ ($*)} ${runs:-0}" >> "$out/stats"

@@ -71,6 +71,7 @@ struct ctr_ask {
 	const char *image;             /* --image as given */
 	const char *runtime;           /* --runtime; NULL = auto */
 	bool start_fast;               /* auto: crun before runc (ctr_pick) */
+	bool home_env;                 /* the home bound: $HOME's, else the passwd entry's */
 	enum ctr_image_mode image_mode;
 	const struct strv *mounts;     /* --mount SRC[:DST[:OPTS]], in order */
 	const char *workdir;           /* --workdir; NULL = ctrun's own, bound */
@@ -161,6 +162,8 @@ struct ctr_spec {
 	unsigned unshare;
 	const char *user;         /* the caller's login name (getpwuid), else its uid */
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
+	const char *home;         /* the home bound and named by HOME: user_home, or the
+				   * caller's $HOME (ask.home_env, enroot's rule) */
 	/* Rootless, and the image has no /etc/passwd or /etc/group where its
 	 * /etc (or the nearest directory above) is another user's: the overlay
 	 * cannot get a mount point there (ident.c), so a runtime that binds its
