@@ -149,6 +149,13 @@ static int pull_or_feed(const struct options *o, const struct registry_cfg *c, c
 
 	if (image_store_dir(o, store, sizeof(store), e) < 0)
 		return -1;
+	/* A site that must not send image bytes in clear between nodes. */
+	if (o->reg_feed != NULL && strcmp(o->reg_feed, "off") == 0) {
+		if (o->verbose > 0)
+			fprintf(stderr, "ctrun: no image feed between the step's nodes ([registry] "
+				"feed = off): each node pulls for itself\n");
+		return registry_pull(c, image, p, e);
+	}
 	if (feed_step_of(environ, o->verbose, &f) != 1)
 		return registry_pull(c, image, p, e);
 	r = feed_image(&f, c, store, image, p, digest, sizeof(digest), e);

@@ -19,8 +19,10 @@
 
 #include "claim.h"
 #include "feed.h"
+#include "feed_serve.h"
 #include "hostlist.h"
 #include "ref.h"
+#include "rendezvous.h"
 #include "reuse.h"
 #include "store.h"
 #include "strv.h"
@@ -28,7 +30,6 @@
 #include "util.h"
 
 #define CONNECT_MS 60000 /* a neighbour's ctrun starts within this of ours */
-#define HELLO_MS 5000    /* a connection's deadline for its hello */
 #define WAIT_DEFAULT_S 1800
 
 long feed_port(unsigned long job, unsigned long step)
@@ -88,13 +89,13 @@ int feed_step_of(char *const *envp, long verbose, struct feed_step *f)
 static int listen_on(const struct feed_step *f, struct err *e)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)f->port) };
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	sa.sin_addr.s_addr = htonl(INADDR_ANY);
 	if (fd < 0)
 		return err_sys(e, EXIT_CTRUN, "image feed: socket");
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4096) < 0) {
 		err_sys(e, EXIT_CTRUN, "image feed: listening on port %ld of %s", f->port, f->host);
 		close(fd);
 		return -1;
@@ -102,30 +103,36 @@ static int listen_on(const struct feed_step *f, struct err *e)
 	return fd;
 }
 
-/* The node below's connection: the first whose hello proves the job's
- * key; strangers are dropped.  -1 at the deadline. */
-static int accept_down(int lfd, const struct feed_step *f, struct feed_down *d,
-		       long long deadline)
+/* The link to the node below, served by a thread from now on
+ * (feed_serve.h); NULL when this node cannot listen (one line says so:
+ * the node below pulls for itself). */
+static struct feed_serve *serve_down(const struct feed_step *f, bool quiet, const char *who)
 {
-	d->fd = -1;
-	while (mono_ms() < deadline) {
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-		long long left = deadline - mono_ms();
-		int fd;
+	struct feed_link l = { f->job, f->host, f->down, (uint32_t)f->nodeid + 1 };
+	struct feed_serve *s = NULL;
+	struct err e = { 0 };
+	int lfd = listen_on(f, &e);
 
-		if (poll(&pfd, 1, (int)(left > 0 ? left : 0)) <= 0)
-			continue;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (feed_recv(fd, &d->hello, sizeof(d->hello), mono_ms() + HELLO_MS) == 0 &&
-		    feed_hello_ok(&d->hello, f->key, f->job)) {
-			d->fd = fd;
-			return 0;
-		}
-		close(fd);
-	}
-	return -1;
+	if (lfd >= 0)
+		s = feed_serve_start(lfd, f->key, &l, FEED_SILENT_MS,
+				     mono_ms() + CONNECT_MS + FEED_HELLO_MS, &e);
+	if (s == NULL && !quiet)
+		fprintf(stderr, "ctrun: %s; %s\n", e.msg, who);
+	return s;
+}
+
+/* The end of the link below, while this node's own image was fine (say):
+ * one line when the node below stopped reading and was dropped; with -v,
+ * when it went away (it may have had the image already). */
+static void end_down(const struct feed_step *f, struct feed_serve *s, bool say,
+		     const struct registry_cfg *c)
+{
+	char why[200];
+	enum feed_served r = feed_serve_end(s, why, sizeof(why));
+
+	if (say && !c->quiet && (r == FEED_STALLED || (r == FEED_GONE && c->verbose > 0)))
+		fprintf(stderr, "ctrun: image feed to the step's node %s: %s%s\n", f->down, why,
+			r == FEED_STALLED ? "; it pulls for itself" : "");
 }
 
 /* Connects to the node above, retrying while its ctrun starts. */
@@ -184,56 +191,49 @@ static int open_published(const char *store, const char *sqsh, struct stat *st, 
 }
 
 /* Node 0: pull, then send the image (or the error) down the chain, with
- * its layer record when the store has one (reuse.h). */
+ * its layer record when the store has one (reuse.h); the link below is
+ * kept alive meanwhile. */
 static int feed_root(const struct feed_step *f, const struct registry_cfg *c, const char *store,
 		     const char *image, struct pulled *p, struct err *e)
 {
+	struct feed_serve *s = serve_down(f, c->quiet, "the step's other nodes pull for themselves");
 	struct err le = { 0 };
-	struct feed_down d = { .fd = -1 };
-	struct feed_head hd;
 	struct stat st;
 	char *layers = NULL;
 	size_t nlayers = 0;
-	int lfd = listen_on(f, &le), rv, fd = -1;
+	int rv = registry_pull(c, image, p, e), fd;
+	bool sent = false;
 
-	if (lfd < 0 && !c->quiet)
-		fprintf(stderr, "ctrun: %s; the step's other nodes pull for themselves\n", le.msg);
-	rv = registry_pull(c, image, p, e);
-	if (lfd < 0)
+	if (s == NULL)
 		return rv;
-	if (accept_down(lfd, f, &d, mono_ms() + CONNECT_MS) < 0) {
-		close(lfd);
-		return rv;
-	}
-	close(lfd);
 	if (rv == 0 && reuse_record_read(store, p->sqsh, &layers, &nlayers, &le) < 0)
 		memset(&le, 0, sizeof(le)); /* without it the image is only not a base */
 	if (rv < 0) {
-		feed_head_make(&hd, f->key, &d.hello, 1, "", 0, 0, e->msg);
-		feed_send(d.fd, &hd, sizeof(hd));
-	} else if ((fd = open_published(store, p->sqsh, &st, &le)) < 0 ||
-		   feed_send_image(fd, &d, f->key, p->digest, (uint64_t)st.st_size, layers,
-				   (uint32_t)nlayers, &le) < 0) {
-		if (le.msg[0] == '\0')
-			err_sys(&le, EXIT_CTRUN, "%s", p->sqsh);
+		feed_serve_head(s, 1, "", 0, NULL, 0, e->msg, -1);
+		feed_serve_verified(s, NULL);
+	} else if ((fd = open_published(store, p->sqsh, &st, &le)) < 0) {
 		if (!c->quiet)
-			fprintf(stderr, "ctrun: image feed to %s: %s\n", f->down, le.msg);
-		if (fd >= 0)
-			close(fd);
+			fprintf(stderr, "ctrun: image feed to the step's node %s: %s; it pulls for "
+				"itself\n", f->down, le.msg);
 	} else {
+		feed_serve_head(s, 0, p->digest, (uint64_t)st.st_size, layers, (uint32_t)nlayers, "",
+				fd);
+		feed_serve_more(s, (uint64_t)st.st_size);
+		feed_serve_verified(s, NULL);
 		close(fd);
+		sent = true;
 	}
 	free(layers);
-	close(d.fd);
+	end_down(f, s, sent, c);
 	return rv;
 }
 
 /* What node k does with a head and its layer record: the image into the
- * store (unless there), forwarded down, then its layer record as a pull
- * writes it; the node's job record for its other tasks. */
+ * store (unless there), handed down as it comes (s), then its layer record
+ * as a pull writes it; the node's job record for its other tasks. */
 static int take(const struct feed_step *f, const struct registry_cfg *c, const char *store,
-		int up, const struct feed_hello *mine, const struct feed_head *hd,
-		const char *layers, struct feed_down *d, struct pulled *p, struct err *e)
+		const struct feed_up *u, const struct feed_head *hd, const char *layers,
+		struct feed_serve *s, struct pulled *p, struct err *e)
 {
 	char sqsh[PATH_MAX], tmp[PATH_MAX], name[80];
 	long wait = c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S;
@@ -255,13 +255,13 @@ static int take(const struct feed_step *f, const struct registry_cfg *c, const c
 	}
 	if (c->job != NULL && job_record_write(store, c->job, hd->digest, e) < 0)
 		goto fail;
-	snprintf(name, sizeof(name), "feed-%.64s", hd->digest + 7);
-	if (!have && store_tmp(store, name, tmp, sizeof(tmp), e) < 0)
-		goto fail;
-	if (have && d->fd < 0)
+	if (have && s == NULL)
 		return registry_lookup_digest(c, hd->digest, p, e) == 1 ? 0 : -1;
-	rv = feed_recv_image(up, mine, hd, layers, d, f->key, have ? NULL : tmp, sqsh,
-			     mono_ms() + (long long)wait * 1000, e);
+	/* Written even when the store has it: the link below reads it back. */
+	snprintf(name, sizeof(name), "feed-%.64s", hd->digest + 7);
+	if (store_tmp(store, name, tmp, sizeof(tmp), e) < 0)
+		goto fail;
+	rv = feed_recv_image(u, hd, layers, s, tmp, have ? NULL : sqsh, e);
 	/* Verified by the tail, published: now a base for layer reuse too. */
 	if (rv == 0 && !have && n > 0) {
 		struct err e2 = { 0 };
@@ -284,62 +284,77 @@ fail:
 	return -1;
 }
 
+/* Node k's link to the node above: connected, its hello sent (made for
+ * that link). */
+static int link_up(const struct feed_step *f, const struct registry_cfg *c, struct feed_up *u,
+		   struct err *e)
+{
+	struct feed_link l = { f->job, f->up, f->host, (uint32_t)f->nodeid };
+
+	u->key = f->key;
+	u->silent_ms = FEED_SILENT_MS;
+	u->deadline = mono_ms() + (c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S) * 1000LL;
+	u->fd = connect_up(f, e);
+	if (u->fd < 0 || feed_hello_make(&u->hello, f->key, &l, e) < 0)
+		return -1;
+	if (sock_send_until(u->fd, &u->hello, sizeof(u->hello), mono_ms() + FEED_SILENT_MS) < 0)
+		return err_sys(e, EXIT_CTRUN, "port %ld: sending the hello", f->port);
+	return 0;
+}
+
+/* Node 0's error, come down the chain: the same reason on every node. */
+static int root_failed(const struct registry_cfg *c, const char *store, const char *msg,
+		       struct feed_serve *s, struct err *e)
+{
+	feed_serve_head(s, 1, "", 0, NULL, 0, msg, -1);
+	feed_serve_verified(s, NULL);
+	err_set(e, EXIT_CTRUN, "the step's node 0 could not pull the image: %s", msg);
+	if (c->job != NULL) {
+		char rec[300];
+		struct err e2 = { 0 };
+
+		snprintf(rec, sizeof(rec), "!%s", e->msg);
+		job_record_write(store, c->job, rec, &e2);
+	}
+	return -1;
+}
+
 int feed_image(const struct feed_step *f, const struct registry_cfg *c, const char *store,
 	       const char *image, struct pulled *p, char *digest, size_t dsize, struct err *e)
 {
-	long long head_by = mono_ms() + (c->wait_s > 0 ? c->wait_s : WAIT_DEFAULT_S) * 1000LL;
-	struct feed_down d = { .fd = -1 };
-	struct feed_hello mine;
+	struct feed_serve *s = NULL;
+	struct feed_up u = { .fd = -1 };
 	struct feed_head hd;
 	struct err fe = { 0 };
 	char *layers = NULL;
-	int lfd = -1, up = -1, rv = 1;
+	int rv = 1;
 
 	digest[0] = '\0';
 	if (f->nodeid == 0)
 		return feed_root(f, c, store, image, p, e);
 	/* No room for the node below: it pulls for itself; this node goes on. */
-	if (f->down[0] != '\0' && (lfd = listen_on(f, &fe)) < 0 && !c->quiet)
-		fprintf(stderr, "ctrun: %s; node %s pulls for itself\n", fe.msg, f->down);
-	memset(&fe, 0, sizeof(fe));
-	if ((up = connect_up(f, &fe)) < 0 || feed_hello_make(&mine, f->key, f->job, f->host, &fe) < 0)
+	if (f->down[0] != '\0') {
+		char who[300];
+
+		snprintf(who, sizeof(who), "node %s pulls for itself", f->down);
+		s = serve_down(f, c->quiet, who);
+	}
+	if (link_up(f, c, &u, &fe) < 0)
 		goto out;
-	if (feed_send(up, &mine, sizeof(mine)) < 0 || feed_recv(up, &hd, sizeof(hd), head_by) < 0) {
-		err_sys(&fe, EXIT_CTRUN, "node %s", f->up);
+	if (feed_wait_head(&u, &hd, &fe) < 0) {
+		err_wrap(&fe, "port %ld", f->port);
 		goto out;
 	}
-	if (!feed_head_ok(&hd, f->key, &mine)) {
-		err_set(&fe, EXIT_CTRUN, "what came from %s port %ld is not from a node of the job "
-			"(no proof of the job's key): refused", f->up, f->port);
-		goto out;
-	}
-	if (lfd >= 0)
-		accept_down(lfd, f, &d, mono_ms() + CONNECT_MS);
 	if (be32toh(hd.status) == 1) {
-		/* Node 0 failed: the same reason on every node. */
-		if (d.fd >= 0) {
-			struct feed_head dh;
-
-			feed_head_make(&dh, f->key, &d.hello, 1, "", 0, 0, hd.msg);
-			feed_send(d.fd, &dh, sizeof(dh));
-		}
-		err_set(e, EXIT_CTRUN, "the step's node 0 could not pull the image: %s", hd.msg);
-		if (c->job != NULL) {
-			char rec[300];
-			struct err e2 = { 0 };
-
-			snprintf(rec, sizeof(rec), "!%s", e->msg);
-			job_record_write(store, c->job, rec, &e2);
-		}
-		rv = -1;
+		rv = root_failed(c, store, hd.msg, s, e);
 		goto out;
 	}
 	snprintf(digest, dsize, "%s", hd.digest);
-	if (feed_recv_layers(up, &hd, &layers, head_by) < 0) {
-		err_sys(&fe, EXIT_CTRUN, "node %s: the image's layer record", f->up);
+	if (feed_recv_layers(&u, &hd, &layers) < 0) {
+		err_sys(&fe, EXIT_CTRUN, "the image's layer record");
 		goto out;
 	}
-	if (take(f, c, store, up, &mine, &hd, layers, &d, p, &fe) == 0) {
+	if (take(f, c, store, &u, &hd, layers, s, p, &fe) == 0) {
 		struct image_ref r;
 		struct err e2 = { 0 };
 
@@ -354,12 +369,9 @@ out:
 	if (rv == 1 && !c->quiet)
 		fprintf(stderr, "ctrun: image from the step's node %s failed (%s); pulling %s "
 			"from the registry\n", f->up, fe.msg, digest[0] != '\0' ? digest : image);
+	end_down(f, s, rv == 0, c);
 	free(layers);
-	if (d.fd >= 0)
-		close(d.fd);
-	if (up >= 0)
-		close(up);
-	if (lfd >= 0)
-		close(lfd);
+	if (u.fd >= 0)
+		close(u.fd);
 	return rv;
 }

@@ -14,7 +14,7 @@ struct feed_step {
 	long nodeid, nnodes;
 	char job[64];              /* JOB.STEP */
 	char host[64];             /* this node, for messages */
-	char up[256], down[256];   /* node k-1's and k+1's names ("" none) */
+	char up[64], down[64];     /* node k-1's and k+1's names ("" none) */
 	long port;
 	uint8_t key[JOBKEY_LEN];
 };

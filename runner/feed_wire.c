@@ -17,6 +17,7 @@
 
 #include <nettle/sha2.h>
 
+#include "feed_serve.h"
 #include "rendezvous.h"
 #include "reuse.h"
 #include "store.h"
@@ -48,28 +49,68 @@ static void hello_mac(const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
 		   2, mac);
 }
 
-int feed_hello_make(struct feed_hello *h, const uint8_t key[JOBKEY_LEN], const char *job,
-		    const char *host, struct err *e)
+int feed_hello_make(struct feed_hello *h, const uint8_t key[JOBKEY_LEN], const struct feed_link *l,
+		    struct err *e)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, FEED_MAGIC, 8);
-	copy_str(h->job, sizeof(h->job), job);
-	copy_str(h->host, sizeof(h->host), host);
+	copy_str(h->job, sizeof(h->job), l->job);
+	copy_str(h->host, sizeof(h->host), l->down);
+	copy_str(h->up, sizeof(h->up), l->up);
+	h->pos = htobe32(l->pos);
 	if (jobkey_random(h->nonce, sizeof(h->nonce), e) < 0)
 		return -1;
 	hello_mac(key, h, h->mac);
 	return 0;
 }
 
-bool feed_hello_ok(const struct feed_hello *h, const uint8_t key[JOBKEY_LEN], const char *job)
+bool feed_hello_ok(const struct feed_hello *h, const uint8_t key[JOBKEY_LEN],
+		   const struct feed_link *l)
 {
 	uint8_t mac[JOBKEY_LEN];
 
+	/* Made for this link: a hello replayed to another is no one's. */
 	if (memcmp(h->magic, FEED_MAGIC, 8) != 0 || !field_ok(h->job, sizeof(h->job)) ||
-	    !field_ok(h->host, sizeof(h->host)) || strcmp(h->job, job) != 0)
+	    !field_ok(h->host, sizeof(h->host)) || !field_ok(h->up, sizeof(h->up)) ||
+	    strcmp(h->job, l->job) != 0 || strcmp(h->host, l->down) != 0 ||
+	    strcmp(h->up, l->up) != 0 || be32toh(h->pos) != l->pos)
 		return false;
 	hello_mac(key, h, mac);
 	return jobkey_equal(mac, h->mac);
+}
+
+static void beat_mac(const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
+		     const struct feed_beat *b, uint8_t mac[JOBKEY_LEN])
+{
+	jobkey_mac(key, (struct jobkey_part[]){ { "feed-beat", 10 },
+						{ h->nonce, sizeof(h->nonce) },
+						{ b, offsetof(struct feed_beat, mac) } },
+		   3, mac);
+}
+
+void feed_beat_make(struct feed_beat *b, const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
+		    uint32_t kind, uint32_t seq)
+{
+	memset(b, 0, sizeof(*b));
+	memcpy(b->magic, FEED_MAGIC, 8);
+	b->kind = htobe32(kind);
+	b->seq = htobe32(seq);
+	beat_mac(key, h, b, b->mac);
+}
+
+bool feed_beat_ok(const struct feed_beat *b, const uint8_t key[JOBKEY_LEN],
+		  const struct feed_hello *h, uint32_t seq)
+{
+	uint32_t kind = be32toh(b->kind);
+	uint8_t mac[JOBKEY_LEN];
+
+	/* The ack first and only first: in order, none replayed. */
+	if (memcmp(b->magic, FEED_MAGIC, 8) != 0 || be32toh(b->seq) != seq ||
+	    (seq == 0) != (kind == FEED_ACK) || (kind != FEED_ACK && kind != FEED_ALIVE &&
+						 kind != FEED_GO))
+		return false;
+	beat_mac(key, h, b, mac);
+	return jobkey_equal(mac, b->mac);
 }
 
 static void head_mac(const uint8_t key[JOBKEY_LEN], const struct feed_hello *h,
@@ -141,7 +182,58 @@ bool feed_tail_ok(const struct feed_tail *t, const uint8_t key[JOBKEY_LEN],
 	return jobkey_equal(mac, t->mac);
 }
 
-int feed_recv_layers(int fd, const struct feed_head *hd, char **layers, long long deadline)
+/* The next len bytes of the link: within silent_ms, and by the deadline. */
+static int recv_next(const struct feed_up *u, void *buf, size_t len)
+{
+	long long by = mono_ms() + u->silent_ms;
+
+	return rdzv_recv_until(u->fd, buf, len, (long)(by < u->deadline ? by : u->deadline));
+}
+
+/* Why nothing (more) came: seq beats so far. */
+static int silence(const struct feed_up *u, uint32_t seq, struct err *e)
+{
+	int s = u->silent_ms / 1000;
+
+	if (errno == ETIMEDOUT && mono_ms() >= u->deadline)
+		return err_set(e, EXIT_CTRUN, "no image before [registry] wait ran out");
+	if (errno == ETIMEDOUT && seq == 0)
+		return err_set(e, EXIT_CTRUN, "no acknowledgement within %d s: what listens there is "
+			       "not a node of this step (or not this version of ctrun)", s);
+	if (errno == ETIMEDOUT)
+		return err_set(e, EXIT_CTRUN, "no keep-alive within %d s: that node's ctrun hangs", s);
+	if (seq == 0)
+		return err_sys(e, EXIT_CTRUN, "no acknowledgement: the link closed (our hello was "
+			       "not taken there)");
+	return err_sys(e, EXIT_CTRUN, "the link closed before the image came");
+}
+
+static int refused(struct err *e)
+{
+	return err_set(e, EXIT_CTRUN, "what came is not from a node of the job (no proof of the "
+		       "job's key): refused");
+}
+
+int feed_wait_head(const struct feed_up *u, struct feed_head *hd, struct err *e)
+{
+	struct feed_beat b;
+	uint32_t seq = 0;
+
+	/* The ack at once, keep-alives while node 0 pulls, then the head. */
+	for (;; seq++) {
+		if (recv_next(u, &b, sizeof(b)) < 0)
+			return silence(u, seq, e);
+		if (!feed_beat_ok(&b, u->key, &u->hello, seq))
+			return refused(e);
+		if (be32toh(b.kind) == FEED_GO)
+			break;
+	}
+	if (recv_next(u, hd, sizeof(*hd)) < 0)
+		return silence(u, seq, e);
+	return feed_head_ok(hd, u->key, &u->hello) ? 0 : refused(e);
+}
+
+int feed_recv_layers(const struct feed_up *u, const struct feed_head *hd, char **layers)
 {
 	size_t n = be32toh(hd->layers);
 
@@ -152,7 +244,7 @@ int feed_recv_layers(int fd, const struct feed_head *hd, char **layers, long lon
 	*layers = malloc(n + 1);
 	if (*layers == NULL)
 		return -1;
-	if (n > 0 && feed_recv(fd, *layers, n, deadline) < 0) {
+	if (n > 0 && recv_next(u, *layers, n) < 0) {
 		free(*layers);
 		*layers = NULL;
 		return -1;
@@ -161,162 +253,96 @@ int feed_recv_layers(int fd, const struct feed_head *hd, char **layers, long lon
 	return 0;
 }
 
-int feed_recv(int fd, void *buf, size_t len, long long deadline)
+/* The bytes of hd: into out, hashed into sum, handed to the link below
+ * as they are written.  Each read within silent_ms: an upstream node
+ * that hangs mid-way is let go. */
+static int stream(const struct feed_up *u, const struct feed_head *hd, int out,
+		  struct feed_serve *s, char *buf, uint8_t sum[FEED_SUM_LEN], struct err *e)
 {
-	return rdzv_recv_until(fd, buf, len, (long)deadline);
-}
-
-int feed_send(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* The node below went away: this node's own copy goes on without it. */
-static void down_send(struct feed_down *d, const void *buf, size_t len)
-{
-	if (d->fd >= 0 && feed_send(d->fd, buf, len) < 0) {
-		close(d->fd);
-		d->fd = -1;
-	}
-}
-
-int feed_send_image(int fd, const struct feed_down *d, const uint8_t key[JOBKEY_LEN],
-		    const char *digest, uint64_t size, const char *layers, uint32_t nlayers,
-		    struct err *e)
-{
-	static char buf[CHUNK];
-	struct sha256_ctx h;
-	struct feed_head hd;
-	struct feed_tail t;
-	uint8_t sum[FEED_SUM_LEN];
-	uint64_t left = size;
-
-	feed_head_make(&hd, key, &d->hello, 0, digest, size, nlayers, "");
-	if (feed_send(d->fd, &hd, sizeof(hd)) < 0 ||
-	    (nlayers > 0 && feed_send(d->fd, layers, nlayers) < 0))
-		return err_sys(e, EXIT_CTRUN, "sending the image's head to %s", d->hello.host);
-	sha256_init(&h);
-	while (left > 0) {
-		ssize_t n = read(fd, buf, left < CHUNK ? (size_t)left : CHUNK);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? err_sys(e, EXIT_CTRUN, "reading the image")
-				     : err_set(e, EXIT_CTRUN, "the image is shorter than its size");
-		sha256_update(&h, (size_t)n, (const uint8_t *)buf);
-		if (feed_send(d->fd, buf, (size_t)n) < 0)
-			return err_sys(e, EXIT_CTRUN, "sending the image to %s", d->hello.host);
-		left -= (uint64_t)n;
-	}
-	sha256_digest(&h, sizeof(sum), sum);
-	feed_tail_make(&t, key, &d->hello, &hd, sum, layers);
-	if (feed_send(d->fd, &t, sizeof(t)) < 0)
-		return err_sys(e, EXIT_CTRUN, "sending the image's tail to %s", d->hello.host);
-	return 0;
-}
-
-/* The bytes of hd: into out (>= 0), on to d, hashed into sum. */
-static int stream(int up, const struct feed_head *hd, int out, struct feed_down *d,
-		  long long deadline, uint8_t sum[FEED_SUM_LEN], struct err *e)
-{
-	static char buf[CHUNK];
-	uint64_t left = be64toh(hd->size);
+	uint64_t size = be64toh(hd->size), got = 0;
 	struct sha256_ctx h;
 
 	sha256_init(&h);
-	while (left > 0) {
-		struct pollfd pfd = { .fd = up, .events = POLLIN };
-		long long wait = deadline - mono_ms();
+	while (got < size) {
+		struct pollfd pfd = { .fd = u->fd, .events = POLLIN };
+		long long now = mono_ms(), by = now + u->silent_ms;
 		ssize_t n;
+		int r;
 
-		if (wait <= 0)
-			return err_set(e, EXIT_CTRUN, "the image stopped coming (%llu bytes missing)",
-				       (unsigned long long)left);
-		if (poll(&pfd, 1, wait > INT_MAX ? INT_MAX : (int)wait) < 0 && errno != EINTR)
+		by = by < u->deadline ? by : u->deadline;
+		r = poll(&pfd, 1, by - now > INT_MAX ? INT_MAX : (int)(by - now));
+		if (r < 0 && errno != EINTR)
 			return err_sys(e, EXIT_CTRUN, "receiving the image");
-		n = recv(up, buf, left < CHUNK ? (size_t)left : CHUNK, MSG_DONTWAIT);
+		if (r == 0)
+			return err_set(e, EXIT_CTRUN, "the image stopped coming: nothing for %d s "
+				       "(%llu bytes missing)", (int)((by - now) / 1000),
+				       (unsigned long long)(size - got));
+		n = recv(u->fd, buf, size - got < CHUNK ? (size_t)(size - got) : CHUNK, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			return n < 0 ? err_sys(e, EXIT_CTRUN, "receiving the image")
 				     : err_set(e, EXIT_CTRUN, "the connection ended %llu bytes "
-					       "before the image's end", (unsigned long long)left);
+					       "before the image's end", (unsigned long long)(size - got));
 		sha256_update(&h, (size_t)n, (const uint8_t *)buf);
-		if (out >= 0 && write_all(out, buf, (size_t)n) < 0)
+		if (write_all(out, buf, (size_t)n) < 0)
 			return err_sys(e, EXIT_CTRUN, "writing the image");
-		down_send(d, buf, (size_t)n);
-		left -= (uint64_t)n;
+		got += (uint64_t)n;
+		feed_serve_more(s, got);
 	}
 	sha256_digest(&h, FEED_SUM_LEN, sum);
 	return 0;
 }
 
-int feed_recv_image(int up, const struct feed_hello *mine, const struct feed_head *hd,
-		    const char *layers, struct feed_down *d, const uint8_t key[JOBKEY_LEN],
-		    const char *tmp, const char *final, long long deadline, struct err *e)
+int feed_recv_image(const struct feed_up *u, const struct feed_head *hd, const char *layers,
+		    struct feed_serve *s, const char *tmp, const char *final, struct err *e)
 {
-	uint32_t nlayers = be32toh(hd->layers);
 	uint8_t sum[FEED_SUM_LEN];
-	struct feed_head dhd;
-	struct feed_tail t, dt;
+	struct feed_tail t;
+	char *buf = malloc(CHUNK);
 	int out = -1, rv = -1;
 
-	if (d->fd >= 0) {
-		feed_head_make(&dhd, key, &d->hello, 0, hd->digest, be64toh(hd->size), nlayers, "");
-		down_send(d, &dhd, sizeof(dhd));
-		if (nlayers > 0)
-			down_send(d, layers, nlayers);
+	if (buf == NULL)
+		return err_sys(e, EXIT_CTRUN, "image feed");
+	/* Read back by the link below (feed_serve.h): O_RDWR. */
+	out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, STORE_FILE_MODE);
+	if (out < 0) {
+		free(buf);
+		return err_sys(e, EXIT_CTRUN, "%s", tmp);
 	}
-	if (tmp != NULL) {
-		out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			   STORE_FILE_MODE);
-		if (out < 0)
-			return err_sys(e, EXIT_CTRUN, "%s", tmp);
-	}
-	if (stream(up, hd, out, d, deadline, sum, e) < 0)
+	feed_serve_head(s, 0, hd->digest, be64toh(hd->size), layers, be32toh(hd->layers), "", out);
+	if (stream(u, hd, out, s, buf, sum, e) < 0)
 		goto out;
-	if (feed_recv(up, &t, sizeof(t), deadline) < 0) {
+	if (recv_next(u, &t, sizeof(t)) < 0) {
 		err_sys(e, EXIT_CTRUN, "receiving the image's tail");
 		goto out;
 	}
-	if (!feed_tail_ok(&t, key, mine, hd, layers) || memcmp(t.sum, sum, FEED_SUM_LEN) != 0) {
+	if (!feed_tail_ok(&t, u->key, &u->hello, hd, layers) ||
+	    memcmp(t.sum, sum, FEED_SUM_LEN) != 0) {
 		err_set(e, EXIT_CTRUN, "the image received is not the one node 0 sent (its "
 			"SHA-256 or the tail's MAC, which covers its layer record, is wrong): "
 			"refused");
 		goto out;
 	}
-	if (d->fd >= 0) {
-		feed_tail_make(&dt, key, &d->hello, &dhd, t.sum, layers);
-		down_send(d, &dt, sizeof(dt));
-	}
-	if (out >= 0 && (fchmod(out, STORE_FILE_MODE) < 0 || close(out) < 0)) {
+	feed_serve_verified(s, sum);
+	if (fchmod(out, STORE_FILE_MODE) < 0 || close(out) < 0) {
 		out = -1;
 		err_sys(e, EXIT_CTRUN, "%s", tmp);
 		goto out;
 	}
 	out = -1;
-	if (tmp != NULL && rename(tmp, final) < 0) {
+	if (final != NULL && rename(tmp, final) < 0) {
 		err_sys(e, EXIT_CTRUN, "%s", final);
 		goto out;
 	}
+	if (final == NULL)
+		unlink(tmp);
 	rv = 0;
 out:
 	if (out >= 0)
 		close(out);
-	if (rv < 0 && tmp != NULL)
+	if (rv < 0)
 		unlink(tmp);
+	free(buf);
 	return rv;
 }

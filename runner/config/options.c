@@ -36,6 +36,7 @@ static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };
 static const char *const gpu_sources[] = { "auto", "cdi", "hook", NULL };
+static const char *const feeds[] = { "auto", "off", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -97,6 +98,7 @@ static const struct key keys[] = {
 	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
 	{ "registry", "reuse", NULL, K_ENUM, OFF(reg_reuse), 0, 0, autobool },
 	{ "registry", "max_tree", NULL, K_SIZE, OFF(reg_max_tree), 0, 0, NULL },
+	{ "registry", "feed", NULL, K_ENUM, OFF(reg_feed), 0, 0, feeds },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -151,6 +153,7 @@ void options_free(struct options *o)
 	free_str(&o->cache_compression);
 	free_str(&o->reg_compression);
 	free_str(&o->reg_reuse);
+	free_str(&o->reg_feed);
 	free_str(&o->reg_store);
 	free_str(&o->reg_ca_file);
 	free_str(&o->reg_auth_file);

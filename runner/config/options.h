@@ -92,6 +92,7 @@ struct options {
 	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
 	char *reg_reuse;       /* "false": never build an image on a stored one; NULL = auto */
 	unsigned long long reg_max_tree; /* bound on a pulled image's tree in memory; 0 = none */
+	char *reg_feed;        /* "off": no image feed between a step's nodes; NULL = auto */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */

@@ -215,7 +215,7 @@ void sock_comm_close(struct sock_comm *c)
 		if (c->peer_fds[i] >= 0)
 			close(c->peer_fds[i]);
 	free(c->peer_fds);
-	sock_lobby_free(c->lobby);
+	lobby_free(c->lobby);
 	free(c->scratch);
 	memset(c, 0, sizeof(*c));
 	c->next_fd = c->prev_fd = c->listen_fd = -1;

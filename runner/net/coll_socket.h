@@ -11,6 +11,7 @@
 
 #include "busbw.h"
 #include "err.h"
+#include "lobby.h"
 #include "rendezvous.h"
 
 struct sock_comm {
@@ -19,7 +20,7 @@ struct sock_comm {
 	int *peer_fds;        /* mesh (alltoall), NULL until needed */
 	int listen_fd;
 	struct rdzv *rdzv;    /* to exchange addresses */
-	struct sock_lobby *lobby; /* connections on listen_fd not yet proven */
+	struct lobby *lobby;  /* connections on listen_fd not yet proven (lobby.h) */
 	char *scratch;        /* reduction and in-place staging */
 	size_t scratch_size;
 };
@@ -49,17 +50,15 @@ int sock_alltoall(struct sock_comm *c, const void *send, void *recv, size_t coun
  * `key`, for at most timeout_ms.  *who = its rank.  Connections not yet
  * proven wait in a lobby that outlives the call (the next accept on the
  * same socket finds a peer that arrived meanwhile): each has
- * SOCK_HELLO_MS, at most SOCK_LOBBY_MAX wait at once and a newcomer takes
- * the oldest one's place, so strangers flooding the port neither keep a
- * peer out nor stall the accept; whatever fails the proof is closed. */
+ * SOCK_HELLO_MS, at most LOBBY_MAX wait at once and a newcomer takes the
+ * oldest one's place, so strangers flooding the port neither keep a peer
+ * out nor stall the accept; whatever fails the proof is closed (lobby.h;
+ * lobby_free frees one). */
 #define SOCK_HELLO_MS 2000 /* a connection that says nothing in this long is a stranger */
-#define SOCK_LOBBY_MAX 64
-struct sock_lobby;
-struct sock_lobby *sock_lobby_new(void);
-void sock_lobby_free(struct sock_lobby *l); /* closes what still waits; NULL is fine */
+struct lobby *sock_lobby_new(void);
 int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, long me,
 		      struct err *e);
-int sock_accept_peer(int listen_fd, struct sock_lobby *l, const char *job, const uint8_t *key,
+int sock_accept_peer(int listen_fd, struct lobby *l, const char *job, const uint8_t *key,
 		     int timeout_ms, long *who, struct err *e);
 
 /* dst[i] = a[i] + b[i] over n elements of type t (dst may be a). */

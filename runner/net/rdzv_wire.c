@@ -32,6 +32,32 @@ int sock_send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int sock_send_until(int fd, const void *buf, size_t len, long long deadline)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		long long left = deadline - mono_ms();
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			return -1;
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left) < 0 && errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
 /* Receives exactly len bytes, giving up at `deadline` (errno ETIMEDOUT);
  * a negative deadline waits for ever. */
 int rdzv_recv_until(int fd, void *buf, size_t len, long deadline)

@@ -13,7 +13,8 @@
  *
  * Folder runner/net/: what crosses the network between ranks: the
  * rendezvous, the socket and NCCL collectives, bus-bandwidth arithmetic, the
- * data a collective is checked with.  May use: runner/node/, core/ (the
+ * data a collective is checked with, the lobby of connections whose hello
+ * is not in yet (lobby.h, also the image feed's).  May use: runner/node/, core/ (the
  * GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_RENDEZVOUS_H
@@ -79,6 +80,10 @@ int rdzv_barrier(struct rdzv *r, struct err *e);
 /* Socket helpers shared with the socket collectives (MSG_NOSIGNAL, EINTR). */
 int sock_send_all(int fd, const void *buf, size_t len);
 int sock_recv_all(int fd, void *buf, size_t len); /* EOF: -1 with errno ECONNRESET */
+/* Sends all len bytes, giving up at `deadline` (mono_ms; errno
+ * ETIMEDOUT) when the peer has not taken them by then: one that stops
+ * reading cannot hold the sender.  The image feed's (runner/feed_wire.c). */
+int sock_send_until(int fd, const void *buf, size_t len, long long deadline);
 
 /* Receives exactly len bytes from a socket, giving up at `deadline`
  * (mono_ms; errno ETIMEDOUT); a negative deadline waits for ever.  Also

@@ -40,29 +40,9 @@ static void peer_mac(const uint8_t *key, const struct peer_hello *h, uint8_t mac
 		   2, mac);
 }
 
-/* One accepted connection whose hello is not complete yet. */
-struct waiting {
-	int fd;
-	long born;
-	size_t got;
-	struct peer_hello h;
-};
-
-struct sock_lobby {
-	struct waiting v[SOCK_LOBBY_MAX];
-	size_t n;
-};
-
-struct sock_lobby *sock_lobby_new(void)
+struct lobby *sock_lobby_new(void)
 {
-	return calloc(1, sizeof(struct sock_lobby));
-}
-
-void sock_lobby_free(struct sock_lobby *l)
-{
-	for (size_t k = 0; l != NULL && k < l->n; k++)
-		close(l->v[k].fd);
-	free(l);
+	return lobby_new(sizeof(struct peer_hello), SOCK_HELLO_MS);
 }
 
 int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, long me,
@@ -93,118 +73,39 @@ int sock_connect_peer(const char *entry, const char *job, const uint8_t *key, lo
 	return fd;
 }
 
-/* Reads what waiting connection k has: 1 when it proved itself a rank of
- * `job` (*who set), 0 while its hello is incomplete and young, -1 when it
- * is done for (gone, silent too long, not a rank of this job, no proof). */
-static int hear(struct waiting *w, long now, const char *job, const uint8_t *key, long *who)
+struct peer_want {
+	const char *job;
+	const uint8_t *key;
+};
+
+/* Whether a whole hello is a rank's of the job that proves the key. */
+static bool peer_ok(const void *hello, void *ctx)
 {
+	const struct peer_hello *h = hello;
+	const struct peer_want *w = ctx;
 	uint8_t mac[JOBKEY_LEN];
-	ssize_t n = recv(w->fd, (char *)&w->h + w->got, sizeof(w->h) - w->got, MSG_DONTWAIT);
 
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		return -1;
-	if (n > 0)
-		w->got += (size_t)n;
-	if (w->got < sizeof(w->h))
-		return now - w->born >= SOCK_HELLO_MS ? -1 : 0;
-	if (memcmp(w->h.tag, PEER_TAG, sizeof(w->h.tag)) != 0 ||
-	    strncmp(w->h.job, job, sizeof(w->h.job)) != 0 || !memchr(w->h.job, '\0', sizeof(w->h.job)))
-		return -1;
-	peer_mac(key, &w->h, mac);
-	if (!jobkey_equal(mac, w->h.mac))
-		return -1;
-	*who = (long)ntohl(w->h.rank);
-	return 1;
+	if (memcmp(h->tag, PEER_TAG, sizeof(h->tag)) != 0 ||
+	    strncmp(h->job, w->job, sizeof(h->job)) != 0 || !memchr(h->job, '\0', sizeof(h->job)))
+		return false;
+	peer_mac(w->key, h, mac);
+	return jobkey_equal(mac, h->mac);
 }
 
-/* Leaves waiting connection k: closed unless keep. */
-static void leave(struct sock_lobby *l, size_t k, bool keep)
-{
-	if (!keep)
-		close(l->v[k].fd);
-	l->v[k] = l->v[--l->n];
-}
-
-/* Takes the connections waiting on the listening socket (a batch), each
- * read at once: a peer's hello has usually arrived with it.  The oldest
- * in the lobby makes room for a newcomer.  A proven one is returned. */
-static int take_new(int listen_fd, struct sock_lobby *l, const char *job, const uint8_t *key,
-		    long *who)
-{
-	for (int i = 0; i < SOCK_LOBBY_MAX; i++) {
-		struct pollfd q = { .fd = listen_fd, .events = POLLIN };
-		size_t oldest = 0;
-		int fd, ret;
-
-		/* The listening socket may block: only what is there. */
-		if (poll(&q, 1, 0) <= 0 ||
-		    (fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) < 0)
-			return -1;
-		if (l->n == SOCK_LOBBY_MAX) {
-			for (size_t k = 1; k < l->n; k++)
-				if (l->v[k].born < l->v[oldest].born)
-					oldest = k;
-			leave(l, oldest, false);
-		}
-		l->v[l->n++] = (struct waiting){ .fd = fd, .born = mono_ms() };
-		ret = hear(&l->v[l->n - 1], mono_ms(), job, key, who);
-		if (ret != 0) {
-			leave(l, l->n - 1, ret > 0);
-			if (ret > 0)
-				return fd;
-		}
-	}
-	return -1;
-}
-
-/* A proven connection, as the callers use it: blocking. */
-static int proven(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-int sock_accept_peer(int listen_fd, struct sock_lobby *l, const char *job, const uint8_t *key,
+int sock_accept_peer(int listen_fd, struct lobby *l, const char *job, const uint8_t *key,
 		     int timeout_ms, long *who, struct err *e)
 {
-	long deadline = mono_ms() + timeout_ms;
-	struct pollfd p[SOCK_LOBBY_MAX + 1];
-
+	struct peer_want w = { job, key };
+	struct peer_hello h;
 	/* Until a rank of this job introduces itself and proves it: whatever
 	 * else connects (a port scanner, a stale rank of another job, another
 	 * user with the public job string) is closed, and never holds up the
-	 * others. */
-	for (;;) {
-		long now = mono_ms(), wait = deadline - now;
-		int fd;
+	 * others (lobby.h). */
+	int fd = lobby_accept(l, listen_fd, peer_ok, &w, &h, -1, mono_ms() + timeout_ms);
 
-		for (size_t k = l->n; k-- > 0;) {
-			int ret = hear(&l->v[k], now, job, key, who);
-
-			if (ret == 0)
-				continue;
-			fd = l->v[k].fd;
-			leave(l, k, ret > 0);
-			if (ret > 0 && proven(fd) >= 0)
-				return fd;
-		}
-		fd = take_new(listen_fd, l, job, key, who);
-		if (fd >= 0 && proven(fd) >= 0)
-			return fd;
-		if (wait <= 0)
-			return err_set(e, 1, "socket backend: no peer connected within %d s",
-				       timeout_ms / 1000);
-		p[0] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-		for (size_t k = 0; k < l->n; k++) {
-			p[k + 1] = (struct pollfd){ .fd = l->v[k].fd, .events = POLLIN };
-			if (l->v[k].born + SOCK_HELLO_MS - now < wait)
-				wait = l->v[k].born + SOCK_HELLO_MS - now;
-		}
-		poll(p, l->n + 1, wait < 0 ? 0 : (int)wait);
-	}
+	if (fd < 0)
+		return err_set(e, 1, "socket backend: no peer connected within %d s",
+			       timeout_ms / 1000);
+	*who = (long)ntohl(h.rank);
+	return fd;
 }

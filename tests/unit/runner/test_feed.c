@@ -1,9 +1,13 @@
-/* Unit tests of the image feed's wire (runner/feed_wire.c, feed.h): hellos,
- * heads and tails are taken only from holders of the job's key and only on
- * their own link; an image and node 0's layer record cross a link (and are
- * forwarded down the chain) byte for byte; bytes of the image or of the
- * record changed on the way, a tail of another key or a connection that
- * ends early leave nothing at the temporary name nor at the final one. */
+/* Unit tests of the image feed's wire (runner/feed_wire.c, feed.h): hellos
+ * are taken only from holders of the job's key and only on the link they
+ * were made for (its upstream node, its downstream node, its position);
+ * beats, heads and tails only on their own link and beats only in order;
+ * an image and node 0's layer record cross a link byte for byte; bytes of
+ * the image or of the record changed on the way, a tail of another key
+ * or a connection that ends early leave nothing at the temporary name nor
+ * at the final one; an upstream that never acknowledges, stops its
+ * keep-alives or stops sending is let go with one line saying which.
+ * (The sending side, feed_serve.c: test_feed_serve.c.) */
 #include "ctrtest.h"
 
 #include <endian.h>
@@ -11,38 +15,86 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <nettle/sha2.h>
 
 #include "feed.h"
+#include "rendezvous.h"
 
 static const uint8_t key[JOBKEY_LEN] = { 1, 2, 3 };
 static const uint8_t other[JOBKEY_LEN] = { 9, 9, 9 };
 static const char digest[] = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 static const char record[] = "ctrun-layers 1\n"
 			     "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n";
+/* Node n2's link from n1, the second node of step 12.0. */
+static const struct feed_link link1 = { "12.0", "n1", "n2", 1 };
 
 #define SIZE (3 * (1 << 20) + 12345)
 
-static void test_hello(void **state)
+static void test_hello_only_on_its_own_link(void **state)
 {
+	const struct feed_link others[] = {
+		{ "12.1", "n1", "n2", 1 }, /* another step's */
+		{ "12.0", "n2", "n3", 2 }, /* the next link down: replayed there */
+		{ "12.0", "n0", "n2", 1 }, /* to another upstream node */
+		{ "12.0", "n1", "n3", 1 }, /* from another downstream node */
+		{ "12.0", "n1", "n2", 2 }, /* at another position */
+	};
 	struct feed_hello h, h2;
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(feed_hello_make(&h, key, "12.0", "n1", &e), 0);
-	assert_true(feed_hello_ok(&h, key, "12.0"));
-	assert_false(feed_hello_ok(&h, other, "12.0"));
-	assert_false(feed_hello_ok(&h, key, "12.1")); /* another step's */
+	assert_int_equal(feed_hello_make(&h, key, &link1, &e), 0);
+	assert_true(feed_hello_ok(&h, key, &link1));
+	assert_false(feed_hello_ok(&h, other, &link1));
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		assert_false(feed_hello_ok(&h, key, &others[i]));
+	/* What the MAC covers: the link's names and position, rewritten to
+	 * fit another link, no longer prove anything. */
 	h2 = h;
-	h2.host[0] = 'x'; /* what the MAC covers */
-	assert_false(feed_hello_ok(&h2, key, "12.0"));
+	snprintf(h2.up, sizeof(h2.up), "n0");
+	assert_false(feed_hello_ok(&h2, key, &others[2]));
 	h2 = h;
-	memset(h2.job, 'a', sizeof(h2.job)); /* unterminated */
-	assert_false(feed_hello_ok(&h2, key, "12.0"));
-	assert_int_equal(feed_hello_make(&h2, key, "12.0", "n1", &e), 0);
+	h2.pos = htobe32(2);
+	assert_false(feed_hello_ok(&h2, key, &others[4]));
+	h2 = h;
+	snprintf(h2.host, sizeof(h2.host), "n3");
+	assert_false(feed_hello_ok(&h2, key, &others[3]));
+	h2 = h;
+	memset(h2.up, 'a', sizeof(h2.up)); /* unterminated */
+	assert_false(feed_hello_ok(&h2, key, &link1));
+	assert_int_equal(feed_hello_make(&h2, key, &link1, &e), 0);
 	assert_memory_not_equal(h.nonce, h2.nonce, FEED_NONCE_LEN);
+}
+
+static void test_beats_in_order_on_their_own_link(void **state)
+{
+	struct feed_hello h, h2;
+	struct feed_beat b, bad;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(feed_hello_make(&h, key, &link1, &e), 0);
+	assert_int_equal(feed_hello_make(&h2, key, &link1, &e), 0);
+	feed_beat_make(&b, key, &h, FEED_ACK, 0);
+	assert_true(feed_beat_ok(&b, key, &h, 0));
+	assert_false(feed_beat_ok(&b, key, &h, 1));      /* the ack again: replayed */
+	assert_false(feed_beat_ok(&b, key, &h2, 0));     /* another link's */
+	assert_false(feed_beat_ok(&b, other, &h, 0));
+	feed_beat_make(&b, key, &h, FEED_ALIVE, 1);
+	assert_true(feed_beat_ok(&b, key, &h, 1));
+	assert_false(feed_beat_ok(&b, key, &h, 2));      /* out of order */
+	bad = b;
+	bad.kind = htobe32(FEED_GO);                     /* the kind is MAC'd */
+	assert_false(feed_beat_ok(&bad, key, &h, 1));
+	feed_beat_make(&b, key, &h, FEED_GO, 2);
+	assert_true(feed_beat_ok(&b, key, &h, 2));
+	feed_beat_make(&b, key, &h, FEED_ALIVE, 0);      /* no ack first */
+	assert_false(feed_beat_ok(&b, key, &h, 0));
+	feed_beat_make(&b, key, &h, FEED_ACK, 3);        /* an ack later */
+	assert_false(feed_beat_ok(&b, key, &h, 3));
+	feed_beat_make(&b, key, &h, 7, 1);               /* no such kind */
+	assert_false(feed_beat_ok(&b, key, &h, 1));
 }
 
 static void test_head(void **state)
@@ -52,8 +104,8 @@ static void test_head(void **state)
 	struct err e = { 0 };
 
 	(void)state;
-	assert_int_equal(feed_hello_make(&h, key, "12.0", "n1", &e), 0);
-	assert_int_equal(feed_hello_make(&h2, key, "12.0", "n2", &e), 0);
+	assert_int_equal(feed_hello_make(&h, key, &link1, &e), 0);
+	assert_int_equal(feed_hello_make(&h2, key, &link1, &e), 0);
 	feed_head_make(&hd, key, &h, 0, digest, 42, 0, "");
 	assert_true(feed_head_ok(&hd, key, &h));
 	assert_false(feed_head_ok(&hd, other, &h));
@@ -97,89 +149,104 @@ static void image(struct tmpdir *td, char *path, uint8_t sum[FEED_SUM_LEN])
 	sha256_digest(&h, FEED_SUM_LEN, sum);
 }
 
-/* What node k-1 sends on a link: the real image and record (layers, ""
- * none) through feed_send_image, or (flip >= 0) a hand-made stream whose
- * byte `flip` is changed, or (flip_layers) whose record's last byte is,
- * or (cut) one that ends half way, or whose tail is MAC'd with tail_key. */
+/* What node k-1 sends on a link, by hand: `beats` beats (the ack, then
+ * keep-alives) and, unless `silent_after` (then nothing more: the link
+ * stays open), GO, the head, the record (layers, "" none), the image
+ * with byte `flip` changed (>= 0), or (flip_layers) its record's last
+ * byte, or (cut) only half of it then nothing (hang_up: then the end of
+ * the connection), and a tail MAC'd with tail_key (beats: with beat_key). */
 struct sender {
 	int fd;
 	const char *path;
 	struct feed_hello hello;
 	long flip;
-	bool cut, flip_layers;
-	const uint8_t *tail_key;
+	bool cut, hang_up, flip_layers, silent_after;
+	int beats;
+	const uint8_t *tail_key, *beat_key;
 	const char *layers;
 	uint8_t sum[FEED_SUM_LEN];
 };
 
+static int put(int fd, const void *buf, size_t len)
+{
+	return sock_send_until(fd, buf, len, mono_ms() + 10000);
+}
+
 static void *send_thread(void *arg)
 {
 	struct sender *s = arg;
-	struct feed_down d = { .fd = s->fd, .hello = s->hello };
-	struct err e = { 0 };
 	static char buf[SIZE];
+	const char *layers = s->layers != NULL ? s->layers : "";
+	uint32_t n = (uint32_t)strlen(layers), seq = 0;
+	char changed[sizeof(record)];
+	struct feed_beat b;
 	struct feed_head hd;
 	struct feed_tail t;
-	const char *layers = s->layers != NULL ? s->layers : "";
-	uint32_t n = (uint32_t)strlen(layers);
 	int fd = open(s->path, O_RDONLY);
 
-	if (s->flip < 0 && !s->cut && !s->flip_layers && s->tail_key == key) {
-		feed_send_image(fd, &d, key, digest, SIZE, layers, n, &e);
-	} else {
-		char changed[sizeof(record)];
-
-		assert_int_equal(read(fd, buf, SIZE), SIZE);
-		feed_head_make(&hd, key, &s->hello, 0, digest, SIZE, n, "");
-		feed_send(s->fd, &hd, sizeof(hd));
-		assert_true(n < sizeof(changed));
-		memcpy(changed, layers, n);
-		if (s->flip_layers && n > 0)
-			changed[n - 1] ^= 1;
-		feed_send(s->fd, changed, n);
-		if (s->flip >= 0)
-			buf[s->flip] ^= 1;
-		feed_send(s->fd, buf, s->cut ? SIZE / 2 : SIZE);
-		feed_tail_make(&t, s->tail_key, &s->hello, &hd, s->sum, layers);
-		if (!s->cut)
-			feed_send(s->fd, &t, sizeof(t));
+	for (; (int)seq < s->beats; seq++) {
+		feed_beat_make(&b, s->beat_key, &s->hello, seq == 0 ? FEED_ACK : FEED_ALIVE, seq);
+		put(s->fd, &b, sizeof(b));
+	}
+	if (s->silent_after || fd < 0 || read(fd, buf, SIZE) != SIZE) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
 	close(fd);
-	close(s->fd);
+	feed_beat_make(&b, s->beat_key, &s->hello, FEED_GO, seq);
+	put(s->fd, &b, sizeof(b));
+	feed_head_make(&hd, key, &s->hello, 0, digest, SIZE, n, "");
+	put(s->fd, &hd, sizeof(hd));
+	memcpy(changed, layers, n);
+	if (s->flip_layers && n > 0)
+		changed[n - 1] ^= 1;
+	put(s->fd, changed, n);
+	if (s->flip >= 0)
+		buf[s->flip] ^= 1;
+	put(s->fd, buf, s->cut ? SIZE / 2 : SIZE);
+	if (s->cut && s->hang_up)
+		shutdown(s->fd, SHUT_WR); /* the node above went away */
+	if (s->cut)
+		return NULL; /* and nothing more */
+	feed_tail_make(&t, s->tail_key, &s->hello, &hd, s->sum, layers);
+	put(s->fd, &t, sizeof(t));
 	return NULL;
 }
 
-/* One link: sender s into the receiver, which writes tmp and publishes
- * final; downstream (when down >= 0) gets what it forwards; the record
- * received into got (when not NULL: sizeof(record) bytes).  The
- * receiver's result. */
-static int link_run(struct sender *s, struct tmpdir *td, int down, struct feed_hello *dh,
-		    char *got, struct err *e)
+/* One link: sender s into the receiver (silent_ms), which writes tmp and
+ * publishes final; the record received into got (when not NULL:
+ * sizeof(record) bytes).  The receiver's result. */
+static int link_run(struct sender *s, struct tmpdir *td, int silent_ms, char *got, struct err *e)
 {
-	struct feed_down d = { .fd = down };
+	struct feed_up u = { .key = key, .silent_ms = silent_ms, .deadline = mono_ms() + 20000 };
 	struct feed_head hd;
-	char *layers;
+	char *layers = NULL;
 	pthread_t th;
 	int sv[2], rv;
 
-	if (dh != NULL)
-		d.hello = *dh;
+	if (s->beats == 0 && !s->silent_after)
+		s->beats = 2;
+	if (s->beat_key == NULL)
+		s->beat_key = key;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_int_equal(feed_hello_make(&s->hello, key, "12.0", "n1", e), 0);
+	assert_int_equal(feed_hello_make(&s->hello, key, &link1, e), 0);
+	u.hello = s->hello;
+	u.fd = sv[1];
 	s->fd = sv[0];
 	assert_int_equal(pthread_create(&th, NULL, send_thread, s), 0);
-	assert_int_equal(feed_recv(sv[1], &hd, sizeof(hd), mono_ms() + 10000), 0);
-	assert_true(feed_head_ok(&hd, key, &s->hello));
-	assert_int_equal(feed_recv_layers(sv[1], &hd, &layers, mono_ms() + 10000), 0);
-	if (got != NULL)
-		snprintf(got, sizeof(record), "%s", layers);
-	rv = feed_recv_image(sv[1], &s->hello, &hd, layers, &d, key, tmpdir_path(td, "tmp"),
-			     tmpdir_path(td, "final"), mono_ms() + 10000, e);
+	rv = feed_wait_head(&u, &hd, e);
+	if (rv == 0) {
+		assert_int_equal(feed_recv_layers(&u, &hd, &layers), 0);
+		if (got != NULL)
+			snprintf(got, sizeof(record), "%s", layers);
+		rv = feed_recv_image(&u, &hd, layers, NULL, tmpdir_path(td, "tmp"),
+				     tmpdir_path(td, "final"), e);
+	}
 	free(layers);
+	close(sv[1]); /* a sender still sending fails at once */
 	pthread_join(th, NULL);
-	close(sv[1]);
-	if (d.fd >= 0)
-		close(d.fd);
+	close(sv[0]);
 	return rv;
 }
 
@@ -199,7 +266,7 @@ static void test_image_crosses(void **state)
 
 	image(td, path, s.sum);
 	s.path = path;
-	assert_int_equal(link_run(&s, td, -1, NULL, NULL, &e), 0);
+	assert_int_equal(link_run(&s, td, 10000, NULL, &e), 0);
 	assert_false(exists(td, "tmp"));
 	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", path, tmpdir_path(td, "final"));
 	assert_int_equal(system(cmd), 0);
@@ -215,89 +282,65 @@ static void test_record_crosses(void **state)
 
 	image(td, path, s.sum);
 	s.path = path;
-	assert_int_equal(link_run(&s, td, -1, NULL, got, &e), 0);
+	assert_int_equal(link_run(&s, td, 10000, got, &e), 0);
 	assert_string_equal(got, record);
 	assert_true(exists(td, "final"));
 }
 
-/* Each way a link can lie: the receiver refuses, nothing is left. */
-static void test_lies_refused(void **state)
+/* Each way a link can lie or stall: the receiver lets it go, saying
+ * why, and nothing is left.  The stalls need silent_ms to pass: short
+ * here (what happens, not how long, is the test). */
+static void test_lies_and_stalls_refused(void **state)
 {
 	struct tmpdir *td = *state;
-	struct sender lies[] = {
-		{ .flip = 0, .tail_key = key },            /* the first byte changed */
-		{ .flip = SIZE - 1, .tail_key = key },     /* the last */
-		{ .flip = -1, .tail_key = other },         /* a tail of another key */
-		{ .flip = -1, .cut = true, .tail_key = key }, /* ends half way */
+	struct {
+		struct sender s;
+		const char *says;
+	} cases[] = {
+		{ { .flip = 0, .tail_key = key }, "is not the one node 0 sent" },
+		{ { .flip = SIZE - 1, .tail_key = key }, "is not the one node 0 sent" },
+		{ { .flip = -1, .tail_key = other }, "is not the one node 0 sent" },
 		/* the record's last byte changed: the image itself whole */
-		{ .flip = -1, .flip_layers = true, .tail_key = key, .layers = record },
+		{ { .flip = -1, .flip_layers = true, .tail_key = key, .layers = record },
+		  "is not the one node 0 sent" },
+		/* beats of another key: a stranger on the port */
+		{ { .flip = -1, .tail_key = key, .beat_key = other },
+		  "not from a node of the job (no proof of the job's key): refused" },
+		/* a listener that accepts and never answers */
+		{ { .flip = -1, .silent_after = true }, "no acknowledgement within" },
+		/* acknowledged, a keep-alive, then silence: a ctrun that hangs */
+		{ { .flip = -1, .beats = 2, .silent_after = true }, "no keep-alive within" },
+		/* half the image, then silence */
+		{ { .flip = -1, .cut = true, .tail_key = key }, "the image stopped coming" },
+		/* half the image, then the link closes */
+		{ { .flip = -1, .cut = true, .hang_up = true, .tail_key = key },
+		  "the connection ended" },
 	};
 	char path[PATH_MAX];
 
-	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct err e = { 0 };
 
-		image(td, path, lies[i].sum);
-		lies[i].path = path;
-		assert_int_equal(link_run(&lies[i], td, -1, NULL, NULL, &e), -1);
+		image(td, path, cases[i].s.sum);
+		cases[i].s.path = path;
+		assert_int_equal(link_run(&cases[i].s, td, 300, NULL, &e), -1);
+		if (strstr(e.msg, cases[i].says) == NULL)
+			fail_msg("case %zu: '%s' does not say '%s'", i, e.msg, cases[i].says);
 		assert_false(exists(td, "tmp"));
 		assert_false(exists(td, "final"));
-		assert_true(e.msg[0] != '\0');
-	}
-}
-
-/* Node k forwards while it receives: node k+1 gets a head, the record,
- * the bytes and a tail it can check with its own hello. */
-static void test_forwarded(void **state)
-{
-	struct tmpdir *td = *state;
-	struct sender s = { .flip = -1, .tail_key = key, .layers = record };
-	static char got[SIZE];
-	char *layers = NULL;
-	struct feed_hello dh;
-	struct feed_head hd;
-	struct feed_tail t;
-	struct err e = { 0 };
-	char path[PATH_MAX];
-	int sv[2];
-
-	image(td, path, s.sum);
-	s.path = path;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_int_equal(feed_hello_make(&dh, key, "12.0", "n3", &e), 0);
-	if (fork() == 0) {
-		/* Node k+1 reads what comes, in its own process. */
-		close(sv[0]);
-		if (feed_recv(sv[1], &hd, sizeof(hd), mono_ms() + 10000) < 0 ||
-		    !feed_head_ok(&hd, key, &dh) || be64toh(hd.size) != SIZE ||
-		    feed_recv_layers(sv[1], &hd, &layers, mono_ms() + 10000) < 0 ||
-		    strcmp(layers, record) != 0 ||
-		    feed_recv(sv[1], got, SIZE, mono_ms() + 10000) < 0 ||
-		    feed_recv(sv[1], &t, sizeof(t), mono_ms() + 10000) < 0 ||
-		    !feed_tail_ok(&t, key, &dh, &hd, layers) ||
-		    memcmp(t.sum, s.sum, FEED_SUM_LEN) != 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(sv[1]);
-	assert_int_equal(link_run(&s, td, sv[0], &dh, NULL, &e), 0);
-	{
-		int status;
-
-		assert_true(wait(&status) > 0);
-		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_hello_only_on_its_own_link),
+		cmocka_unit_test(test_beats_in_order_on_their_own_link),
 		cmocka_unit_test(test_head),
 		cmocka_unit_test_setup_teardown(test_image_crosses, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_record_crosses, tmpdir_setup, tmpdir_teardown),
-		cmocka_unit_test_setup_teardown(test_lies_refused, tmpdir_setup, tmpdir_teardown),
-		cmocka_unit_test_setup_teardown(test_forwarded, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_lies_and_stalls_refused, tmpdir_setup,
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,7 +154,7 @@ static void test_collective_accept_finds_its_peer_behind_a_flood(void **state)
 	struct err e = { 0 };
 	long who = -1;
 	pid_t ours;
-	struct sock_lobby *lobby;
+	struct lobby *lobby;
 
 	(void)state;
 	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -183,7 +183,7 @@ static void test_collective_accept_finds_its_peer_behind_a_flood(void **state)
 	assert_int_equal(who, 3);
 	close(fd);
 	assert_int_equal(reap(ours), 0);
-	sock_lobby_free(lobby);
+	lobby_free(lobby);
 	for (int i = 0; i < 100; i++)
 		close(silent[i]);
 	close(lfd);

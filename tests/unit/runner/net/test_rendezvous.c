@@ -307,7 +307,7 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	struct err e = { 0 };
 	long who = -1;
 	pid_t other, ours;
-	struct sock_lobby *lobby;
+	struct lobby *lobby;
 
 	(void)state;
 	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -344,7 +344,7 @@ static void test_collective_accepts_only_its_jobs_peer(void **state)
 	/* Nobody at all: an error, not a hang. */
 	assert_int_equal(sock_accept_peer(lfd, lobby, "j", key, 300, &who, &e), -1);
 	assert_non_null(strstr(e.msg, "no peer connected"));
-	sock_lobby_free(lobby);
+	lobby_free(lobby);
 	close(silent);
 	close(forged);
 	close(lfd);
