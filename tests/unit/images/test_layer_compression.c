@@ -19,8 +19,6 @@
 #define CTRTEST_STREAM
 #include "ctrtest.h"
 
-#include <sys/resource.h>
-
 #define MiB (1u << 20)
 
 /* ---- compressed bytes --------------------------------------------------------- */
@@ -186,17 +184,11 @@ static int limited(const struct fx *f, enum reader r, struct blob l, struct err 
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct rlimit as = { 1024 * MiB, 1024 * MiB };
 		struct err ce = { 0 };
 		int rv;
 
 		close(p[0]);
-#ifndef __SANITIZE_ADDRESS__
-		if (setrlimit(RLIMIT_AS, &as) < 0)
-			_exit(10);
-#else
-		(void)as;
-#endif
+		child_limit_as(1024ull * MiB);
 		rv = r == STREAM ? stream(f, l, &ce) : unpack(f, &ce);
 		if (write(p[1], &ce, sizeof(ce)) != (ssize_t)sizeof(ce))
 			_exit(11);
