@@ -70,12 +70,13 @@ trap 'rm -rf "$scratch"' EXIT
 
 # Each target's longest input and memory: the archive and the streaming
 # writer read whole layers; the streaming writer is held to the memory a
-# pull of a 1 MiB layer may take (its bounds: fuzz_stream.c), any single
-# allocation over 160 MiB a failure (zstd's window may take 128 MiB as a
-# layer's header asks; no other decoder is set up for a pulled layer).
+# pull of a 1 MiB layer may take (its bounds: fuzz_stream.c); in both, any
+# single allocation over 160 MiB is a failure (zstd's window may take
+# 128 MiB as a header asks; no decoder whose header may ask for more, xz's,
+# lzma's or lzip's, is ever set up).
 limits() {
 	case $1 in
-	archive) echo -max_len=4194304 -rss_limit_mb=4096 ;;
+	archive) echo -max_len=4194304 -rss_limit_mb=4096 -malloc_limit_mb=160 ;;
 	stream) echo -max_len=1048576 -rss_limit_mb=1024 -malloc_limit_mb=160 ;;
 	*) echo -max_len=65536 -rss_limit_mb=4096 ;;
 	esac
