@@ -19,6 +19,8 @@ registry may serve (issue 41: what a layer may cost a pull):
 
   zeros:N          one file `z` of N zero bytes (what fills a decoder's
                    dictionary or window)
+  etc              a folder etc (the config's /etc/environment then makes no
+                   folder, so the store records the image's layers for reuse)
 
 A layer is gzip unless its spec ends in @COMP, what a hostile registry may
 serve in its place (the manifest says tar+gzip all the same, except for
@@ -181,7 +183,8 @@ def write_layer(path, spec):
 def member(t, name, kind=tarfile.REGTYPE, data=b"", link="", pax=False):
     info = tarfile.TarInfo(name)
     info.type, info.linkname, info.size = kind, link, len(data)
-    info.mtime, info.mode = 1700000000, 0o777 if kind == tarfile.SYMTYPE else 0o644
+    info.mtime = 1700000000
+    info.mode = {tarfile.SYMTYPE: 0o777, tarfile.DIRTYPE: 0o755}.get(kind, 0o644)
     if pax:  # libarchive reads a hard link's data only in a pax member
         info.pax_headers = {"comment": "x"}
     t.addfile(info, io.BytesIO(data) if data else None)
@@ -189,7 +192,7 @@ def member(t, name, kind=tarfile.REGTYPE, data=b"", link="", pax=False):
 
 def members(t, spec):
     kind, *args = spec.split(":")
-    n = int(args[0])
+    n = int(args[0]) if args else 0
     if kind == "symlinks":
         member(t, "f", data=b"f\n")
         for i in range(n):
@@ -218,6 +221,8 @@ def members(t, spec):
         member(t, "f", data=b"f")
         for i in range(n):
             member(t, "h%d" % i, tarfile.LNKTYPE, b"h", "f", pax=True)
+    elif kind == "etc":
+        member(t, "etc", tarfile.DIRTYPE)
     elif kind == "zeros":
         info = tarfile.TarInfo("z")
         info.size, info.mtime, info.mode = n, 1700000000, 0o644
