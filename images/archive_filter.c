@@ -132,13 +132,15 @@ int archive_filter_check(const unsigned char *head, size_t n, enum filter_set se
 			 const char *what, struct err *e)
 {
 	const char *name = archive_filter_by_magic(head, n);
+	size_t i = 0;
 
 	if (name == NULL)
 		return 0;
-	for (size_t i = 0; i < NFILTERS; i++)
-		if (strcmp(filters[i].name, name) == 0 && allowed(i, set))
-			return 0;
-	if (set == FILTERS_PULLED)
+	while (i < NFILTERS && strcmp(filters[i].name, name) != 0)
+		i++;
+	if (i < NFILTERS && allowed(i, set))
+		return 0;
+	if (set == FILTERS_PULLED && (i == NFILTERS || !filters[i].pulled))
 		return err_set(e, EXIT_CTRUN, "%s: compressed with %s, which a pulled layer may not "
 			       "be (the OCI image spec's layers are tar, gzip or zstd): refused", what,
 			       name);
