@@ -1,4 +1,5 @@
-/* archive.c - `docker save` and OCI image-layout archives (tar, any compression).
+/* archive.c - `docker save` and OCI image-layout archives (tar, plain or
+ * compressed with a decompressor archive_filter.h enables).
  *
  * The outer tar is read with libarchive; its small JSON members (manifest.json,
  * index.json, the OCI manifest) say which members are the layers, bottom first.
@@ -50,10 +51,14 @@ static struct archive *outer_open(const struct src *src, struct err *e)
 		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
 		return NULL;
 	}
-	archive_filters_enable(a);
+	archive_filters_enable(a, FILTERS_ARCHIVE);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, src->open, BLOCK) != ARCHIVE_OK) {
 		err_set(e, EXIT_CTRUN, "%s: %s", src->name, archive_error_string(a));
+		archive_read_free(a);
+		return NULL;
+	}
+	if (archive_filter_once(a, src->name, e) < 0) {
 		archive_read_free(a);
 		return NULL;
 	}
@@ -267,7 +272,7 @@ out:
 struct member {
 	struct archive *outer;
 	struct progress *prog;
-	unsigned char head[16]; /* the layer's first bytes: its compression */
+	unsigned char head[512]; /* the layer's first bytes: its compression */
 	size_t nhead;
 	char buf[BLOCK];
 };
@@ -282,9 +287,12 @@ static la_ssize_t member_read(struct archive *inner, void *arg, const void **buf
 		return -1;
 	}
 	progress_add(m->prog, (unsigned long long)n);
-	if (m->nhead == 0 && n > 0) {
-		m->nhead = (size_t)n < sizeof(m->head) ? (size_t)n : sizeof(m->head);
-		memcpy(m->head, m->buf, m->nhead);
+	if (m->nhead < sizeof(m->head) && n > 0) {
+		size_t k = sizeof(m->head) - m->nhead;
+
+		k = (size_t)n < k ? (size_t)n : k;
+		memcpy(m->head + m->nhead, m->buf, k);
+		m->nhead += k;
 	}
 	*buf = m->buf;
 	return n;
@@ -320,18 +328,21 @@ static int apply_layer(const struct src *src, const char *name, size_t idx, cons
 		err_set(e, EXIT_CTRUN, "libarchive: out of memory");
 		goto out;
 	}
-	/* Layers may be plain, gzip or zstd tars (OCI media types). */
-	archive_filters_enable(inner);
+	/* Layers may be plain, gzip or zstd tars (OCI media types), and here
+	 * also what else archive_filter.h bounds. */
+	archive_filters_enable(inner, FILTERS_ARCHIVE);
 	archive_read_support_format_tar(inner);
 	r = archive_read_open(inner, m, NULL, member_read, NULL);
-	/* Opening read the first block: a compression left out is named, not
-	 * reported as "Unrecognized archive format". */
-	if (archive_filter_check(m->head, m->nhead, what, e) < 0)
+	/* Opening read the first block: a compression left out (none of its
+	 * decoders is enabled) is named, not "Unrecognized archive format". */
+	if (archive_filter_check(m->head, m->nhead, FILTERS_ARCHIVE, what, e) < 0)
 		goto out;
 	if (r != ARCHIVE_OK) {
 		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(inner));
 		goto out;
 	}
+	if (archive_filter_once(inner, what, e) < 0)
+		goto out;
 	rv = layer_apply(inner, dest, what, l, e);
 out:
 	if (inner != NULL)
@@ -389,7 +400,24 @@ static int apply_config(const struct src *src, const char *config, const char *d
 	return rv < 0 ? err_wrap(e, "%s: image config", src->name) : 0;
 }
 
-/* 1 when the archive is compressed (gzip, zstd, xz...): libarchive then
+/* The file's compression, by its first bytes: one left out is named (not
+ * "unknown format"), and refused before any reader is set up. */
+static int check_head(const char *path, struct err *e)
+{
+	char what[PATH_MAX + 8];
+	unsigned char head[512];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "image %s", path);
+	n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	snprintf(what, sizeof(what), "image %s", path);
+	return n > 0 ? archive_filter_check(head, (size_t)n, FILTERS_ARCHIVE, what, e) : 0;
+}
+
+/* 1 when the archive is compressed (gzip, zstd, bzip2...): libarchive then
  * has more than its "none" filter once the first header is read. */
 static int is_compressed(const struct src *src, struct err *e)
 {
@@ -424,6 +452,8 @@ int archive_unpack(const char *path, enum image_kind kind, const char *dest, boo
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", path);
 	base = base != NULL ? base + 1 : path;
+	/* Its compression was checked by archive_detect; xz's, lzma's and
+	 * lzip's decoders are not enabled here anyway. */
 	z = is_compressed(src, e);
 	if (z < 0)
 		return -1;
@@ -499,31 +529,27 @@ int archive_detect(const char *path, enum image_kind *kind, struct err *e)
 	struct archive_entry *ent;
 	bool docker = false, oci = false;
 	char clean[PATH_MAX], what[PATH_MAX + 8];
-	unsigned char head[16];
-	ssize_t n;
-	int fd, r;
+	int r;
 
 	*kind = IMAGE_UNKNOWN;
 	/* Neither squashfs nor SIF (image.c looked first): only libarchive can tell. */
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "image %s", path);
-	/* A compression left out is named, not "unknown format". */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return err_sys(e, EXIT_CTRUN, "image %s", path);
-	n = pread(fd, head, sizeof(head), 0);
-	close(fd);
-	snprintf(what, sizeof(what), "image %s", path);
-	if (n > 0 && archive_filter_check(head, (size_t)n, what, e) < 0)
+	if (check_head(path, e) < 0)
 		return -1;
 	a = archive_read_new();
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
-	archive_filters_enable(a);
+	archive_filters_enable(a, FILTERS_ARCHIVE);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
 		archive_read_free(a);
 		return 0; /* not something libarchive reads: not an archive */
+	}
+	snprintf(what, sizeof(what), "image %s", path);
+	if (archive_filter_once(a, what, e) < 0) {
+		archive_read_free(a);
+		return -1;
 	}
 	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		const char *p = archive_entry_pathname(ent);

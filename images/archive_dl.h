@@ -32,11 +32,10 @@
 	X(archive_read_open_filename) X(archive_read_open_fd)                             \
 	X(archive_read_support_filter_gzip)                                               \
 	X(archive_read_support_filter_bzip2) X(archive_read_support_filter_compress)      \
-	X(archive_read_support_filter_xz) X(archive_read_support_filter_lzma)             \
-	X(archive_read_support_filter_lzip) X(archive_read_support_filter_zstd)           \
-	X(archive_read_support_filter_lz4)                                                \
+	X(archive_read_support_filter_zstd) X(archive_read_support_filter_lz4)            \
 	X(archive_read_support_format_tar) X(archive_read_next_header)                    \
 	X(archive_read_data) X(archive_read_data_block) X(archive_filter_count)           \
+	X(archive_filter_name)                                                            \
 	X(archive_read_support_format_raw)                                                \
 	X(archive_write_disk_new) X(archive_write_disk_set_options)                       \
 	X(archive_write_header) X(archive_write_data_block) X(archive_write_finish_entry) \
@@ -77,9 +76,6 @@ int archive_dl_load(struct err *e);
 #define archive_read_support_filter_gzip (archive_dl.archive_read_support_filter_gzip)
 #define archive_read_support_filter_bzip2 (archive_dl.archive_read_support_filter_bzip2)
 #define archive_read_support_filter_compress (archive_dl.archive_read_support_filter_compress)
-#define archive_read_support_filter_xz (archive_dl.archive_read_support_filter_xz)
-#define archive_read_support_filter_lzma (archive_dl.archive_read_support_filter_lzma)
-#define archive_read_support_filter_lzip (archive_dl.archive_read_support_filter_lzip)
 #define archive_read_support_filter_zstd (archive_dl.archive_read_support_filter_zstd)
 #define archive_read_support_filter_lz4 (archive_dl.archive_read_support_filter_lz4)
 #define archive_read_support_format_tar (archive_dl.archive_read_support_format_tar)
@@ -87,6 +83,7 @@ int archive_dl_load(struct err *e);
 #define archive_read_data (archive_dl.archive_read_data)
 #define archive_read_data_block (archive_dl.archive_read_data_block)
 #define archive_filter_count (archive_dl.archive_filter_count)
+#define archive_filter_name (archive_dl.archive_filter_name)
 #define archive_read_support_format_raw (archive_dl.archive_read_support_format_raw)
 #define archive_write_disk_new (archive_dl.archive_write_disk_new)
 #define archive_write_disk_set_options (archive_dl.archive_write_disk_set_options)

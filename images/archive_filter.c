@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,14 @@
 
 #define BLOCK 65536
 
-/* The filters an image may use: OCI layers are gzip or zstd, `docker
- * save | xz` and friends the rest.  lrzip, lzop and grzip are left out:
- * libarchive has no code of its own for them, only a program to run. */
-static const char *const filters[] = { "gzip", "bzip2", "compress", "xz",
-					"lzma", "lzip", "zstd", "lz4" };
+/* The filters ctrun may enable, and for which set.  Left out: lrzip, lzop
+ * and grzip (libarchive has no code of its own for them, only a program to
+ * run); xz, lzma and lzip (liblzma without a memory limit). */
+static const struct filter {
+	const char *name;
+	bool pulled; /* a pulled layer may use it */
+} filters[] = { { "gzip", true }, { "zstd", true }, { "bzip2", false },
+		{ "compress", false }, { "lz4", false } };
 #define NFILTERS (sizeof(filters) / sizeof(*filters))
 
 /* archive_dl's pointers are only known at run time: filters[i]'s function. */
@@ -27,12 +31,9 @@ static int (*support_of(size_t i))(struct archive *)
 {
 	switch (i) {
 	case 0: return archive_read_support_filter_gzip;
-	case 1: return archive_read_support_filter_bzip2;
-	case 2: return archive_read_support_filter_compress;
-	case 3: return archive_read_support_filter_xz;
-	case 4: return archive_read_support_filter_lzma;
-	case 5: return archive_read_support_filter_lzip;
-	case 6: return archive_read_support_filter_zstd;
+	case 1: return archive_read_support_filter_zstd;
+	case 2: return archive_read_support_filter_bzip2;
+	case 3: return archive_read_support_filter_compress;
 	default: return archive_read_support_filter_lz4;
 	}
 }
@@ -60,12 +61,15 @@ static unsigned in_process(void)
 	return mask;
 }
 
-void archive_filters_enable(struct archive *a)
+static bool allowed(size_t i, enum filter_set set)
 {
-	unsigned mask = in_process();
+	return (in_process() & (1u << i)) && (set == FILTERS_ARCHIVE || filters[i].pulled);
+}
 
+void archive_filters_enable(struct archive *a, enum filter_set set)
+{
 	for (size_t i = 0; i < NFILTERS; i++)
-		if (mask & (1u << i))
+		if (allowed(i, set))
 			support_of(i)(a);
 }
 
@@ -87,27 +91,76 @@ static const struct magic {
 	{ "grzip", "GRZipII\0\x02\x04:)", 12 },
 };
 
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The .lzma ("alone") format has no magic number: a properties byte of at
+ * most 224, a dictionary size, the data's size (-1: unknown).  What
+ * libarchive's bidder takes: a dictionary of 2^12..2^27 bytes, or a
+ * multiple of 1 MiB from 3 to 63 MiB as xz's lzma writes when short of
+ * memory. */
+static bool is_lzma(const unsigned char *h, size_t n)
+{
+	uint32_t dict;
+	bool usual, unknown_size;
+
+	if (n < 13 || h[0] > (4 * 5 + 4) * 9 + 8)
+		return false;
+	dict = le32(h + 1);
+	unknown_size = le32(h + 5) == UINT32_MAX && le32(h + 9) == UINT32_MAX;
+	if (dict >= 1u << 12 && dict <= 1u << 27 && (dict & (dict - 1)) == 0)
+		return true;
+	usual = h[0] == 0x5d || h[0] == 0x5e;
+	return usual && unknown_size && dict >= 3u << 20 && dict <= 63u << 20 &&
+	       dict % (1u << 20) == 0;
+}
+
 const char *archive_filter_by_magic(const unsigned char *head, size_t n)
 {
+	/* A tar header (ustar, pax, GNU): a plain tar whatever its first name. */
+	if (n >= 263 && memcmp(head + 257, "ustar", 5) == 0)
+		return NULL;
 	for (size_t i = 0; i < sizeof(magics) / sizeof(*magics); i++)
 		if (n >= magics[i].len && memcmp(head, magics[i].bytes, magics[i].len) == 0)
 			return magics[i].name;
-	return NULL;
+	return is_lzma(head, n) ? "lzma" : NULL;
 }
 
-int archive_filter_check(const unsigned char *head, size_t n, const char *what, struct err *e)
+int archive_filter_check(const unsigned char *head, size_t n, enum filter_set set,
+			 const char *what, struct err *e)
 {
 	const char *name = archive_filter_by_magic(head, n);
-	unsigned mask = in_process();
+	size_t i = 0;
 
 	if (name == NULL)
 		return 0;
-	for (size_t i = 0; i < NFILTERS; i++)
-		if (strcmp(filters[i], name) == 0 && (mask & (1u << i)))
-			return 0;
+	while (i < NFILTERS && strcmp(filters[i].name, name) != 0)
+		i++;
+	if (i < NFILTERS && allowed(i, set))
+		return 0;
+	if (set == FILTERS_PULLED && (i == NFILTERS || !filters[i].pulled))
+		return err_set(e, EXIT_CTRUN, "%s: compressed with %s, which a pulled layer may not "
+			       "be (the OCI image spec's layers are tar, gzip or zstd): refused", what,
+			       name);
+	if (strcmp(name, "xz") == 0 || strcmp(name, "lzma") == 0 || strcmp(name, "lzip") == 0)
+		return err_set(e, EXIT_CTRUN, "%s: compressed with %s, whose decoder takes the "
+			       "memory the file's own header asks for (up to 4 GiB): refused; "
+			       "decompress it first, or recompress it with gzip or zstd", what, name);
 	return err_set(e, EXIT_CTRUN, "%s: compressed with %s, which libarchive here decompresses "
 		       "only by running an external program; ctrun does not run one (recompress "
 		       "it with gzip or zstd)", what, name);
+}
+
+int archive_filter_once(struct archive *a, const char *what, struct err *e)
+{
+	/* The last filter is "none", the file's own bytes. */
+	if (archive_filter_count(a) <= 2)
+		return 0;
+	return err_set(e, EXIT_CTRUN, "%s: compressed more than once (%s inside %s), which no "
+		       "image tool writes: refused", what, archive_filter_name(a, 0),
+		       archive_filter_name(a, 1));
 }
 
 void size_str(unsigned long long v, char *out, size_t size)
@@ -244,7 +297,7 @@ int archive_decompress(const char *name, const char *open, const char *dest,
 	const void *buf;
 	size_t len;
 	la_int64_t off;
-	int fd = -1, r;
+	int fd = -1, r = 0;
 
 	if (a == NULL)
 		return err_set(e, EXIT_CTRUN, "libarchive: out of memory");
@@ -253,11 +306,13 @@ int archive_decompress(const char *name, const char *open, const char *dest,
 		err_wrap(e, "%s", name);
 		goto fail;
 	}
-	archive_filters_enable(a);
+	archive_filters_enable(a, FILTERS_ARCHIVE);
 	archive_read_support_format_raw(a);
 	if (archive_read_open_filename(a, open, BLOCK) != ARCHIVE_OK ||
+	    (r = archive_filter_once(a, name, e)) < 0 ||
 	    archive_read_next_header(a, &ent) != ARCHIVE_OK) {
-		err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
+		if (r == 0)
+			err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
 		goto fail;
 	}
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {

@@ -1,13 +1,20 @@
 /* archive_filter.h - which decompressors libarchive may use, and the bound
  * on what an image may unpack to.
  *
- * archive_read_support_filter_all() also registers filters that libarchive
- * runs as external programs (lrzip, lzop, grzip; and gzip, xz... when it was
- * built without their library): an image would then pick a host program
- * that ctrun, often as root, runs on bytes the image controls.  ctrun
- * enables by name only the filters libarchive decompresses in its own code
- * (probed once: a filter that would need a program is left out), so a layer
- * in another compression is refused with its name. */
+ * Each decompressor enabled is one whose memory its format bounds: gzip
+ * (32 KiB), zstd (its window, up to 128 MiB: libzstd's default
+ * ZSTD_d_windowLogMax, which libarchive keeps), and for an archive the user
+ * gives also bzip2, compress and lz4 (a few MiB).  A pulled layer may only
+ * be gzip or zstd (the OCI image spec's layers), whatever its media type
+ * says.  xz, lzma and lzip are never enabled: their header sets liblzma's
+ * dictionary (up to 4 GiB) and libarchive gives liblzma no memory limit.
+ * Nor is archive_read_support_filter_all(), which also registers filters
+ * that libarchive runs as external programs (lrzip, lzop, grzip; and gzip,
+ * xz... when it was built without their library): an image would then pick
+ * a host program that ctrun, often as root, runs on bytes the image
+ * controls (a filter that would need one is probed once and left out).
+ * A compression left out is refused by its magic bytes, named, before a
+ * reader is set up; one compressed twice is refused once opened. */
 #ifndef CTRUN_ARCHIVE_FILTER_H
 #define CTRUN_ARCHIVE_FILTER_H
 
@@ -18,18 +25,29 @@
 #include "err.h"
 #include "progress.h"
 
-/* Enables on `a` the in-process filters among gzip, bzip2, compress, xz,
- * lzma, lzip, zstd and lz4 (needs archive_dl_load first). */
-void archive_filters_enable(struct archive *a);
+/* What is read: an archive the user gives (--image FILE: the file and the
+ * layers in it) or a layer pulled from a registry. */
+enum filter_set { FILTERS_ARCHIVE, FILTERS_PULLED };
 
-/* The compression whose magic number starts head ("gzip", "lrzip", ...),
- * NULL for none known (a plain tar).  Pure. */
+/* Enables on `a` the set's decompressors that libarchive runs in process
+ * (needs archive_dl_load first). */
+void archive_filters_enable(struct archive *a, enum filter_set set);
+
+/* The compression whose magic number starts head ("gzip", "xz", "lrzip",
+ * ...; "lzma", which has none, as libarchive's bidder knows it), NULL for
+ * none known or a tar header (ustar at 257).  Pure. */
 const char *archive_filter_by_magic(const unsigned char *head, size_t n);
 
-/* When head is compressed with a filter archive_filters_enable leaves out:
- * -1 with e saying so for `what` ("layer 2 (x): compressed with lrzip,
- * which ...").  Else 0. */
-int archive_filter_check(const unsigned char *head, size_t n, const char *what, struct err *e);
+/* When head (the first bytes, 512 of them where there are as many) is
+ * compressed with a filter the set leaves out: -1 with e saying so for
+ * `what` ("layer 2 (sha256:...): compressed with xz, which ...").  Else 0. */
+int archive_filter_check(const unsigned char *head, size_t n, enum filter_set set,
+			 const char *what, struct err *e);
+
+/* After `a` is opened: -1 with e when its data are compressed more than
+ * once (each decompressor takes its memory, and libarchive stacks up to 25
+ * of them).  Else 0. */
+int archive_filter_once(struct archive *a, const char *what, struct err *e);
 
 /* An image's unpacked bytes counted against a bound ([cache] max_unpacked),
  * and, where its layers become a tree in memory (a pull: mlayer.c), the

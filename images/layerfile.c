@@ -17,27 +17,32 @@
 
 #define BLOCK 65536
 
+/* The first bytes of a layer read to know its compression (a tar header). */
+#define HEAD 512
+
 /* A layer's reader: its compression checked by the first bytes (head,
- * n of them), which the reader is then given again. */
+ * n of them), which the reader is then given again.  Only gzip and zstd
+ * are enabled, so no other decoder can be set up whatever the bytes say,
+ * and only once (archive_filter.h). */
 static int apply(struct archive *a, const unsigned char *head, size_t n, size_t idx,
 		 const char *what, struct sqimage *s, struct unpack_limit *l, struct err *e,
 		 int (*open)(struct archive *a, void *arg), void *arg)
 {
 	char name[512];
-	int rv = -1;
 
 	snprintf(name, sizeof(name), "layer %zu (%s)", idx + 1, what);
-	if (archive_filter_check(head, n, name, e) < 0)
+	if (archive_filter_check(head, n, FILTERS_PULLED, name, e) < 0)
 		return -1;
-	archive_filters_enable(a);
+	archive_filters_enable(a, FILTERS_PULLED);
 	archive_read_support_format_tar(a);
 	if (open(a, arg) != ARCHIVE_OK) {
 		if (e->code == 0)
 			err_set(e, EXIT_CTRUN, "%s: %s", name, archive_error_string(a));
-	} else {
-		rv = mlayer_apply(a, s, name, l, e);
+		return -1;
 	}
-	return rv;
+	if (archive_filter_once(a, name, e) < 0)
+		return -1;
+	return mlayer_apply(a, s, name, l, e);
 }
 
 static int open_fd(struct archive *a, void *arg)
@@ -53,7 +58,7 @@ int layerfile_apply(int fd, size_t idx, const char *what, struct sqimage *s,
 		    struct unpack_limit *l, struct err *e)
 {
 	struct archive *a;
-	unsigned char head[16];
+	unsigned char head[HEAD];
 	ssize_t n;
 	int rv;
 
@@ -116,7 +121,7 @@ int layerfile_apply_source(const struct layer_source *src, size_t idx, const cha
 		goto out;
 	}
 	/* Enough of it to know its compression (or all of a tiny one). */
-	while (st->head < 16) {
+	while (st->head < HEAD) {
 		long long n = src->read(src->arg, st->buf + st->head, sizeof(st->buf) - st->head, e);
 
 		if (n < 0) {

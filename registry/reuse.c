@@ -253,7 +253,7 @@ int reuse_begin(const struct registry_cfg *c, const char *store, const struct ma
 		      const char *name, int out, const struct sqimage_opts *opts,
 		      struct sqimage **img, struct unpack_limit *lim, size_t *k, struct err *e)
 {
-	char digest[80], sqsh[PATH_MAX];
+	char digest[80], sqsh[PATH_MAX], what[PATH_MAX + 160];
 	struct err why = { 0 };
 	struct trust t;
 	struct stat st;
@@ -271,7 +271,10 @@ int reuse_begin(const struct registry_cfg *c, const char *store, const struct ma
 		if (c->verbose > 0)
 			fprintf(stderr, "ctrun: %s: its first %zu layers from the stored image %s\n",
 				name, *k, digest);
-		return 0;
+		/* A base whose tree alone passes the bound is named, not the
+		 * first new layer (which would only find it passed). */
+		snprintf(what, sizeof(what), "%s: the stored image %s it is built on", name, digest);
+		return unpack_limit_tree(lim, sqimage_tree(*img)->bytes, what, e);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -65,7 +65,8 @@ int reuse_find(const char *store, const struct manifest *m, char *digest, size_t
  * reuse allows: its squashfs goes into img (sqimage_base), what it holds
  * counts against lim, and *k gets its count of layers.  Anything doubtful
  * about it (said in one line unless quiet) and img is opened again, empty:
- * the full pull.  -1 with e only when the new image cannot be begun. */
+ * the full pull.  -1 with e only when the new image cannot be begun, or
+ * when the stored image's tree alone passes lim's max_tree (e names it). */
 int reuse_begin(const struct registry_cfg *c, const char *store, const struct manifest *m,
 		const char *name, int out, const struct sqimage_opts *opts, struct sqimage **img,
 		struct unpack_limit *lim, size_t *k, struct err *e);

@@ -17,20 +17,42 @@ registry may serve (issue 41: what a layer may cost a pull):
                    hard link carrying data, a whiteout, an opaque marker, a
                    file of its own after the marker
 
-reg_layers.py --tars DIR LAYER...: each layer as DIR/N.tar, uncompressed, and
-nothing else (the streaming writer's fuzz seeds: tests/fuzz/run.sh).
+  zeros:N          one file `z` of N zero bytes (what fills a decoder's
+                   dictionary or window)
+  etc              a folder etc (the config's /etc/environment then makes no
+                   folder, so the store records the image's layers for reuse)
+
+A layer is gzip unless its spec ends in @COMP, what a hostile registry may
+serve in its place (the manifest says tar+gzip all the same, except for
+none and zstd):
+  @none            the tar itself
+  @xz              xz whose block header asks for a 4 GiB dictionary (made
+                   with a 256 KiB one: the data decode the same with it)
+  @lzma, @bzip2    the .lzma format (xz's lzma -0), bzip2
+  @zstd, @zstd2g   zstd frames of raw blocks whose header asks for a window
+                   of 128 MiB (zstd's largest by default), of 2 GiB
+  @zstd-in-gzip    that zstd frame (128 MiB), gzip'd
+
+reg_layers.py --tars DIR LAYER...: each layer as DIR/SPEC.tar (its name made
+of the spec's letters, digits, '-' and '_'), where not there yet, and nothing
+else (the streaming writer's fuzz seeds: tests/fuzz/run.sh).
 
 Layers are written as they are made (a layer of a million members is never
 in memory); the config's rootfs.diff_ids are their uncompressed digests.
 Used by tests/integration/t_registry_layer_bounds.sh,
 tests/bench/layers.sh and tests/fuzz/run.sh."""
+import bz2
 import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
+import re
+import struct
 import sys
 import tarfile
+import zlib
 
 
 class Hashed(io.RawIOBase):
@@ -48,10 +70,121 @@ class Hashed(io.RawIOBase):
         return self.f.write(b)
 
 
+class Zeros(io.RawIOBase):
+    """n zero bytes to read."""
+
+    def __init__(self, n):
+        self.left = n
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        k = min(len(b), self.left)
+        b[:k] = bytes(k)
+        self.left -= k
+        return k
+
+
+class ZstdRaw:
+    """A zstd frame of raw blocks (RFC 8878, 3.1.1) whose header asks for a
+    window of 2^log bytes: zstd itself, made without a zstd library."""
+
+    def __init__(self, log):
+        self.head = b"\x28\xb5\x2f\xfd\x00" + bytes([(log - 10) << 3])
+
+    def compress(self, data):
+        out, self.head = [self.head], b""
+        for i in range(0, len(data), 1 << 17):
+            block = data[i:i + (1 << 17)]
+            out.append(struct.pack("<I", len(block) << 3)[:3] + block)
+        return b"".join(out)
+
+    def flush(self):
+        return self.head + b"\x01\x00\x00"  # an empty raw block, the last
+
+
+COMPRESSORS = {
+    "xz": lambda: lzma.LZMACompressor(lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_LZMA2, "preset": 0}]),
+    "lzma": lambda: lzma.LZMACompressor(lzma.FORMAT_ALONE, preset=0),
+    "bzip2": bz2.BZ2Compressor,
+    "zstd": lambda: ZstdRaw(27),
+    "zstd2g": lambda: ZstdRaw(31),
+}
+
+
+class Compressing(io.RawIOBase):
+    """A write-only stream into f through compressors (the first innermost)."""
+
+    def __init__(self, f, comps):
+        self.f, self.comps = f, comps
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        b = bytes(b)
+        n = len(b)
+        for c in self.comps:
+            b = c.compress(b)
+        self.f.write(b)
+        return n
+
+    def close(self):
+        if not self.closed:
+            b = b""
+            for c in self.comps:
+                b = c.compress(b) + c.flush() if b else c.flush()
+            self.f.write(b)
+        super().close()
+
+
+def xz_4g(path):
+    """The xz file's (only) block header asks for a dictionary of 4 GiB - 1
+    (LZMA2's property 40), its CRC32 made again (xz file format 3.1)."""
+    with open(path, "r+b") as f:
+        f.seek(12)
+        h = bytearray(f.read(12))
+        if h[0] != 2 or h[1] != 0 or h[2:4] != b"\x21\x01":
+            sys.exit("reg_layers.py: an xz block header of another shape: %s" % h.hex())
+        h[4] = 40
+        h[8:12] = struct.pack("<I", zlib.crc32(bytes(h[:8])))
+        f.seek(12)
+        f.write(h)
+
+
+def compressors(comp):
+    if comp in COMPRESSORS:
+        return [COMPRESSORS[comp]()]
+    if comp == "zstd-in-gzip":
+        return [ZstdRaw(27), zlib.compressobj(1, wbits=31)]
+    sys.exit("reg_layers.py: no compression %r" % comp)
+
+
+def write_layer(path, spec):
+    """The layer of spec (KIND:ARGS[@COMP]) into path: the digest of its tar."""
+    spec, _, comp = spec.partition("@")
+    with open(path, "wb") as raw:
+        if comp == "none":
+            packed = raw
+        elif comp in ("", "gzip"):
+            packed = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)
+        else:
+            packed = Compressing(raw, compressors(comp))
+        plain = Hashed(packed)
+        tar(plain, spec)
+        if packed is not raw:
+            packed.close()
+    if comp == "xz":
+        xz_4g(path)
+    return plain.h.hexdigest()
+
+
 def member(t, name, kind=tarfile.REGTYPE, data=b"", link="", pax=False):
     info = tarfile.TarInfo(name)
     info.type, info.linkname, info.size = kind, link, len(data)
-    info.mtime, info.mode = 1700000000, 0o777 if kind == tarfile.SYMTYPE else 0o644
+    info.mtime = 1700000000
+    info.mode = {tarfile.SYMTYPE: 0o777, tarfile.DIRTYPE: 0o755}.get(kind, 0o644)
     if pax:  # libarchive reads a hard link's data only in a pax member
         info.pax_headers = {"comment": "x"}
     t.addfile(info, io.BytesIO(data) if data else None)
@@ -59,7 +192,7 @@ def member(t, name, kind=tarfile.REGTYPE, data=b"", link="", pax=False):
 
 def members(t, spec):
     kind, *args = spec.split(":")
-    n = int(args[0])
+    n = int(args[0]) if args else 0
     if kind == "symlinks":
         member(t, "f", data=b"f\n")
         for i in range(n):
@@ -88,6 +221,12 @@ def members(t, spec):
         member(t, "f", data=b"f")
         for i in range(n):
             member(t, "h%d" % i, tarfile.LNKTYPE, b"h", "f", pax=True)
+    elif kind == "etc":
+        member(t, "etc", tarfile.DIRTYPE)
+    elif kind == "zeros":
+        info = tarfile.TarInfo("z")
+        info.size, info.mtime, info.mode = n, 1700000000, 0o644
+        t.addfile(info, Zeros(n))
     else:
         sys.exit("reg_layers.py: no layer kind %r" % kind)
 
@@ -106,15 +245,18 @@ def tar(f, spec):
 
 def layer(out, spec):
     tmp = os.path.join(out, "layer.tmp")
-    with open(tmp, "wb") as raw:
-        packed = Hashed(raw)
-        with gzip.GzipFile(fileobj=packed, mode="wb", compresslevel=1, mtime=0) as z:
-            plain = Hashed(z)
-            tar(plain, spec)
-    digest = packed.h.hexdigest()
+    diff = write_layer(tmp, spec)
+    h, size = hashlib.sha256(), 0
+    with open(tmp, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+            size += len(b)
+    digest = h.hexdigest()
     os.rename(tmp, os.path.join(out, "blobs", "sha256", digest))
-    return ({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-             "digest": "sha256:" + digest, "size": packed.n}, "sha256:" + plain.h.hexdigest())
+    comp = spec.partition("@")[2]
+    kind = {"none": "", "zstd": "+zstd"}.get(comp, "+gzip")
+    return ({"mediaType": "application/vnd.oci.image.layer.v1.tar" + kind,
+             "digest": "sha256:" + digest, "size": size}, "sha256:" + diff)
 
 
 def main():
@@ -122,9 +264,11 @@ def main():
         sys.exit("usage: reg_layers.py [--tars] OUT LAYER...")
     if sys.argv[1] == "--tars":
         os.makedirs(sys.argv[2], exist_ok=True)
-        for i, spec in enumerate(sys.argv[3:]):
-            with open(os.path.join(sys.argv[2], "%d.tar" % i), "wb") as f:
-                tar(f, spec)
+        for spec in sys.argv[3:]:
+            path = os.path.join(sys.argv[2], re.sub("[^A-Za-z0-9_-]", "_", spec) + ".tar")
+            if not os.path.exists(path):
+                write_layer(path + ".tmp", spec if "@" in spec else spec + "@none")
+                os.rename(path + ".tmp", path)
         return
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "blobs", "sha256"))

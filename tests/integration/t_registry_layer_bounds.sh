@@ -14,7 +14,14 @@
 #   - hard links carrying data, in one layer and into a lower one: pulled,
 #     every name of a file with the data written last (the cost of many is
 #     counted in tests/unit/images/test_layer_bounds.c and measured in
-#     tests/bench/layers.sh: never timed here).
+#     tests/bench/layers.sh: never timed here);
+#   - an xz layer (39 KB, served as tar+gzip) whose header asks for a 4 GiB
+#     dictionary and whose 256 MiB of zeros fill it: refused by its first
+#     bytes, before a decoder is set up, naming the layer and the
+#     compression, with the pull's memory what a small pull takes;
+#   - an image built on a stored one whose tree alone passes [registry]
+#     max_tree (layer reuse): refused naming the stored image, not the
+#     first new layer.
 # Each refusal is exit 125 and leaves no image, no temporary and no record.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
@@ -26,10 +33,13 @@ export CTRUN_REGISTRY_STORE=$TMPD/store HOME=$TMPD
 gen=$CTRUN_REPO/tests/integration/reg_layers.py
 # The images (each an OCI layout, pushed as ctrun-test/hostile:TAG).
 "$PY" "$gen" longlinks symlinks:300:999000
-"$PY" "$gen" manynames files:20000:100
+"$PY" "$gen" manynames files:20000:100 etc
 "$PY" "$gen" hardlinks pairs:2000 rewrite:500
 "$PY" "$gen" small files:10:20
-for t in longlinks manynames hardlinks small; do
+"$PY" "$gen" xzbomb zeros:268435456@xz
+# manynames's layers (made again byte for byte), then one of its own.
+"$PY" "$gen" manyplus files:20000:100 etc files:10:20
+for t in longlinks manynames hardlinks small xzbomb manyplus; do
 	reg_push "$t" "ctrun-test/hostile:$t"
 	rm -rf "$t"
 done
@@ -105,3 +115,31 @@ hard_links() {
 	rm -rf root store
 }
 behaviour "hard links carrying data, into the same layer and a lower one: every name has the data written last" hard_links
+
+xz_layer() {
+	refused xzbomb "ctrun: .*layer 1 (sha256:[0-9a-f]*): compressed with xz, which a pulled layer may not be (the OCI image spec's layers are tar, gzip or zstd): refused$"
+	# Before, liblzma took the 4 GiB dictionary the header asked for, and
+	# the pull the 256 MiB of it that the zeros filled.
+	[ "$rss" -lt $((small + 32 * 1024)) ] || fail "the refused pull took $rss KiB, a small pull $small KiB"
+}
+behaviour "an xz layer asking for a 4 GiB dictionary (served as tar+gzip): refused by its first bytes, naming the layer and xz" xz_layer
+
+base_over_max_tree() {
+	local before
+	rm -rf store
+	pull manynames -u CTRUN_REGISTRY_REUSE
+	assert_eq 0 "$rc" "the pull of the base"
+	before=$(ls store/images)
+	[ "$(ls store/images | grep -c '\.layers$')" = 1 ] || fail "no record of the base's layers: $before"
+	# Its 20,000 names alone take more than 2 MiB.
+	pull manyplus -u CTRUN_REGISTRY_REUSE CTRUN_REGISTRY_MAX_TREE=2M
+	assert_eq 125 "$rc" "the pull of the image built on it"
+	assert_eq 1 "$(wc -l < err)" "lines of the refusal"
+	grep -q -- "hostile:manyplus: the stored image sha256:[0-9a-f]* it is built on: the image's file tree takes more than 2 MiB of memory, the limit of \[registry\] max_tree" err ||
+		fail "the refusal does not name the stored image"
+	if grep -q "layer 3" err; then fail "the refusal names the first new layer"; fi
+	assert_eq "$before" "$(ls store/images)" "the store's images after the refusal"
+	[ -z "$(ls store/tmp)" ] || fail "left in the store's tmp/: $(ls store/tmp)"
+	rm -rf store
+}
+behaviour "an image built on a stored one whose tree alone passes [registry] max_tree: refused naming the stored image" base_over_max_tree

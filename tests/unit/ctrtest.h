@@ -41,6 +41,7 @@
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,21 @@ static __attribute__((unused)) const char *show(const char *s)
 	return b;
 }
 
+/* In a forked child: its address space limited to `bytes`, so that an
+ * allocation the code under test should never make fails there (not under
+ * ASan, whose shadow memory is address space already).  Exits 10 when the
+ * limit cannot be set. */
+static inline void child_limit_as(unsigned long long bytes)
+{
+#ifndef __SANITIZE_ADDRESS__
+	struct rlimit as = { (rlim_t)bytes, (rlim_t)bytes };
+
+	if (setrlimit(RLIMIT_AS, &as) < 0)
+		_exit(10);
+#else
+	(void)bytes;
+#endif
+}
 
 /* The scratch directory fixture: a fresh directory per test (or per group),
  * removed with everything in it afterwards, passed or not.  state points at
