@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mig.h"
 #include "slurmgpu.h"
 #include "util.h"
 
@@ -39,7 +40,8 @@ static bool is_uuid(const char *s)
 	       strspn(s + 4, "0123456789abcdefABCDEF-") == strlen(s + 4) && strlen(s) < 80;
 }
 
-/* Splits a comma list; every entry must be a GPU index or a GPU-UUID. */
+/* Splits a comma list; every entry must be a GPU index, a GPU-UUID or a
+ * MIG device (mig.h: select.c resolves those). */
 static int split_ids(const char *list, const char *source, struct strv *out, struct err *e)
 {
 	const char *p = list;
@@ -53,12 +55,9 @@ static int split_ids(const char *list, const char *source, struct strv *out, str
 				       list);
 		memcpy(id, p, len);
 		id[len] = '\0';
-		if (strncmp(id, "MIG-", 4) == 0)
-			return err_set(e, EXIT_USAGE, "%s='%s': MIG devices (%s) are not supported",
-				       source, list, id);
-		if (!is_number(id) && !is_uuid(id))
-			return err_set(e, EXIT_USAGE, "%s='%s': '%s' is not a GPU index or UUID",
-				       source, list, id);
+		if (!is_number(id) && !is_uuid(id) && !hook_is_mig_id(id))
+			return err_set(e, EXIT_USAGE, "%s='%s': '%s' is not a GPU index or UUID, nor a "
+				       "MIG device (MIG-UUID or GPU:MIG)", source, list, id);
 		if (strv_push(out, id) < 0)
 			return err_sys(e, EXIT_CTRUN, "gpus");
 		p += len;
