@@ -34,7 +34,7 @@ static const char *nvml_path(const struct hook_ldcache_entry *ents, size_t n,
 			continue;
 		base = strrchr(real, '/') != NULL ? strrchr(real, '/') + 1 : real;
 		if (hook_driver_file_matches(base, "libnvidia-ml.so", version) &&
-		    xsnprintf(buf, size, "%s", real) == 0)
+		    xsnprintf(buf, size, "%s", real) >= 0)
 			return buf;
 	}
 	return NULL;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "envctl.h"
+#include "imex.h"
 #include "util.h"
 #include "runtimes.h"
 
@@ -72,6 +73,7 @@ static const struct key keys[] = {
 	{ "container", "name_reset", "name-reset", K_BOOL, OFF(name_reset), 0, 0, NULL },
 	{ "container", "save", "save", K_STR, OFF(save), 0, 0, NULL },
 	{ "container", "unshare", "unshare", K_STR, OFF(unshare), 0, 0, NULL },
+	{ "gpu", "imex_channels", NULL, K_STR, OFF(imex_channels), 0, 0, NULL },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -130,6 +132,7 @@ void options_free(struct options *o)
 	free_str(&o->runtime);
 	free_str(&o->workdir);
 	free_str(&o->nv);
+	free_str(&o->imex_channels);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
 	free_str(&o->prefix_mode);
@@ -179,6 +182,14 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 	case K_STR:
 		if (*value == '\0')
 			return err_set(e, EXIT_USAGE, "%s: empty value", where);
+		/* Checked where it is set, so the message names the file and
+		 * line (ctrun-hook reads it with the same parser). */
+		if (k->off == OFF(imex_channels)) {
+			struct imex_req req;
+
+			if (imex_parse(value, where, &req, e) < 0)
+				return -1;
+		}
 		free(*(char **)base);
 		*(char **)base = strdup(value);
 		break;

@@ -51,6 +51,7 @@ struct options {
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
+	char *imex_channels;  /* [gpu] imex_channels: core/imex.h; NULL = none */
 	char *image_mode;     /* OCI: "auto", "mount", "unpack" a squashfs/SIF; NULL = auto */
 	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */

@@ -54,6 +54,7 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 		.image_mode = image_mode(o->image_mode), .mounts = &o->mounts,
 		.workdir = o->workdir, .log_dir = o->log_dir, .stage = o->stage,
 		.nv = o->nv != NULL ? o->nv : "auto", .gpu_isolation = o->gpu_isolation,
+		.imex = o->imex_channels,
 		.name = o->name, .name_reset = o->name_reset, .save = o->save,
 		.unshare = o->unshare,
 		/* --save: node rank 0's first task saves (run.c). */

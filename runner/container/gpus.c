@@ -80,6 +80,7 @@ int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e)
 		}
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
+	s->imex = o->imex;
 	strv_free(&ids);
 	/* How the runtime passes them: the driver's. */
 	return s->rt->gpus != NULL ? s->rt->gpus(s, o, e) : 0;

@@ -77,6 +77,7 @@ struct ctr_ask {
 	const char *log_dir;           /* --log-dir; NULL = none */
 	const char *stage;             /* --stage; NULL = auto */
 	const char *nv;                /* GPUs: "auto", "true", "false" */
+	const char *imex;              /* [gpu] imex_channels (core/imex.h); NULL = none */
 	bool gpu_isolation;            /* each worker its own GPU only */
 	const char *name;              /* --name: the container kept; NULL = none */
 	bool name_reset;               /* --name-reset */
@@ -126,6 +127,7 @@ struct ctr_spec {
 	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
+	const char *imex;         /* with gpus: IMEX channels to pass (core/imex.h), NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool host_pid;            /* the host's PID namespace and its /proc bound, where the
 				   * driver would make its own (OCI's) (ctrun __hold: tasks
