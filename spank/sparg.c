@@ -59,6 +59,9 @@ const struct sp_optdesc sp_optdescs[] = {
 	  "[ctrun] the container runtime (ctrun --runtime): auto" CTR_DRIVERS(SP_RUNTIME_NAME),
 	  SP_RUNTIME, 0 },
 #undef SP_RUNTIME_NAME
+	{ "container-device", "VENDOR/CLASS=NAME[,...]",
+	  "[ctrun] CDI devices for the container (ctrun --device), e.g. nvidia.com/gpu=0",
+	  SP_DEVICE, 0 },
 };
 const unsigned sp_noptdescs = sizeof(sp_optdescs) / sizeof(*sp_optdescs);
 
@@ -78,6 +81,7 @@ void sp_args_free(struct sp_args *a)
 	free(a->save);
 	free(a->unshare);
 	strv_free(&a->env);
+	strv_free(&a->devices);
 	free(a->runtime);
 	sp_args_init(a);
 }
@@ -289,6 +293,19 @@ static int env_item(struct sp_args *a, const char *item, const char *all, struct
 	return strv_push(&a->env, item) < 0 ? err_sys(e, EXIT_CTRUN, "--container-env") : 0;
 }
 
+/* A CDI name (ctrun checks it, and the spec has it, before the container
+ * starts); nothing ctrun would not take as one word. */
+static int device_item(struct sp_args *a, const char *item, const char *all, struct err *e)
+{
+	if (*item == '\0' || strchr(item, '=') == NULL || item[0] == '-')
+		return err_set(e, EXIT_USAGE, "--container-device: '%s' is not a CDI device name "
+			       "(vendor.com/class=name)", all);
+	if (strv_find(&a->devices, item) >= 0)
+		return 0;
+	return strv_push(&a->devices, item) < 0 ? err_sys(e, EXIT_CTRUN, "--container-device")
+						 : 0;
+}
+
 static int unshare_item(struct sp_args *a, const char *item, const char *all, struct err *e)
 {
 	(void)a;
@@ -393,6 +410,8 @@ int sp_args_set(struct sp_args *a, enum sp_opt opt, int val, const char *arg, st
 		return a->unshare != NULL ? 0 : set_once(&a->unshare, "container-unshare", arg, e);
 	case SP_RUNTIME:
 		return set_once(&a->runtime, "container-runtime", arg, e);
+	case SP_DEVICE:
+		return each_item(a, "container-device", arg, device_item, e);
 	case SP_NOPTS:
 		break;
 	}
@@ -567,6 +586,8 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 		rc |= strv_push(argv, "--env") | strv_push(argv, a->env.v[i]);
 	if (runtime != NULL)
 		rc |= strv_push(argv, "--runtime") | strv_push(argv, runtime);
+	for (size_t i = 0; i < a->devices.n; i++)
+		rc |= strv_push(argv, "--device") | strv_push(argv, a->devices.v[i]);
 	if (a->save != NULL)
 		rc |= strv_push(argv, "--save") | strv_push(argv, a->save);
 	/* Checked here already (unshare_item): ctrun's own --unshare. */

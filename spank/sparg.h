@@ -36,6 +36,7 @@ enum sp_opt {
 	SP_ENV,            /* --container-env */
 	SP_UNSHARE,        /* --container-unshare */
 	SP_RUNTIME,        /* ctrun's: --container-runtime */
+	SP_DEVICE,         /* ctrun's: --container-device (CDI devices) */
 	SP_NOPTS
 };
 
@@ -62,6 +63,7 @@ struct sp_args {
 	char *unshare;       /* as given, its names checked: ctrun's --unshare */
 	struct strv env;     /* --container-env names */
 	char *runtime;
+	struct strv devices; /* --container-device names: ctrun's --device */
 };
 
 void sp_args_init(struct sp_args *a);

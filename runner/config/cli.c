@@ -33,7 +33,7 @@ static const char usage[] =
 	"Container:\n"
 	"  --image IMG|docker://REF  --runtime auto" CTR_DRIVERS(RUNTIME_BAR) "\n"
 	"  --nv  --entrypoint  --root  --no-home  --writable  --name NAME [--name-reset]\n"
-	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]|tmpfs:DST[:OPTS]|umount:DST\n"
+	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]|tmpfs:DST[:OPTS]|umount:DST  --device VENDOR/CLASS=NAME\n"
 	"  --workdir DIR  --stage auto|sbcast|off  --image-mode auto|mount|unpack  --unshare net,ipc,uts\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
 	"\n"
@@ -55,8 +55,8 @@ static const char usage_shell[] =
 	"container of --image, with the binds, environment and GPUs a run would get.\n"
 	"From an salloc shell or a batch script it runs on the allocation's first node\n"
 	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
-	"--nv  --image-mode  --entrypoint  --root  --no-home  --writable  --name  --save\n"
-	"(ctrun --help).\n";
+	"--nv  --device  --image-mode  --entrypoint  --root  --no-home  --writable  --name\n"
+	"--save (ctrun --help).\n";
 static const char usage_check[] =
 	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
 	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
@@ -97,6 +97,7 @@ static const struct option longopts[] = {
 	{ "name-reset", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "save", required_argument, NULL, OPT_FLAG_BASE },
 	{ "unshare", required_argument, NULL, OPT_FLAG_BASE },
+	{ "device", required_argument, NULL, OPT_FLAG_BASE },
 	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
@@ -180,7 +181,7 @@ static bool container_only(const char *name)
 {
 	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode", "root",
 					     "no-home", "writable", "name", "name-reset", "save",
-					     "unshare", NULL };
+					     "unshare", "device", NULL };
 
 	for (const char *const *n = names; *n != NULL; n++)
 		if (strcmp(name, *n) == 0)

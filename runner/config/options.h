@@ -67,6 +67,10 @@ struct options {
 	bool name_reset;      /* --name-reset: start --name anew from --image */
 	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
 	char *unshare;        /* --unshare net,ipc,uts: namespaces of the container's own */
+	struct strv devices;  /* --device vendor.com/class=name: CDI devices, in order */
+	char *cdi_spec_dirs;  /* CDI spec directories, ':'-separated; NULL = /etc/cdi:/var/run/cdi */
+	/* GPUs ([gpu]) */
+	char *gpu_source;     /* "auto", "cdi", "hook"; NULL = auto */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "cache.h"
+#include "edits.h"
 #include "err.h"
 #include "image.h"
 #include "mounts.h"
@@ -83,6 +84,9 @@ struct ctr_ask {
 	bool name_reset;               /* --name-reset */
 	const char *save;              /* --save PATH; NULL = none */
 	const char *unshare;           /* --unshare NS[,NS...]; NULL = none */
+	const struct strv *devices;    /* --device: CDI device names, in order */
+	const char *cdi_spec_dirs;     /* ':'-separated; NULL = the standard ones */
+	const char *gpu_source;        /* [gpu] source: "auto", "cdi", "hook" */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
 	bool dry_run, quiet, writable;
@@ -180,6 +184,9 @@ struct ctr_spec {
 	 * descriptor 3 (the runtime's child moves it there; the driver has
 	 * the runtime keep it: OCI --preserve-fds 1); 0 = none. */
 	int pmi_fd;
+	/* What the container needs from the host beyond the mounts above:
+	 * device nodes, mounts, environment, hooks, groups (edits.h). */
+	struct ctr_edits edits;
 	/* The driver's own state in this run: its folder's struct (drivers.h
 	 * own_size), which its phases fill and its plan reads; NULL = none. */
 	void *own;

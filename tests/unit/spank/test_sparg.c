@@ -274,6 +274,20 @@ static void test_flags_become_ctrun_options(void **state)
 			    "--save out.sqsh");
 }
 
+/* --container-device: ctrun's own, a comma-separated list of CDI names
+ * (a SPANK option reaches slurmstepd once, so one option carries them all). */
+static void test_container_device_becomes_device_options(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
+	assert_int_equal(set(f, SP_DEVICE, 0, "example.com/fake=dev0,nvidia.com/gpu=0"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL),
+			    "--image /i --device example.com/fake=dev0 --device nvidia.com/gpu=0");
+	assert_int_equal(set(f, SP_DEVICE, 0, "--root"), -1);
+	assert_non_null(strstr(f->e.msg, "--container-device: '--root' is not a CDI device name"));
+}
+
 static void test_plugstack_defaults_apply_unless_the_option_says(void **state)
 {
 	struct fixture *f = *state;
@@ -439,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_task_env_takes_what_the_container_changed),
 		cmocka_unit_test(test_ctrun_env_output_first_block),
 		cmocka_unit_test(test_running_container_record_round_trip),
+		cmocka_unit_test_setup_teardown(test_container_device_becomes_device_options, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

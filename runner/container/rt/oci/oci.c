@@ -382,6 +382,9 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 	if (!b.failed && s->gpus && ((const struct oci_own *)s->own)->hook[0] != '\0' &&
 	    gpu_pin(c, s, e) < 0)
 		b.failed = 1;
+	/* What the container needs from the host (edits.h: CDI devices). */
+	if (!b.failed && oci_edits_config(c, s, e) < 0)
+		b.failed = 1;
 	if (!b.failed) {
 		const char *t = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
 								  JSON_C_TO_STRING_SPACED |
@@ -523,6 +526,8 @@ const struct ctr_driver ctr_driver_oci = {
 	.ctrun_home = true,
 	.unshares = true,
 	.ctrun_passwd = true,
+	.edits = CTR_EDIT_NODES_MADE | CTR_EDIT_FS | CTR_EDIT_HOOKS | CTR_EDIT_GIDS |
+		 CTR_EDIT_MOUNT_OPTS,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,
 	.gpus = oci_gpus,
@@ -563,6 +568,8 @@ const struct ctr_driver ctr_driver_crun = {
 	.ctrun_home = true,
 	.unshares = true,
 	.ctrun_passwd = true,
+	.edits = CTR_EDIT_NODES_MADE | CTR_EDIT_FS | CTR_EDIT_HOOKS | CTR_EDIT_GIDS |
+		 CTR_EDIT_MOUNT_OPTS,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,
 	.gpus = oci_gpus,
