@@ -37,6 +37,7 @@ static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };
 static const char *const gpu_sources[] = { "auto", "cdi", "hook", NULL };
+static const char *const conflicts[] = { "refuse", "image", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -78,6 +79,11 @@ static const struct key keys[] = {
 	{ "container", "cdi_spec_dirs", NULL, K_STR, OFF(cdi_spec_dirs), 0, 0, NULL },
 	{ "gpu", "source", NULL, K_ENUM, OFF(gpu_source), 0, 0, gpu_sources },
 	{ "gpu", "imex_channels", NULL, K_STR, OFF(imex_channels), 0, 0, NULL },
+	{ "fabric", "rdma", NULL, K_ENUM, OFF(rdma), 0, 0, autobool },
+	{ "fabric", "libraries", NULL, K_LIST, OFF(fabric_libs), 0, 0, NULL },
+	{ "fabric", "lib_dirs", NULL, K_LIST, OFF(fabric_dirs), 0, 0, NULL },
+	{ "fabric", "net_env", NULL, K_KV, OFF(fabric_env), 0, 0, NULL },
+	{ "fabric", "on_conflict", NULL, K_ENUM, OFF(fabric_conflict), 0, 0, conflicts },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -140,6 +146,11 @@ void options_free(struct options *o)
 	free_str(&o->workdir);
 	free_str(&o->nv);
 	free_str(&o->imex_channels);
+	free_str(&o->rdma);
+	free_str(&o->fabric_conflict);
+	strv_free(&o->fabric_libs);
+	strv_free(&o->fabric_dirs);
+	strv_free(&o->fabric_env);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
 	free_str(&o->prefix_mode);

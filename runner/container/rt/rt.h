@@ -40,6 +40,9 @@ struct ctr_driver;
  * creates in the run directory (so every release finds the mount point),
  * on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
+/* The host's network stack ([fabric] libraries), on the workers'
+ * LD_LIBRARY_PATH (runner/container/netstack.c). */
+#define CTR_NETSTACK_DIR "/.ctrun/fabric/lib"
 
 /* --unshare's namespaces (spec.unshare). */
 enum { CTR_UNSHARE_NET = 1, CTR_UNSHARE_IPC = 2, CTR_UNSHARE_UTS = 4 };
@@ -87,6 +90,11 @@ struct ctr_ask {
 	const struct strv *devices;    /* --device: CDI device names, in order */
 	const char *cdi_spec_dirs;     /* ':'-separated; NULL = the standard ones */
 	const char *gpu_source;        /* [gpu] source: "auto", "cdi", "hook" */
+	/* [fabric]: the node's RDMA devices ("auto", "true", "false") and the
+	 * host's network stack (fabric.c) */
+	const char *rdma;
+	const struct strv *fabric_libs, *fabric_dirs, *fabric_env;
+	bool fabric_keep_image;        /* on_conflict = image */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
 	bool dry_run, quiet, writable;
