@@ -340,8 +340,9 @@ int ctr_netstack(struct ctr_setup *c, struct err *e)
 		if (!c->ask.fabric_keep_image)
 			return err_set(e, EXIT_CTRUN, WHO_LIBS ": %s starts from the image file, whose "
 				       "root ctrun cannot read before the start to check that it can "
-				       "load them: unpack it (--image-mode unpack, or a directory image) or use --runtime oci, or set "
-				       "[fabric] on_conflict = image to run without them",
+				       "load them: unpack it (--image-mode unpack, or a directory "
+				       "image) or use --runtime oci, or set [fabric] on_conflict = image "
+				       "to run without them",
 				       ctr_runtime_name(c->spec.rt));
 		if (c->ask.verbose > 0 && !c->ask.quiet)
 			fprintf(stderr, "ctrun: " WHO_LIBS " not bound: the image's root cannot be "
