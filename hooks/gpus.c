@@ -12,7 +12,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "mig.h"
 #include "slurmgpu.h"
 #include "util.h"
 
@@ -38,6 +37,22 @@ static bool is_uuid(const char *s)
 {
 	return strncmp(s, "GPU-", 4) == 0 && s[4] != '\0' &&
 	       strspn(s + 4, "0123456789abcdefABCDEF-") == strlen(s + 4) && strlen(s) < 80;
+}
+
+static bool all_digits(const char *s, size_t len)
+{
+	return len > 0 && len < 8 && strspn(s, "0123456789") == len;
+}
+
+bool hook_is_mig_id(const char *id)
+{
+	const char *colon = strchr(id, ':');
+
+	if (strncmp(id, "MIG-", 4) == 0)
+		return id[4] != '\0' && strlen(id) < 96 &&
+		       strspn(id + 4, "0123456789abcdefABCDEFGPU-/") == strlen(id + 4);
+	return colon != NULL && all_digits(id, (size_t)(colon - id)) &&
+	       all_digits(colon + 1, strlen(colon + 1));
 }
 
 /* Splits a comma list; every entry must be a GPU index, a GPU-UUID or a

@@ -12,22 +12,6 @@
 
 #include "util.h"
 
-static bool all_digits(const char *s, size_t len)
-{
-	return len > 0 && len < 8 && strspn(s, "0123456789") == len;
-}
-
-bool hook_is_mig_id(const char *id)
-{
-	const char *colon = strchr(id, ':');
-
-	if (strncmp(id, "MIG-", 4) == 0)
-		return id[4] != '\0' && strlen(id) < sizeof(((struct hook_mig *)0)->uuid) &&
-		       strspn(id + 4, "0123456789abcdefABCDEFGPU-/") == strlen(id + 4);
-	return colon != NULL && all_digits(id, (size_t)(colon - id)) &&
-	       all_digits(colon + 1, strlen(colon + 1));
-}
-
 long hook_chardev_major(const char *proc_devices, const char *name)
 {
 	const char *line = proc_devices;

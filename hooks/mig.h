@@ -55,9 +55,6 @@ struct hook_mig_minors {
 	size_t n;
 };
 
-/* Whether a GPU id names a MIG device: "MIG-..." or "GPU:MIG". */
-bool hook_is_mig_id(const char *id);
-
 /* The major of character device driver `name` in /proc/devices' text
  * ("195 nvidia-frontend", "511 nvidia-caps"), -1 when it has none. */
 long hook_chardev_major(const char *proc_devices, const char *name);
