@@ -58,7 +58,7 @@ int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e)
 static void collect_fabric(char *const *envp, struct rank_row *row)
 {
 	static struct fabric_info f;
-	const char *libs = envp_get(envp, "CTRUN_FABRIC_LIBS");
+	const char *libs = envp_get(envp, "CTRUN_FABRIC_BOUND");
 
 	fabric_scan("/sys", "/dev", &f);
 	for (size_t i = 0; i < f.nports && row->nports < RANK_PORTS; i++) {

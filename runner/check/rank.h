@@ -53,7 +53,7 @@ struct rank_row {
 	char why[160];       /* why there is no CUDA device */
 	struct rank_port ports[RANK_PORTS]; /* the node's RDMA ports */
 	int32_t nports;
-	char netlibs[128];   /* the network libraries ctrun bound (CTRUN_FABRIC_LIBS), "" none */
+	char netlibs[128];   /* the network libraries ctrun bound (CTRUN_FABRIC_BOUND), "" none */
 };
 void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank_row *row);
 /* Terminates every string of a row another rank sent: what the network

@@ -366,12 +366,13 @@ int options_load_env(struct options *o, char *const *envp, struct err *e)
 		size_t len;
 		const char *value = NULL;
 
-		/* [cache], [registry] and [gpu] keys are CTRUN_CACHE_DIR,
-		 * CTRUN_REGISTRY_STORE, CTRUN_GPU_SOURCE etc.: CTRUN_DIR would say
-		 * nothing. */
+		/* [cache], [registry], [gpu] and [fabric] keys are
+		 * CTRUN_CACHE_DIR, CTRUN_REGISTRY_STORE, CTRUN_GPU_SOURCE,
+		 * CTRUN_FABRIC_RDMA etc.: CTRUN_DIR would say nothing. */
 		bool prefixed = strcmp(keys[i].section, "cache") == 0 ||
 				strcmp(keys[i].section, "registry") == 0 ||
-				strcmp(keys[i].section, "gpu") == 0;
+				strcmp(keys[i].section, "gpu") == 0 ||
+				strcmp(keys[i].section, "fabric") == 0;
 
 		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s%s",
 					prefixed ? keys[i].section : "", prefixed ? "_" : "",

@@ -330,7 +330,7 @@ int ctr_netstack(struct ctr_setup *c, struct err *e)
 	struct ctr_edits *d = &c->spec.edits;
 	struct strv bound = { 0 };
 	struct image im = { .rootfd = -1 };
-	char list[2048] = "CTRUN_FABRIC_LIBS=";
+	char list[2048] = "CTRUN_FABRIC_BOUND=";
 	int rv = -1;
 
 	if (c->ask.fabric_libs->n > 0 && ctr_rootfs_dir(&c->spec) == NULL) {

@@ -162,6 +162,8 @@ NVML
 	mount --bind "$d/devices" /proc/devices
 	mount -t tmpfs -o mode=755 fake-nvidia-dev "$d/dev"
 	cp -a -x /dev/. "$d/dev/"
+	for g in 0 1 2 3; do [ -e "$d/dev/nvidia$g" ] || mknod -m 666 "$d/dev/nvidia$g" c 195 "$g"; done
+	[ -e "$d/dev/nvidiactl" ] || mknod -m 666 "$d/dev/nvidiactl" c 195 255
 	mkdir -p "$d/dev/nvidia-caps" "$d/dev/nvidia-caps-imex-channels"
 	for c in 12 13 21 22; do mknod -m 444 "$d/dev/nvidia-caps/nvidia-cap$c" c 235 "$c"; done
 	for c in 0 1; do mknod -m 666 "$d/dev/nvidia-caps-imex-channels/channel$c" c 234 "$c"; done

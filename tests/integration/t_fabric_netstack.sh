@@ -9,7 +9,7 @@
 # and prints what its libfabric says.
 #  runc, crun, enroot (unpacked), Singularity, charliecloud: the plugin
 #    loads the host's libfabric from /.ctrun/fabric/lib (on
-#    LD_LIBRARY_PATH), NCCL_NET_PLUGIN from net_env, CTRUN_FABRIC_LIBS
+#    LD_LIBRARY_PATH), NCCL_NET_PLUGIN from net_env, CTRUN_FABRIC_BOUND
 #    names what was bound, a lib_dirs directory is there;
 #  an image that ships another libfabric.so.1 (1.18.0): refused in one
 #    line naming both versions (exit 125); on_conflict = image: the
@@ -99,7 +99,7 @@ echo 'on_conflict = image' >>keep.ini
 chmod 644 fabric.ini keep.ini
 
 PROBE='echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; echo "NCCL_NET_PLUGIN=$NCCL_NET_PLUGIN";
-echo "CTRUN_FABRIC_LIBS=$CTRUN_FABRIC_LIBS"; ls /opt/site/fi-providers; probe'
+echo "CTRUN_FABRIC_BOUND=$CTRUN_FABRIC_BOUND"; ls /opt/site/fi-providers; probe'
 
 run_probe() { # as_root|as_user RUNTIME IMAGE INI [ARG...]
 	local who=$1 rt=$2 img=$3 ini=$4
@@ -117,8 +117,8 @@ loads_host_stack() { # RUNTIME [ARG...]
 	grep -qx "probe: libnccl-net-fake.so -> host libfabric 1.22.0" <<<"$out" ||
 		fail "$rt: the plugin did not load the host's libfabric"
 	grep -qx "NCCL_NET_PLUGIN=fake" <<<"$out" || fail "$rt: net_env"
-	grep -qx "CTRUN_FABRIC_LIBS=libnccl-net-fake.so,libfabric.so.1 1.22.0" <<<"$out" ||
-		fail "$rt: CTRUN_FABRIC_LIBS"
+	grep -qx "CTRUN_FABRIC_BOUND=libnccl-net-fake.so,libfabric.so.1 1.22.0" <<<"$out" ||
+		fail "$rt: CTRUN_FABRIC_BOUND"
 	grep -q "^LD_LIBRARY_PATH=.*/.ctrun/fabric/lib" <<<"$out" || fail "$rt: LD_LIBRARY_PATH"
 	grep -qx "libefa-fi.so" <<<"$out" || fail "$rt: the lib_dirs directory"
 }
@@ -155,7 +155,7 @@ image_ships_its_own() {
 	echo "$out"
 	grep -qx "probe: libnccl-net-fake.so -> image libfabric 1.18.0" <<<"$out" ||
 		fail "on_conflict = image: the image's own libfabric should load"
-	grep -qx "CTRUN_FABRIC_LIBS=libnccl-net-fake.so" <<<"$out" || fail "only the plugin bound"
+	grep -qx "CTRUN_FABRIC_BOUND=libnccl-net-fake.so" <<<"$out" || fail "only the plugin bound"
 }
 behaviour "the image ships another libfabric: refused naming both; on_conflict = image keeps it" \
 	image_ships_its_own

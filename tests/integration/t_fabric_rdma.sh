@@ -93,7 +93,7 @@ oci_root() { # RUNTIME
 	out=$(probe fake as_root "$1")
 	assert_eq "node /dev/gdrdrv 1ff 0;$RDMA_NODES" "$(nodes_of "$out")" \
 		"$1 with the node's GPUs: GDRCopy's node too"
-	out=$(probe fake as_root "$1" CTRUN_NV=false CTRUN_RDMA=false)
+	out=$(probe fake as_root "$1" CTRUN_NV=false CTRUN_FABRIC_RDMA=false)
 	assert_eq "" "$(nodes_of "$out")" "$1 with rdma = false: no node"
 }
 behaviour "runc as root: the RDMA nodes, openable; gdrdrv with GPUs; none with rdma = false" oci_root oci
@@ -125,7 +125,7 @@ behaviour "charliecloud: the nodes" with_rt charliecloud bind_rt
 rdma_required() {
 	local err
 	IMG=$ROOTFS
-	run_rc probe bare as_root oci CTRUN_RDMA=true 2>"$TMPD/err"
+	run_rc probe bare as_root oci CTRUN_FABRIC_RDMA=true 2>"$TMPD/err"
 	err=$(grep -v '^srun: ' "$TMPD/err" || true)
 	assert_eq 125 "$rc" "exit status of rdma = true without RDMA"
 	assert_eq "ctrun: [fabric] rdma = true, but this node has no RDMA device (/sys/class/infiniband is empty or missing): set rdma = auto to run without one" \
@@ -143,7 +143,7 @@ check_fabric() {
 	grep -qx "fabric: ${NODES[0]}: RDMA mlx5_0:1 ACTIVE IB 200 Gb/sec (4X HDR) (received), mlx5_1:1 DOWN RoCE 100 Gb/sec (2X EDR) (received); libraries: -; NCCL: not run" <<<"$out" ||
 		fail "no fabric line with both ports received"
 	grep -qx "check: ok" <<<"$out" || fail "check did not pass"
-	out=$(in_step fake as_root CTRUN_NV=false CTRUN_RDMA=false "$CTRUN" --runtime oci --image "$IMG" check)
+	out=$(in_step fake as_root CTRUN_NV=false CTRUN_FABRIC_RDMA=false "$CTRUN" --runtime oci --image "$IMG" check)
 	grep -q "^fabric: ${NODES[0]}: RDMA mlx5_0:1 ACTIVE IB 200 Gb/sec (4X HDR) (NOT received)," <<<"$out" ||
 		fail "rdma = false: the report does not say the ports were not received: $out"
 }

@@ -80,7 +80,7 @@ INNER
 # in_node CASE [ARG...]: inner.sh CASE in a step on the first node, in a
 # mount namespace of its own (the fake driver lives and dies with it).
 in_node() {
-	run_rc env CTRUN_IMEX_CHANNELS="${IMEX:-}" srun -N1 -w "${NODES[0]}" \
+	run_rc env CTRUN_GPU_IMEX_CHANNELS="${IMEX:-}" srun -N1 -w "${NODES[0]}" \
 		unshare -m --propagation private bash "$TMPD/inner.sh" "$@"
 	assert_eq 0 "$rc" "the step of case $1"
 	b=$TMPD/b-$1
