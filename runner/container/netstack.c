@@ -276,8 +276,9 @@ static int libraries(struct ctr_setup *c, const struct image *im, struct strv *b
 			return -1;
 		if (why[0] != '\0' && !c->ask.fabric_keep_image)
 			return err_set(e, EXIT_CTRUN, WHO_LIBS " refused for this image: %s (set "
-				       "[fabric] on_conflict = image to keep the image's own, or use "
-				       "an image that matches the host's stack)", why);
+				       "[fabric] on_conflict = image to run without it, on the image's "
+				       "own if it has one, or use an image that matches the host's "
+				       "stack)", why);
 		if (why[0] != '\0') {
 			if (c->ask.verbose > 0 && !c->ask.quiet)
 				fprintf(stderr, "ctrun: %s: not bound (on_conflict = image): %s\n",
