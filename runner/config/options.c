@@ -83,6 +83,7 @@ static const struct key keys[] = {
 	{ "fabric", "libraries", NULL, K_LIST, OFF(fabric_libs), 0, 0, NULL },
 	{ "fabric", "lib_dirs", NULL, K_LIST, OFF(fabric_dirs), 0, 0, NULL },
 	{ "fabric", "net_env", NULL, K_KV, OFF(fabric_env), 0, 0, NULL },
+	{ "fabric", "devices", NULL, K_LIST, OFF(fabric_devices), 0, 0, NULL },
 	{ "fabric", "on_conflict", NULL, K_ENUM, OFF(fabric_conflict), 0, 0, conflicts },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
@@ -151,6 +152,7 @@ void options_free(struct options *o)
 	strv_free(&o->fabric_libs);
 	strv_free(&o->fabric_dirs);
 	strv_free(&o->fabric_env);
+	strv_free(&o->fabric_devices);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
 	free_str(&o->prefix_mode);

@@ -76,6 +76,7 @@ struct options {
 	struct strv fabric_libs;  /* libraries: host shared libraries, bound and checked */
 	struct strv fabric_dirs;  /* lib_dirs: SRC[:DST] directories bound as they are */
 	struct strv fabric_env;   /* net_env: K=V for the workers */
+	struct strv fabric_devices; /* devices: CDI devices of the network stack, checked */
 	char *fabric_conflict;    /* on_conflict: "refuse", "image"; NULL = refuse */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */

@@ -60,6 +60,7 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 		.gpu_source = o->gpu_source != NULL ? o->gpu_source : "auto",
 		.rdma = o->rdma != NULL ? o->rdma : "auto", .fabric_libs = &o->fabric_libs,
 		.fabric_dirs = &o->fabric_dirs, .fabric_env = &o->fabric_env,
+		.fabric_devices = &o->fabric_devices,
 		.fabric_keep_image = o->fabric_conflict != NULL &&
 				     strcmp(o->fabric_conflict, "image") == 0,
 		/* --save: node rank 0's first task saves (run.c). */

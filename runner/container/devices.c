@@ -308,9 +308,12 @@ static int cdi_edits(struct ctr_setup *c, struct err *e)
 	size_t n = 0;
 	int rv = -1;
 
-	if (c->ask.devices->n == 0 && c->cdi_gpus.n == 0)
+	if (c->ask.devices->n == 0 && c->cdi_gpus.n == 0 && c->ask.fabric_devices->n == 0)
 		return 0;
-	if (strv_extend(&names, c->cdi_gpus.v) < 0 || strv_extend(&names, c->ask.devices->v) < 0) {
+	/* [fabric] devices: the site's network stack as CDI devices, added to
+	 * every run (netstack.c checks their libraries). */
+	if (strv_extend(&names, c->cdi_gpus.v) < 0 || strv_extend(&names, c->ask.devices->v) < 0 ||
+	    strv_extend(&names, c->ask.fabric_devices->v) < 0) {
 		err_sys(e, EXIT_CTRUN, "devices");
 		goto out;
 	}

@@ -12,7 +12,9 @@
  * in its library directories: the standard ones, ld.so.conf's, its
  * LD_LIBRARY_PATH).  A mismatch is refused in one line naming both sides,
  * or, with on_conflict = image, the library is left out and the image's
- * own copy is what loads. */
+ * own copy is what loads.  The CDI devices of [fabric] devices (a site's
+ * stack described as a CDI spec) get the same checks on the libraries
+ * their spec binds. */
 #include "container.h"
 
 #include <dirent.h>
@@ -264,9 +266,11 @@ static int libraries(struct ctr_setup *c, const struct image *im, struct strv *b
 {
 	const struct strv *libs = c->ask.fabric_libs;
 	struct ctr_edits *d = &c->spec.edits;
-	size_t from = ctr_edits_from(d, WHO_LIBS, e);
+	size_t from;
 
-	if (from == (size_t)-1)
+	if (libs->n == 0)
+		return 0;
+	if ((from = ctr_edits_from(d, WHO_LIBS, e)) == (size_t)-1)
 		return -1;
 	for (size_t i = 0; i < libs->n; i++) {
 		char real[NAME_MAX + 1], why[1500], rpath[PATH_MAX];
@@ -290,6 +294,69 @@ static int libraries(struct ctr_setup *c, const struct image *im, struct strv *b
 		if (strv_pushf(bound, "%s%s%s", strrchr(libs->v[i], '/') + 1,
 			       name_version(real)[0] != '\0' ? " " : "", name_version(real)) < 0)
 			return err_sys(e, EXIT_CTRUN, "fabric");
+	}
+	return 0;
+}
+
+/* A CDI device's library binds, when the device is one of [fabric]
+ * devices: the same checks as [fabric] libraries; a library the image
+ * cannot take is refused, or with on_conflict = image its bind goes (im
+ * NULL: the image cannot be read, every one goes). */
+static bool fabric_device(const struct ctr_setup *c, const char *who)
+{
+	return strv_find(c->ask.fabric_devices, who) >= 0;
+}
+
+static void drop_mount(struct ctr_edits *d, size_t i)
+{
+	free(d->mounts[i].src);
+	free(d->mounts[i].dst);
+	free(d->mounts[i].type);
+	strv_free(&d->mounts[i].opts);
+	memmove(&d->mounts[i], &d->mounts[i + 1], (d->nmounts - i - 1) * sizeof(d->mounts[0]));
+	d->nmounts--;
+}
+
+static int cdi_libraries(struct ctr_setup *c, const struct image *im, struct strv *bound,
+			 struct err *e)
+{
+	struct ctr_edits *d = &c->spec.edits;
+
+	for (size_t i = 0; i < d->nmounts;) {
+		const struct ctr_edit_mount *m = &d->mounts[i];
+		char real[NAME_MAX + 1], why[1500], head[4] = "";
+		struct elf_info li;
+		struct stat st;
+		int fd;
+
+		/* Only regular files that are ELF: a spec binds its config too. */
+		fd = m->bind && fabric_device(c, d->from.v[m->from]) ? open_regular(m->src, O_RDONLY, &st)
+								    : -1;
+		if (fd < 0 || pread(fd, head, 4, 0) != 4 || memcmp(head, "\177ELF", 4) != 0) {
+			if (fd >= 0)
+				close(fd);
+			i++;
+			continue;
+		}
+		close(fd);
+		if (im == NULL) {
+			drop_mount(d, i);
+			continue;
+		}
+		if (check_lib(im, m->src, &li, real, sizeof(real), why, sizeof(why), e) < 0)
+			return err_wrap(e, "CDI device %s", d->from.v[m->from]);
+		if (why[0] != '\0' && !c->ask.fabric_keep_image)
+			return err_set(e, EXIT_CTRUN, "CDI device %s ([fabric] devices) refused for this "
+				       "image: %s (set [fabric] on_conflict = image to run without it, on "
+				       "the image's own if it has one)", d->from.v[m->from], why);
+		if (why[0] != '\0') {
+			drop_mount(d, i);
+			continue;
+		}
+		if (strv_pushf(bound, "%s%s%s", strrchr(m->dst, '/') + 1,
+			       name_version(real)[0] != '\0' ? " " : "", name_version(real)) < 0)
+			return err_sys(e, EXIT_CTRUN, "fabric");
+		i++;
 	}
 	return 0;
 }
@@ -332,9 +399,10 @@ int ctr_netstack(struct ctr_setup *c, struct err *e)
 	struct strv bound = { 0 };
 	struct image im = { .rootfd = -1 };
 	char list[2048] = "CTRUN_FABRIC_BOUND=";
+	bool libs = c->ask.fabric_libs->n > 0 || c->ask.fabric_devices->n > 0;
 	int rv = -1;
 
-	if (c->ask.fabric_libs->n > 0 && ctr_rootfs_dir(&c->spec) == NULL) {
+	if (libs && ctr_rootfs_dir(&c->spec) == NULL) {
 		/* --dry-run, or a runtime that reads the image file itself. */
 		if (c->ask.dry_run)
 			goto env;
@@ -348,14 +416,17 @@ int ctr_netstack(struct ctr_setup *c, struct err *e)
 		if (c->ask.verbose > 0 && !c->ask.quiet)
 			fprintf(stderr, "ctrun: " WHO_LIBS " not bound: the image's root cannot be "
 				"read before the start (on_conflict = image)\n");
+		if (cdi_libraries(c, NULL, &bound, e) < 0)
+			goto out;
 		goto env;
 	}
-	if (c->ask.fabric_libs->n > 0 && (image_open(&c->spec, &im, e) < 0 ||
-					  libraries(c, &im, &bound, e) < 0))
+	if (libs && (image_open(&c->spec, &im, e) < 0 || libraries(c, &im, &bound, e) < 0 ||
+		     cdi_libraries(c, &im, &bound, e) < 0))
 		goto out;
+	if (c->ask.fabric_libs->n > 0 && bound.n > 0)
+		d->libdir = CTR_NETSTACK_DIR;
 	if (bound.n > 0) {
 		/* What ctrun bound, for `ctrun check`'s report (rank.h netlibs). */
-		d->libdir = CTR_NETSTACK_DIR;
 		if (strv_join(&bound, list + strlen(list), sizeof(list) - strlen(list)) < 0)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%zu libraries",
 				 bound.n);

@@ -19,7 +19,10 @@
 #    naming both;
 #  bad settings (not a library, a relative path): exit 2, one line;
 #  enroot starting the squashfs from its file (ctrun cannot read its root
-#    before the start): refused with the way out.
+#    before the start): refused with the way out;
+#  the same stack as a CDI spec named in [fabric] devices: its library
+#    binds checked the same way (refused against the image with its own
+#    libfabric, that bind dropped with on_conflict = image).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/fabriclib.sh"
@@ -196,4 +199,41 @@ enroot_from_file() {
 	grep -qF -- "--image-mode unpack" <<<"$err" || fail "the way out"
 }
 behaviour "enroot: from the squashfs file, refused with the way out" with_rt enroot enroot_from_file
+# The stack as a site's CDI spec, bound where the spec says.
+mkdir -p cdi
+cat >cdi/site.yaml <<EOF2
+cdiVersion: 0.5.0
+kind: site.example.com/net
+devices:
+- name: fake
+  containerEdits:
+    env: [NCCL_NET_PLUGIN=fake, LD_LIBRARY_PATH=/opt/site/lib]
+    mounts:
+    - {hostPath: $TMPD/host/lib/libfabric.so.1.22.0, containerPath: /opt/site/lib/libfabric.so.1, options: [ro, bind]}
+    - {hostPath: $TMPD/host/lib/libnccl-net-fake.so, containerPath: /opt/site/lib/libnccl-net-fake.so, options: [ro, bind]}
+EOF2
+chmod -R go-w cdi
+printf '[container]\ncdi_spec_dirs = %s/cdi\n[fabric]\ndevices = site.example.com/net=fake\n' \
+	"$TMPD" >cdi.ini
+cp cdi.ini cdi-keep.ini
+echo 'on_conflict = image' >>cdi-keep.ini
+chmod 644 cdi.ini cdi-keep.ini
+cdi_stack() {
+	local out err
+	out=$(env CTRUN_CONFIG="$TMPD/cdi.ini" "$CTRUN" -q --runtime oci --image "$TMPD/img" -- probe)
+	echo "$out"
+	grep -qx "probe: libnccl-net-fake.so -> host libfabric 1.22.0" <<<"$out" ||
+		fail "the CDI stack did not load the host's libfabric"
+	run_rc env CTRUN_CONFIG="$TMPD/cdi.ini" "$CTRUN" -q --runtime oci --image "$TMPD/img-own" \
+		-- probe 2>"$TMPD/err"
+	err=$(cat "$TMPD/err")
+	assert_eq 125 "$rc" "exit status against the image with its own libfabric"
+	grep -qF "CDI device site.example.com/net=fake ([fabric] devices) refused for this image: the image ships libfabric.so.1 1.18.0" \
+		<<<"$err" || fail "the line: $err"
+	out=$(env CTRUN_CONFIG="$TMPD/cdi-keep.ini" "$CTRUN" -q --runtime oci --image "$TMPD/img-own" \
+		-- probe)
+	grep -qx "probe: libnccl-net-fake.so -> image libfabric 1.18.0" <<<"$out" ||
+		fail "on_conflict = image: the image's libfabric should load: $out"
+}
+behaviour "the stack as a CDI spec ([fabric] devices): checked the same way" cdi_stack
 behaviour "no container left" assert_no_containers

@@ -94,6 +94,7 @@ struct ctr_ask {
 	 * host's network stack (fabric.c) */
 	const char *rdma;
 	const struct strv *fabric_libs, *fabric_dirs, *fabric_env;
+	const struct strv *fabric_devices; /* CDI devices of the network stack */
 	bool fabric_keep_image;        /* on_conflict = image */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
