@@ -483,11 +483,11 @@ void ctr_setup_free(struct ctr_setup *c)
 	ctr_root_init(&c->root);
 }
 
-/* The mount points of the edits' binds: under /.ctrun (the run directory,
- * bound read-only) an empty file, or a directory's placeholder, made with
- * the run directory, as the drivers' own files there (CTR_DRIVER_DIR);
- * elsewhere, for a runtime that takes the binds in its own configuration
- * (OCI), in the overlay's layer as spec.mounts' are (overlay.c). */
+/* The mount points of the edits' binds under /.ctrun (the run directory,
+ * bound read-only, where no runtime can make one): an empty file, or a
+ * directory's placeholder, made with the run directory, as the drivers'
+ * own files there (CTR_DRIVER_DIR).  Elsewhere the runtime makes them in
+ * the container's writable layer, as for CDI's binds. */
 static int edit_points(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
 {
 	const size_t prefix = strlen("/.ctrun");
@@ -501,16 +501,13 @@ static int edit_points(const struct ctr_setup *c, struct ctr_plan *p, struct err
 		if (!m->bind || stat(m->src, &st) < 0)
 			continue;
 		dir = S_ISDIR(st.st_mode);
-		if (strncmp(m->dst, "/.ctrun/", prefix + 1) == 0 && c->spec.rundir != NULL) {
-			if (xsnprintf(path, sizeof(path), "%s%s%s", c->spec.rundir, m->dst + prefix,
-				      dir ? "/.ctrun-mount-point" : "") < 0)
-				return err_set(e, EXIT_CTRUN, "run directory path too long");
-			if (ctr_plan_file(p, path, "", 0, e) < 0)
-				return -1;
-		} else if (p->ovl && (ctr_edits_can(&c->spec) & CTR_EDIT_MOUNT_OPTS) &&
-			   mounts_add(&p->ovl_points, m->src, m->dst, true, !dir, e) < 0) {
+		if (strncmp(m->dst, "/.ctrun/", prefix + 1) != 0 || c->spec.rundir == NULL)
+			continue;
+		if (xsnprintf(path, sizeof(path), "%s%s%s", c->spec.rundir, m->dst + prefix,
+			      dir ? "/.ctrun-mount-point" : "") < 0)
+			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		if (ctr_plan_file(p, path, "", 0, e) < 0)
 			return -1;
-		}
 	}
 	return 0;
 }
