@@ -47,6 +47,8 @@ static int registry(struct ctr_setup *c, struct err *e)
 	return 0;
 }
 
+static const char *ctr_gpu_cdi_refused(struct ctr_setup *c, char *why, size_t size);
+
 int ctr_gpu_cdi(struct ctr_setup *c, const char *gpu_ids, bool *use, struct err *e)
 {
 	const char *src = c->ask.gpu_source, *why = NULL;
@@ -87,6 +89,10 @@ int ctr_gpu_cdi(struct ctr_setup *c, const char *gpu_ids, bool *use, struct err 
 		/* source = cdi: an unknown one is the devices phase's error. */
 		if (strv_pushf(&c->cdi_gpus, "nvidia.com/gpu=%s", g) < 0)
 			return err_sys(e, EXIT_CTRUN, "gpus");
+	}
+	if (strcmp(src, "auto") == 0 && (why = ctr_gpu_cdi_refused(c, reason, sizeof(reason))) != NULL) {
+		strv_free(&c->cdi_gpus);
+		goto hook;
 	}
 	*use = true;
 	if (c->ask.verbose > 0 && !c->ask.quiet)
@@ -299,13 +305,55 @@ static int binds(struct ctr_setup *c, struct err *e)
 	return 0;
 }
 
-/* The CDI devices: --device's and the GPUs'. */
+/* The edits of the devices named, in the library's order, into d. */
+static int collect(struct ctr_setup *c, const struct strv *names, struct ctr_edits *d,
+		   struct err *e)
+{
+	struct cdi_pick *picks = NULL;
+	size_t n = 0;
+	int rv = -1;
+
+	if (registry(c, e) < 0 || cdi_reg_resolve(&c->cdi, names, &picks, &n, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char spec_who[2 * CDI_NAME_MAX + 32];
+
+		snprintf(spec_who, sizeof(spec_who), "%s/%s (the spec's own edits)",
+			 picks[i].file->spec.vendor, picks[i].file->spec.class);
+		if ((picks[i].with_spec &&
+		     add_edits(d, &picks[i].file->spec.edits, spec_who, e) < 0) ||
+		    add_edits(d, &picks[i].dev->edits, picks[i].qname, e) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	free(picks);
+	return rv;
+}
+
+/* source = auto: whether the runtime can apply the GPUs' CDI edits (NVIDIA's
+ * spec has hooks, which enroot and apptainer run not): NULL, or why not. */
+static const char *ctr_gpu_cdi_refused(struct ctr_setup *c, char *why, size_t size)
+{
+	struct ctr_spec t = { .rt = c->spec.rt, .rootless = c->spec.rootless,
+			      .uid = c->spec.uid, .gid = c->spec.gid };
+	struct err e = { 0 };
+	int rv = collect(c, &c->cdi_gpus, &t.edits, &e);
+
+	if (rv == 0)
+		rv = ctr_edits_check(&t, &e);
+	ctr_edits_free(&t.edits);
+	if (rv == 0)
+		return NULL;
+	snprintf(why, size, "the GPUs' CDI devices cannot be applied here (%s)", e.msg);
+	return why;
+}
+
+/* The CDI devices: --device's, the GPUs', [fabric] devices. */
 static int cdi_edits(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
 	struct strv names = { 0 };
-	struct cdi_pick *picks = NULL;
-	size_t n = 0;
 	int rv = -1;
 
 	if (c->ask.devices->n == 0 && c->cdi_gpus.n == 0 && c->ask.fabric_devices->n == 0)
@@ -317,18 +365,8 @@ static int cdi_edits(struct ctr_setup *c, struct err *e)
 		err_sys(e, EXIT_CTRUN, "devices");
 		goto out;
 	}
-	if (registry(c, e) < 0 || cdi_reg_resolve(&c->cdi, &names, &picks, &n, e) < 0)
+	if (collect(c, &names, &s->edits, e) < 0)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		char spec_who[2 * CDI_NAME_MAX + 32];
-
-		snprintf(spec_who, sizeof(spec_who), "%s/%s (the spec's own edits)",
-			 picks[i].file->spec.vendor, picks[i].file->spec.class);
-		if ((picks[i].with_spec &&
-		     add_edits(&s->edits, &picks[i].file->spec.edits, spec_who, e) < 0) ||
-		    add_edits(&s->edits, &picks[i].dev->edits, picks[i].qname, e) < 0)
-			goto out;
-	}
 	/* The GPUs' nodes are the container's only ones: CUDA numbers them
 	 * 0..n-1 (as with ctrun-hook, oci.h). */
 	if (c->cdi_gpus.n > 0) {
@@ -345,7 +383,6 @@ static int cdi_edits(struct ctr_setup *c, struct err *e)
 	}
 	rv = 0;
 out:
-	free(picks);
 	strv_free(&names);
 	return rv;
 }

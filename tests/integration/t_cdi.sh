@@ -78,6 +78,13 @@ devices:
     - {path: /dev/fakeplain, hostPath: $TMPD/hostdev/zero0}
     mounts:
     - {hostPath: $TMPD/vendorlib, containerPath: /opt/plainlib, options: [ro, nosuid, nodev, bind]}
+- name: shared
+  containerEdits:
+    env: [FAKE_SHARED=1]
+    deviceNodes:
+    - {path: /dev/zero}
+    mounts:
+    - {hostPath: $TMPD/vendorlib, containerPath: /opt/sharedlib, options: [ro, nosuid, nodev, bind]}
 - name: hostmode
   containerEdits:
     deviceNodes:
@@ -96,14 +103,14 @@ export CTRUN_CDI_SPEC_DIRS=$TMPD/cdi
 
 # What a container shows of its devices, environment, mounts and hooks.
 cat > probe.sh <<'SH'
-for f in /dev/fake0 /dev/fake1 /dev/fakeplain /dev/fakehm /dev/acc0 /dev/acc1; do
+for f in /dev/fake0 /dev/fake1 /dev/fakeplain /dev/fakehm /dev/acc0 /dev/acc1 /dev/zero; do
 	[ -e "$f" ] || continue
 	stat -c "node %n %F %t %T %a" "$f"
 	echo "write $f: $( (echo x > "$f") 2>&1 | sed 's/.*: //')"
 	echo "read $f: $( (head -c0 < "$f") 2>&1 | sed 's/.*: //')"
 done
 env | grep -E '^(FAKE_|ACC=)' | sort
-for m in /opt/fakelib /opt/plainlib /opt/accscratch; do
+for m in /opt/fakelib /opt/plainlib /opt/sharedlib /opt/accscratch; do
 	[ -d "$m" ] || continue
 	echo "mount $m [$(ls "$m" | tr '\n' ' ')] $(touch "$m/w" 2>/dev/null && echo rw || echo ro) $(grep " $m " /proc/self/mounts | cut -d' ' -f3)"
 done
@@ -179,13 +186,17 @@ behaviour "a node without fileMode gets the host node's mode (the CDI library's 
 
 # ---- every runtime row, on the test cluster ----
 node=${NODES[0]}
+# Singularity as a user unpacks a squashfs, and cannot make its /dev/null.
+mksquashfs "$ROOTFS" u/bb-nodev.sqsh -comp gzip -noappend -quiet -no-progress -e dev/null > /dev/null
+chmod 644 u/bb-nodev.sqsh
 srun_probe() { # as_user|as_root RUNTIME DEVICE...
-	local who=$1 rt=$2 args=() d
+	local who=$1 rt=$2 args=() d img=$BB
 	shift 2
 	for d; do args+=(--device "$d"); done
+	[ "$rt" != singularity ] || img=$TMPD/u/bb-nodev.sqsh
 	: > out/hooks.log
 	"$who" env CTRUN_CDI_SPEC_DIRS="$CTRUN_CDI_SPEC_DIRS" srun -N1 -n1 -w "$node" "$CTRUN" -q \
-		--no-prefix --runtime "$rt" --image "$BB" "${args[@]}" -- sh "$TMPD/u/probe.sh"
+		--no-prefix --runtime "$rt" --image "$img" "${args[@]}" -- sh "$TMPD/u/probe.sh"
 }
 crun_root() {
 	ctrun_run example.com/fake=dev0 example.com/fake=dev1 other.org/acc=all
@@ -194,15 +205,16 @@ crun_root() {
 	assert_eq "$(cat out/ctrun)" "$(cat out/crun)" "crun as runc"
 }
 behaviour "crun (root): the same as runc" crun_root
-applies_binds() { # RUNTIME WHO: plain's node, env and ro bind, as the host's node bound
-	local out
-	out=$(srun_probe "$2" "$1" example.com/fake=plain)
+applies_binds() { # RUNTIME WHO DEVICE NODE MAJOR:MINOR MOUNT: the device's node, env and ro bind
+	local out var
+	out=$(srun_probe "$2" "$1" "example.com/fake=$3")
 	echo "$out"
-	grep -qx 'node /dev/fakeplain character special file 1 5 666' <<<"$out" || fail "the node ($1)"
-	grep -qx 'write /dev/fakeplain: ' <<<"$out" || fail "the node opens for writing ($1)"
-	grep -qx 'FAKE_PLAIN=1' <<<"$out" || fail "the env ($1)"
+	var=FAKE_$(tr '[:lower:]' '[:upper:]' <<<"$3")=1
+	grep -qx "node $4 character special file ${5%:*} ${5#*:} 666" <<<"$out" || fail "the node ($1)"
+	grep -qx "write $4: " <<<"$out" || fail "the node opens for writing ($1)"
+	grep -qx "$var" <<<"$out" || fail "the env ($1)"
 	grep -qx 'FAKE_SPEC=1' <<<"$out" || fail "the spec's env ($1)"
-	grep -q '^mount /opt/plainlib \[libfake.so \] ro ' <<<"$out" || fail "the ro bind ($1)"
+	grep -q "^mount $6 \[libfake.so \] ro " <<<"$out" || fail "the ro bind ($1)"
 }
 refuses() { # RUNTIME WHO DEVICE PATTERN: one line, exit 2, nothing left
 	run_rc srun_probe "$2" "$1" "$3" 2> err
@@ -210,18 +222,24 @@ refuses() { # RUNTIME WHO DEVICE PATTERN: one line, exit 2, nothing left
 	assert_eq 1 "$(grep -v -c '^srun: ' err)" "one line: $(cat err)"
 	grep -q -- "$4" err || fail "the line ($1): $(cat err)"
 }
-behaviour "oci as a user: plain's node bound, env, bind" with_rt oci applies_binds as_user
+behaviour "oci as a user: plain's renamed node bound, env, bind" with_rt oci applies_binds as_user \
+	plain /dev/fakeplain 1:5 /opt/plainlib
 behaviour "oci as a user: dev1 refused (no host node to bind)" with_rt oci refuses as_user \
 	example.com/fake=dev1 "oci: device node /dev/fake1 of example.com/fake=dev1: the host has no such node"
-behaviour "charliecloud: plain applied as binds" with_rt charliecloud applies_binds as_user
+behaviour "charliecloud: shared applied as binds" with_rt charliecloud applies_binds as_user \
+	shared /dev/zero 1:5 /opt/sharedlib
+behaviour "charliecloud: plain's renamed node under its host /dev refused in one line" with_rt \
+	charliecloud refuses as_user example.com/fake=plain "charliecloud shares the host's /dev"
 behaviour "charliecloud: dev0's hook refused in one line" with_rt charliecloud refuses as_user \
 	example.com/fake=dev0 "charliecloud: createContainer hook .*hook.py of example.com/fake=dev0: charliecloud runs no OCI hooks"
 behaviour "charliecloud: acc's tmpfs refused in one line" with_rt charliecloud refuses as_user \
 	other.org/acc=all "mount of /opt/accscratch (type tmpfs) of other.org/acc=all: charliecloud mounts only binds"
-behaviour "enroot: plain applied as binds" with_rt enroot applies_binds as_user
+behaviour "enroot: plain's renamed node bound (its own /dev), env, bind" with_rt enroot applies_binds \
+	as_user plain /dev/fakeplain 1:5 /opt/plainlib
 behaviour "enroot: dev0's hook refused in one line" with_rt enroot refuses as_user \
 	example.com/fake=dev0 "enroot runs no OCI hooks"
-behaviour "singularity: plain applied as binds" with_rt singularity applies_binds as_user
+behaviour "singularity: shared applied as binds" with_rt singularity applies_binds as_user \
+	shared /dev/zero 1:5 /opt/sharedlib
 behaviour "singularity: dev1 refused in one line" with_rt singularity refuses as_user \
 	example.com/fake=dev1 "the host has no such node"
 
@@ -241,7 +259,7 @@ printf 'cdiVersion: 0.5.0\nkind: example.com/fake\ndevices:\n- name: d\n  contai
 sed "s|$TMPD/hook.py|$TMPD/vendorlib/libfake.so|" cdi/fake.yaml > bad/hook/fake.yaml
 cp cdi/acc.json bad/open/acc.json && chmod 666 bad/open/acc.json
 behaviour "an unknown device: exit 2, the names the spec has" bad "$TMPD/cdi" example.com/fake=dev9 2 \
-	"unknown CDI device example.com/fake=dev9 (its specs define: example.com/fake=dev0, example.com/fake=dev1, example.com/fake=plain, example.com/fake=hostmode)"
+	"unknown CDI device example.com/fake=dev9 (its specs define: example.com/fake=dev0, example.com/fake=dev1, example.com/fake=plain, example.com/fake=shared, example.com/fake=hostmode)"
 behaviour "not a CDI name: exit 2" bad "$TMPD/cdi" /dev/null 2 "is not a CDI device name"
 behaviour "two specs of one directory define it: exit 2, both named" bad "$TMPD/bad/dup" \
 	example.com/fake=dev0 2 "defined by two specs, .*/a.yaml and .*/b.yaml"
@@ -312,4 +330,17 @@ gpus_cdi_missing() {
 	grep -q "\[gpu\] source = cdi, but no CDI spec of kind nvidia.com/gpu" err || fail "$(cat err)"
 }
 behaviour "source cdi without a spec: exit 125, one line" gpus_cdi_missing
+gpus_auto_fallback() { # NVIDIA's spec has hooks, which ch-run runs not: auto takes ctrun-hook
+	CTRUN_CDI_SPEC_DIRS=$TMPD/gpucdi srun -N1 -n1 -w "$node" --gpus-per-node=2 "$CTRUN" -v \
+		--dry-run --runtime charliecloud --image "$BB" --no-python --nproc-per-node 1 -- true \
+		> out/gpu 2> err || fail "auto: $(cat err)"
+	grep -q "GPUs from ctrun-hook: the GPUs' CDI devices cannot be applied here (charliecloud: createContainer hook .* charliecloud runs no OCI hooks" err ||
+		fail "-v: $(cat err)"
+	run_rc env CTRUN_GPU_SOURCE=cdi CTRUN_CDI_SPEC_DIRS="$TMPD/gpucdi" srun -N1 -n1 -w "$node" \
+		--gpus-per-node=2 "$CTRUN" -q --dry-run --runtime charliecloud --image "$BB" --no-python \
+		-- true 2> err
+	assert_eq 2 "$rc" "source cdi under charliecloud"
+	grep -q "charliecloud runs no OCI hooks" err || fail "$(cat err)"
+}
+behaviour "source auto where the runtime cannot apply the spec: ctrun-hook, -v says why" gpus_auto_fallback
 behaviour "no container left at the end" assert_no_containers

@@ -31,6 +31,11 @@ static int check_bound(const struct ctr_spec *s, const struct ctr_edit_node *n,
 				  ? "a rootless run binds the host's node"
 				  : "it binds the host's node";
 
+	if ((s->rt->edits & CTR_EDIT_HOST_DEV) && strncmp(n->path, "/dev/", 5) == 0 &&
+	    strcmp(n->path, n->host) != 0)
+		return err_set(e, EXIT_USAGE, "%s: device node %s of %s: %s shares the host's /dev, "
+			       "where only the host's own node %s can be, not %s under another name: "
+			       "use --runtime oci or enroot", rt, n->path, who, rt, n->path, n->host);
 	if (!n->host_same)
 		return err_set(e, EXIT_USAGE, "%s: device node %s of %s: the host has no such node "
 			       "(%s is not %c %u:%u) and %s cannot make one (%s): use --runtime oci "

@@ -118,6 +118,8 @@ enum {
 				   * without it gets its binds in spec.mounts (ctr_edits_binds) */
 	CTR_EDIT_DEV_BINDS = 32,  /* its binds honour ctr_mount.dev (a node bound without
 				   * nodev); without: the runtime decides (apptainer) */
+	CTR_EDIT_HOST_DEV = 64,   /* it shares the host's /dev (ch-run): a node under /dev
+				   * can only be the host's own at its own path */
 };
 
 bool ctr_edits_empty(const struct ctr_edits *d);

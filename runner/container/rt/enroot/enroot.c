@@ -257,7 +257,9 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	/* A /dev of its own (a tmpfs with the basic nodes, /dev/mqueue and
 	 * /dev/shm bound), so the hook can leave out the other GPUs' nodes that
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */
-	if (s->gpus)
+	/* The same for the device nodes of the edits (edits.h), bound into it:
+	 * the host's /dev, shared, cannot take a mount point. */
+	if (s->gpus || s->edits.nnodes > 0)
 		ret |= strv_push(&p->setenv, "ENROOT_RESTRICT_DEV=y");
 	if (ret == 0 && s->gpus && own->hook[0] != '\0' && per_run_hook(s, p, e) < 0)
 		goto fail;
