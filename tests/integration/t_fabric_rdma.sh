@@ -10,8 +10,9 @@
 #    cgroup letting them open (a fake node answers ENXIO, a denied one
 #    EPERM); /dev/gdrdrv only with GPUs; rdma = false: none;
 #  runc as a user: the host's nodes bound;
-#  enroot with its restricted /dev (ENROOT_RESTRICT_DEV=y: a fresh tmpfs),
-#    the nodes bound through its fstab as its 99-mellanox.sh binds them;
+#  enroot with its restricted /dev (ENROOT_RESTRICT_DEV=y, a fresh tmpfs:
+#    what ctrun asks for with device nodes), the nodes bound through its
+#    fstab as its 99-mellanox.sh binds them;
 #  Singularity and charliecloud: there (they bind the host's /dev);
 #  rdma = true on a node without RDMA: exit 125, one line, nothing started;
 #  `ctrun check` in a container: one fabric line per node, each port with
@@ -117,8 +118,7 @@ bind_rt() { # RUNTIME [ENV...]: the nodes there, as the host's
 	echo "$out"
 	assert_eq "$RDMA_NODES" "$(nodes_of "$out")" "$rt: the RDMA nodes"
 }
-behaviour "enroot: restricted /dev, the nodes through its fstab" with_rt enroot bind_rt \
-	ENROOT_RESTRICT_DEV=y
+behaviour "enroot: restricted /dev, the nodes through its fstab" with_rt enroot bind_rt
 behaviour "singularity: the nodes" with_rt singularity bind_rt
 behaviour "charliecloud: the nodes" with_rt charliecloud bind_rt
 
