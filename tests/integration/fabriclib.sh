@@ -52,6 +52,9 @@ fake_rdma_node() {
 	mknod -m 600 "$d/dev/infiniband/umad1" c 231 1
 	mknod -m 666 "$d/dev/infiniband/rdma_cm" c 10 58
 	mknod -m 666 "$d/dev/gdrdrv" c 511 0
+	# enroot's restricted /dev (asked for with device nodes) binds /dev/log,
+	# which a compute node has (this VM has none): a stand-in for it.
+	[ -e "$d/dev/log" ] || : >"$d/dev/log"
 	mount --move "$d/dev" /dev
 	mkdir -p /dev/pts /dev/shm /dev/mqueue
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts /dev/pts
@@ -73,5 +76,9 @@ glibc_image() {
 	cp /bin/busybox "$d/bin/"
 	for a in $("$d/bin/busybox" --list); do [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"; done
 	for a; do cp "$a" "$d/bin/"; done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$d/etc/passwd"
+	printf 'root:x:0:\n' >"$d/etc/group"
+	: >"$d/etc/hosts"
+	: >"$d/etc/resolv.conf"
 	chmod 1777 "$d/tmp"
 }

@@ -191,7 +191,8 @@ behaviour "bad settings: exit 2, one line" bad_settings
 enroot_from_file() {
 	local err
 	run_rc env PATH="/opt/enroot/bin:$PATH" CTRUN_NV=false CTRUN_CONFIG="$TMPD/fabric.ini" \
-		"$CTRUN" -q --runtime enroot --image "$TMPD/sqsh/img.sqsh" -- true 2>"$TMPD/err"
+		"$CTRUN" -q --runtime enroot --image-mode mount --image "$TMPD/sqsh/img.sqsh" -- true \
+		2>"$TMPD/err"
 	err=$(cat "$TMPD/err")
 	assert_eq 125 "$rc" "exit status"
 	grep -qF "enroot starts from the image file, whose root ctrun cannot read before the start" \

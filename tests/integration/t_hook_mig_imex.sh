@@ -87,14 +87,14 @@ in_node() {
 	cat "$b.out" "$b.err" 2>/dev/null || true
 }
 
-nodes_of() { grep '^node ' "$1" | sort -V | tr '\n' ';'; }
+nodes_of() { grep '^node ' "$1" | LC_ALL=C sort | tr '\n' ';'; }
 
 mig_by_uuid() {
 	local out
 	IMEX=1 in_node uuid --gpus "$MIG_B"
 	out=$TMPD/b-uuid.out
 	assert_eq 0 "$(cat "$TMPD/b-uuid.rc")" "runc with MIG device $MIG_B"
-	assert_eq "node /dev/nvidia-caps/nvidia-cap21 eb 15;node /dev/nvidia-caps/nvidia-cap22 eb 16;node /dev/nvidia-caps-imex-channels/channel1 ea 1;node /dev/nvidia1 c3 1;node /dev/nvidiactl c3 ff;" \
+	assert_eq "node /dev/nvidia-caps-imex-channels/channel1 ea 1;node /dev/nvidia-caps/nvidia-cap21 eb 15;node /dev/nvidia-caps/nvidia-cap22 eb 16;node /dev/nvidia1 c3 1;node /dev/nvidiactl c3 ff;" \
 		"$(nodes_of "$out")" "device nodes: the parent GPU, GI 2's and CI 0's caps, IMEX channel 1"
 	grep -qx "CUDA_VISIBLE_DEVICES=$MIG_B" "$out" || fail "CUDA_VISIBLE_DEVICES is not the MIG UUID"
 	assert_eq "procgpu 0000:02:00.0" "$(grep '^procgpu' "$out")" "GPUs in /proc/driver/nvidia/gpus"
@@ -112,7 +112,7 @@ mig_hooksd() {
 	local out=$TMPD/b-hooksd.out
 	in_node hooksd
 	assert_eq 0 "$(cat "$TMPD/b-hooksd.rc")" "runc with NVIDIA_VISIBLE_DEVICES=1:0"
-	assert_eq "node /dev/nvidia-caps/nvidia-cap12 eb c;node /dev/nvidia-caps/nvidia-cap13 eb d;node /dev/nvidia-caps-imex-channels/channel0 ea 0;node /dev/nvidia-caps-imex-channels/channel1 ea 1;node /dev/nvidia1 c3 1;node /dev/nvidiactl c3 ff;" \
+	assert_eq "node /dev/nvidia-caps-imex-channels/channel0 ea 0;node /dev/nvidia-caps-imex-channels/channel1 ea 1;node /dev/nvidia-caps/nvidia-cap12 eb c;node /dev/nvidia-caps/nvidia-cap13 eb d;node /dev/nvidia1 c3 1;node /dev/nvidiactl c3 ff;" \
 		"$(nodes_of "$out")" "device nodes of MIG device 1:0 and every IMEX channel"
 	grep -qx "CUDA_VISIBLE_DEVICES=unset" "$out" || fail "hooks.d: CUDA_VISIBLE_DEVICES changed?"
 	if grep '^open ' "$out" | grep -q 'not permitted'; then
