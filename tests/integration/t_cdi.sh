@@ -222,6 +222,15 @@ refuses() { # RUNTIME WHO DEVICE PATTERN: one line, exit 2, nothing left
 	assert_eq 1 "$(grep -v -c '^srun: ' err)" "one line: $(cat err)"
 	grep -q -- "$4" err || fail "the line ($1): $(cat err)"
 }
+applies_fs() { # RUNTIME WHO: acc's tmpfs with its options, its two renamed nodes
+	local out
+	out=$(srun_probe "$2" "$1" other.org/acc=all)
+	echo "$out"
+	grep -qx 'node /dev/acc0 character special file 1 3 666' <<<"$out" || fail "acc0 ($1)"
+	grep -qx 'node /dev/acc1 character special file 1 5 666' <<<"$out" || fail "acc1 ($1)"
+	grep -qx 'mount /opt/accscratch \[\] rw tmpfs' <<<"$out" || fail "the tmpfs ($1)"
+	grep -qx 'ACC=all' <<<"$out" || fail "the env ($1)"
+}
 behaviour "oci as a user: plain's renamed node bound, env, bind" with_rt oci applies_binds as_user \
 	plain /dev/fakeplain 1:5 /opt/plainlib
 behaviour "oci as a user: dev1 refused (no host node to bind)" with_rt oci refuses as_user \
@@ -230,14 +239,14 @@ behaviour "charliecloud: shared applied as binds" with_rt charliecloud applies_b
 	shared /dev/zero 1:5 /opt/sharedlib
 behaviour "charliecloud: plain's renamed node under its host /dev refused in one line" with_rt \
 	charliecloud refuses as_user example.com/fake=plain "charliecloud shares the host's /dev"
-behaviour "charliecloud: dev0's hook refused in one line" with_rt charliecloud refuses as_user \
-	example.com/fake=dev0 "charliecloud: createContainer hook .*hook.py of example.com/fake=dev0: charliecloud runs no OCI hooks"
-behaviour "charliecloud: acc's tmpfs refused in one line" with_rt charliecloud refuses as_user \
-	other.org/acc=all "mount of /opt/accscratch (type tmpfs) of other.org/acc=all: charliecloud mounts only binds"
+behaviour "charliecloud: acc's renamed nodes refused in one line" with_rt charliecloud refuses \
+	as_user other.org/acc=all "charliecloud: device node /dev/acc0 of other.org/acc=all: charliecloud shares the host's /dev"
 behaviour "enroot: plain's renamed node bound (its own /dev), env, bind" with_rt enroot applies_binds \
 	as_user plain /dev/fakeplain 1:5 /opt/plainlib
 behaviour "enroot: dev0's hook refused in one line" with_rt enroot refuses as_user \
-	example.com/fake=dev0 "enroot runs no OCI hooks"
+	example.com/fake=dev0 "enroot: createContainer hook .*hook.py of example.com/fake=dev0: enroot runs no OCI hooks"
+behaviour "enroot: acc's tmpfs mounted (its fstab), its renamed nodes bound" with_rt enroot \
+	applies_fs as_user
 behaviour "singularity: shared applied as binds" with_rt singularity applies_binds as_user \
 	shared /dev/zero 1:5 /opt/sharedlib
 behaviour "singularity: dev1 refused in one line" with_rt singularity refuses as_user \

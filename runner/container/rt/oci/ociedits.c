@@ -116,6 +116,26 @@ static int nodes(json_object *config, json_object *mounts, const struct ctr_spec
 	    (devs = sub(lx, "devices", json_type_array)) == NULL ||
 	    (rules = sub(res, "devices", json_type_array)) == NULL)
 		return -1;
+	/* The device cgroup starts from "deny all", as podman writes it: runc
+	 * denies all first by itself, crun applies only the rules it is
+	 * given, so without it a node's narrowed access holds nowhere there.
+	 * The runtimes add their default nodes (null, zero, tty...) after. */
+	if (ctr_edits_can(s) & CTR_EDIT_NODES_MADE) {
+		json_object *deny = json_object_new_object(), *n = json_object_new_array();
+
+		if (deny == NULL || n == NULL) {
+			json_object_put(deny);
+			json_object_put(n);
+			return -1;
+		}
+		json_object_object_add(deny, "allow", json_object_new_boolean(0));
+		json_object_object_add(deny, "access", json_object_new_string("rwm"));
+		json_object_array_add(n, deny);
+		for (size_t i = 0; i < json_object_array_length(rules); i++)
+			json_object_array_add(n, json_object_get(json_object_array_get_idx(rules, i)));
+		json_object_object_add(res, "devices", n);
+		rules = n;
+	}
 	for (size_t i = 0; i < d->nnodes; i++) {
 		const struct ctr_edit_node *n = &d->nodes[i];
 

@@ -185,6 +185,10 @@ static void test_oci_root_config(void **state)
 	assert_int_equal(json_object_get_int(at(d, "fileMode")), 0666);
 	r = last(at(at(lx, "resources"), "devices"));
 	assert_string_equal(json_object_get_string(at(r, "access")), "rw");
+	/* From "deny all" (crun applies only the rules it gets). */
+	r = json_object_array_get_idx(at(at(lx, "resources"), "devices"), 0);
+	assert_false(json_object_get_boolean(at(r, "allow")));
+	assert_string_equal(json_object_get_string(at(r, "access")), "rwm");
 	m = last(at(c, "mounts"));
 	assert_string_equal(json_object_get_string(at(m, "type")), "tmpfs");
 	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(m, "options"), 0)),
