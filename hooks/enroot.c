@@ -38,6 +38,7 @@
 #include "gpus.h"
 #include "plan.h"
 #include "rootfs.h"
+#include "select.h"
 #include "state.h"
 #include "strv.h"
 #include "util.h"
@@ -162,13 +163,17 @@ static int remove_foreign(int devfd, const struct hook_gpu *gpus, size_t n, stru
 	return 0;
 }
 
-/* GPUs as the host names them: UUIDs when the driver reports them. */
-static int host_ids(const struct hook_gpu *gpus, size_t n, char *buf, size_t size)
+/* GPUs as the host names them: UUIDs when the driver reports them; MIG
+ * devices by their UUIDs. */
+static int host_ids(const struct hook_sel *s, char *buf, size_t size)
 {
+	const struct hook_gpu *gpus = s->gpus;
 	size_t off = 0;
 
+	if (s->nmig > 0)
+		return hook_sel_cuda_env(s, buf, size);
 	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < s->n; i++) {
 		int w = gpus[i].uuid[0] != '\0'
 			? snprintf(buf + off, size - off, "%s%s", i ? "," : "", gpus[i].uuid)
 			: snprintf(buf + off, size - off, "%s%ld", i ? "," : "", gpus[i].minor);
@@ -189,11 +194,19 @@ static int fstab_lines(const struct hook_plan *p, struct strv *out)
 		const struct hook_item *it = &p->v[i];
 		const char *opts = it->kind == HOOK_ITEM_DEV ? "bind,ro,nosuid,noexec,private"
 				 : it->kind == HOOK_ITEM_FILE ? "bind,ro,nosuid,nodev,private"
+				 : it->kind == HOOK_ITEM_PROC ? "bind,ro,nosuid,nodev,noexec,private"
 				 : "bind,rw,nosuid,nodev,noexec,private";
 		char all[128];
 
-		if (it->kind == HOOK_ITEM_LINK)
+		/* DATA items are never planned here (hook_plan_sel's copy). */
+		if (it->kind == HOOK_ITEM_LINK || it->kind == HOOK_ITEM_DATA)
 			continue;
+		if (it->kind == HOOK_ITEM_TMPFS) {
+			if (fstab_line_fs(out, "tmpfs", it->dst, "tmpfs", "x-create=dir,mode=0555,"
+					  "nosuid,nodev,noexec,private") < 0)
+				return -1;
+			continue;
+		}
 		snprintf(all, sizeof(all), "x-create=%s,%s", it->isdir ? "dir" : "file", opts);
 		if (fstab_line(out, it->src, it->dst, all) < 0)
 			return -1;
@@ -234,15 +247,15 @@ out:
 	return rv;
 }
 
-static int configure(const struct hook_root *r, char *const *envp, const struct hook_gpu *gpus,
-		     size_t n, struct strv *env, struct strv *fstab, bool verbose, struct err *e)
+static int configure(const struct hook_root *r, char *const *envp, const struct hook_sel *sel,
+		     struct strv *env, struct strv *fstab, bool verbose, struct err *e)
 {
 	struct hook_plan devs = { 0 }, files = { 0 }, links = { .verbose = verbose };
-	char ids[4096], cvd[1024];
+	char ids[HOOK_MIG_MAX * 8], cvd[HOOK_MIG_MAX * 8];
 	bool shared = false;
 	int devfd = -1, rv = -1;
 
-	if (host_ids(gpus, n, ids, sizeof(ids)) < 0 || hook_gpus_renumbered(n, cvd, sizeof(cvd)) < 0) {
+	if (host_ids(sel, ids, sizeof(ids)) < 0 || hook_sel_cuda_env(sel, cvd, sizeof(cvd)) < 0) {
 		err_set(e, EXIT_CTRUN, "too many GPUs");
 		goto out;
 	}
@@ -256,16 +269,19 @@ static int configure(const struct hook_root *r, char *const *envp, const struct 
 				"ENROOT_RESTRICT_DEV=y to hide other GPUs); pinning GPUs %s through "
 				"CUDA_VISIBLE_DEVICES only\n", ids);
 		snprintf(cvd, sizeof(cvd), "%s", ids);
-	} else {
-		if (devfd >= 0 && remove_foreign(devfd, gpus, n, e) < 0)
-			goto out;
-		if (hook_plan_devices(gpus, n, true, &devs, e) < 0 || hook_plan_check(&devs, r, e) < 0)
-			goto out;
+	} else if (devfd >= 0 && remove_foreign(devfd, sel->gpus, sel->n, e) < 0) {
+		goto out;
 	}
+	/* Shared: the nodes are the host's already; /proc/driver/nvidia is
+	 * masked either way.  enroot's fstab can only bind: the driver's
+	 * files as they are. */
+	if (hook_plan_sel(sel, !shared, hook_sel_has_procfs(r->fd), false, &devs, e) < 0 ||
+	    hook_plan_check(&devs, r, e) < 0)
+		goto out;
 	if (plan_driver(r, &files, &links, e) < 0 || hook_plan_apply(&links, r, e) < 0)
 		goto out;
 	if (strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", cvd) < 0 ||
-	    strv_pushf(env, "NVIDIA_VISIBLE_DEVICES=%s", n > 0 ? ids : "none") < 0 ||
+	    strv_pushf(env, "NVIDIA_VISIBLE_DEVICES=%s", sel->n > 0 ? ids : "none") < 0 ||
 	    fstab_lines(&devs, fstab) < 0 || fstab_lines(&files, fstab) < 0) {
 		err_sys(e, EXIT_CTRUN, "enroot mode");
 		goto out;
@@ -280,16 +296,18 @@ out:
 	return rv;
 }
 
-int hook_enroot_run(char *const *envp, const char *want, bool verbose, struct err *e)
+int hook_enroot_run(char *const *envp, const char *want, const char *imex, bool verbose,
+		    struct err *e)
 {
 	static struct hook_gpu_inv inv;
-	static struct hook_gpu gpus[HOOK_GPU_MAX];
+	static struct hook_sel sel;
+	struct hook_ldcache_entry *ents = NULL;
 	struct hook_gpu_choice ch = { .pick = -1 };
 	struct hook_root root = { .fd = -1 };
 	const char *rootfs, *environ_file, *mounts;
 	struct strv env = { 0 }, fstab = { 0 };
-	char *envtext = NULL, *fstabtext = NULL;
-	size_t n = 0;
+	char *envtext = NULL, *fstabtext = NULL, *cache = NULL, version[64];
+	size_t nents = 0;
 	int rv = -1;
 
 	if (need_path(envp, "ENROOT_ROOTFS", &rootfs, e) < 0 ||
@@ -306,9 +324,15 @@ int hook_enroot_run(char *const *envp, const char *want, bool verbose, struct er
 		rv = 0;
 		goto out;
 	}
-	if (hook_gpu_inventory("/dev", "/proc/driver/nvidia", &inv, e) < 0 ||
-	    hook_gpus_resolve(&ch, &inv, gpus, &n, e) < 0 || hook_root_open(rootfs, &root, e) < 0 ||
-	    configure(&root, envp, gpus, n, &env, &fstab, verbose, e) < 0)
+	/* IMEX channels: ctrun's (--imex), else the host's environment. */
+	hook_driver_version(version, sizeof(version));
+	if (imex_parse(imex != NULL ? imex : env_get(envp, "NVIDIA_IMEX_CHANNELS"),
+			    imex != NULL ? "--imex" : "NVIDIA_IMEX_CHANNELS", &sel.imex, e) < 0 ||
+	    hook_driver_read_ldcache("/etc/ld.so.cache", &cache, &ents, &nents, e) < 0 ||
+	    hook_gpu_inventory("/dev", "/proc/driver/nvidia", &inv, e) < 0 ||
+	    hook_select(&ch, &inv, ents, nents, version, &sel, e) < 0 ||
+	    hook_root_open(rootfs, &root, e) < 0 ||
+	    configure(&root, envp, &sel, &env, &fstab, verbose, e) < 0)
 		goto out;
 	envtext = strv_lines(&env);
 	fstabtext = strv_lines(&fstab);
@@ -319,12 +343,14 @@ int hook_enroot_run(char *const *envp, const char *want, bool verbose, struct er
 	if (append_file(environ_file, envtext, e) < 0 || append_file(mounts, fstabtext, e) < 0)
 		goto out;
 	if (verbose)
-		fprintf(stderr, "ctrun-hook: enroot: %zu GPU%s from %s\n%s%s", n, n == 1 ? "" : "s",
-			ch.source, envtext, fstabtext);
+		fprintf(stderr, "ctrun-hook: enroot: %zu GPU%s from %s\n%s%s", sel.n,
+			sel.n == 1 ? "" : "s", ch.source, envtext, fstabtext);
 	rv = 0;
 out:
 	hook_root_close(&root);
 	hook_gpu_choice_free(&ch);
+	free(ents);
+	free(cache);
 	strv_free(&env);
 	strv_free(&fstab);
 	free(envtext);

@@ -39,7 +39,24 @@ static bool is_uuid(const char *s)
 	       strspn(s + 4, "0123456789abcdefABCDEF-") == strlen(s + 4) && strlen(s) < 80;
 }
 
-/* Splits a comma list; every entry must be a GPU index or a GPU-UUID. */
+static bool all_digits(const char *s, size_t len)
+{
+	return len > 0 && len < 8 && strspn(s, "0123456789") == len;
+}
+
+bool hook_is_mig_id(const char *id)
+{
+	const char *colon = strchr(id, ':');
+
+	if (strncmp(id, "MIG-", 4) == 0)
+		return id[4] != '\0' && strlen(id) < 96 &&
+		       strspn(id + 4, "0123456789abcdefABCDEFGPU-/") == strlen(id + 4);
+	return colon != NULL && all_digits(id, (size_t)(colon - id)) &&
+	       all_digits(colon + 1, strlen(colon + 1));
+}
+
+/* Splits a comma list; every entry must be a GPU index, a GPU-UUID or a
+ * MIG device (mig.h: select.c resolves those). */
 static int split_ids(const char *list, const char *source, struct strv *out, struct err *e)
 {
 	const char *p = list;
@@ -53,12 +70,9 @@ static int split_ids(const char *list, const char *source, struct strv *out, str
 				       list);
 		memcpy(id, p, len);
 		id[len] = '\0';
-		if (strncmp(id, "MIG-", 4) == 0)
-			return err_set(e, EXIT_USAGE, "%s='%s': MIG devices (%s) are not supported",
-				       source, list, id);
-		if (!is_number(id) && !is_uuid(id))
-			return err_set(e, EXIT_USAGE, "%s='%s': '%s' is not a GPU index or UUID",
-				       source, list, id);
+		if (!is_number(id) && !is_uuid(id) && !hook_is_mig_id(id))
+			return err_set(e, EXIT_USAGE, "%s='%s': '%s' is not a GPU index or UUID, nor a "
+				       "MIG device (MIG-UUID or GPU:MIG)", source, list, id);
 		if (strv_push(out, id) < 0)
 			return err_sys(e, EXIT_CTRUN, "gpus");
 		p += len;

@@ -70,6 +70,10 @@ int hook_gpu_inventory(const char *devdir, const char *procdir, struct hook_gpu_
  * "GPU UUID:".  Returns 0, or -1 when the minor is missing. */
 int hook_gpu_parse_information(const char *text, long *minor, char *uuid, size_t uuid_size);
 
+/* Whether a GPU id names a MIG device (mig.h): "MIG-..." (under 96
+ * characters) or "GPU:MIG". */
+bool hook_is_mig_id(const char *id);
+
 /* "0,1,2" for n GPUs: CUDA_VISIBLE_DEVICES inside a container that has
  * exactly those GPUs. */
 int hook_gpus_renumbered(size_t n, char *buf, size_t size);

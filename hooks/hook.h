@@ -21,6 +21,7 @@
 #include "err.h"
 
 int hook_oci_run(const char *stage, bool verbose, struct err *e);
-int hook_enroot_run(char *const *envp, const char *want, bool verbose, struct err *e);
+int hook_enroot_run(char *const *envp, const char *want, const char *imex, bool verbose,
+		    struct err *e);
 
 #endif

@@ -3,7 +3,7 @@
  * container, which is the point: a GPU job must not run on the wrong GPUs).
  *
  *   ctrun-hook [--verbose] [createContainer|prestart|createRuntime]
- *   ctrun-hook [--verbose] enroot [--gpus IDS]
+ *   ctrun-hook [--verbose] enroot [--gpus IDS] [--imex CHANNELS]
  *   ctrun-hook driver-files [LIBDIR]   (the driver's files, for apptainer) */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@ extern char **environ;
 
 static const char usage[] =
 	"usage: ctrun-hook [--verbose] [createContainer|prestart|createRuntime]\n"
-	"       ctrun-hook [--verbose] enroot [--gpus IDS]\n"
+	"       ctrun-hook [--verbose] enroot [--gpus IDS] [--imex CHANNELS]\n"
 	"       ctrun-hook driver-files [LIBDIR]\n"
 	"OCI runtime hook (state JSON on stdin) and enroot hook that give a container\n"
 	"exactly its GPUs and the host driver's compute libraries. See docs/hooks.md.\n";
@@ -25,7 +25,7 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
 	struct err e = { 0 };
-	const char *mode = "createContainer", *gpus = NULL;
+	const char *mode = "createContainer", *gpus = NULL, *imex = NULL;
 	bool verbose = false;
 	int i = 1, rv;
 
@@ -50,10 +50,12 @@ int main(int argc, char **argv)
 		rv = hook_driver_files(i < argc ? argv[i] : "/.singularity.d/libs", stdout, &e);
 		goto done;
 	}
-	/* enroot --gpus IDS: ctrun's choice, written into the per-run hook
-	 * script (as the OCI annotation org.ctrun.gpus). */
-	if (strcmp(mode, "enroot") == 0 && i + 1 < argc && strcmp(argv[i], "--gpus") == 0) {
-		gpus = argv[i + 1];
+	/* enroot --gpus IDS --imex CHANNELS: ctrun's choice, written into the
+	 * per-run hook script (as the OCI annotations org.ctrun.gpus and
+	 * org.ctrun.imex-channels). */
+	while (strcmp(mode, "enroot") == 0 && i + 1 < argc &&
+	       (strcmp(argv[i], "--gpus") == 0 || strcmp(argv[i], "--imex") == 0)) {
+		*(strcmp(argv[i], "--gpus") == 0 ? &gpus : &imex) = argv[i + 1];
 		i += 2;
 	}
 	if (i < argc) {
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(mode, "enroot") == 0)
-		rv = hook_enroot_run(environ, gpus, verbose, &e);
+		rv = hook_enroot_run(environ, gpus, imex, verbose, &e);
 	else
 		rv = hook_oci_run(mode, verbose, &e);
 done:

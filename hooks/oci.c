@@ -19,6 +19,7 @@
 #include "inroot.h"
 #include "plan.h"
 #include "rootfs.h"
+#include "select.h"
 #include "state.h"
 #include "util.h"
 
@@ -79,19 +80,20 @@ fail:
 /* The hook cannot change the process's environment (the runtime fixed it
  * before hooks run): whoever writes config.json sets CUDA_VISIBLE_DEVICES
  * to 0..n-1 (ctrun's adapter does).  Say so when it did not. */
-static void warn_cuda_env(const struct hook_config *c, size_t n)
+static void warn_cuda_env(const struct hook_config *c, const struct hook_sel *s)
 {
-	char want[1024];
+	char want[HOOK_MIG_MAX * 8];
 	const char *have = NULL;
+	size_t n = s->nmig > 0 ? s->nmig : s->n;
 
 	for (size_t i = 0; i < c->env.n; i++)
 		if (strncmp(c->env.v[i], "CUDA_VISIBLE_DEVICES=", 21) == 0)
 			have = c->env.v[i] + 21;
-	if (have == NULL || hook_gpus_renumbered(n, want, sizeof(want)) < 0 ||
-	    strcmp(have, want) == 0)
+	if (have == NULL || hook_sel_cuda_env(s, want, sizeof(want)) < 0 || strcmp(have, want) == 0)
 		return;
-	fprintf(stderr, "ctrun-hook: warning: the container has %zu GPU%s, numbered %s inside, "
-		"but its CUDA_VISIBLE_DEVICES is %s\n", n, n == 1 ? "" : "s", want, have);
+	fprintf(stderr, "ctrun-hook: warning: the container has %zu %s%s, %s %s inside, but its "
+		"CUDA_VISIBLE_DEVICES is %s\n", n, s->nmig > 0 ? "MIG device" : "GPU",
+		n == 1 ? "" : "s", s->nmig > 0 ? "named" : "numbered", want, have);
 }
 
 /* ldconfig writes ROOT/etc/ld.so.cache as uid 0, chrooted: /etc as the
@@ -118,30 +120,34 @@ static int etc_is_the_images(const struct hook_root *r, struct err *e)
 	return rv;
 }
 
+/* The host's driver: its ld.so.cache entries and version. */
+struct host_driver {
+	char *cache;
+	struct hook_ldcache_entry *ents;
+	size_t n;
+	char version[64];
+};
+
 static int plan_and_apply(const struct hook_state *st, const struct hook_config *cfg,
-			  const struct hook_gpu *gpus, size_t n, bool prestart, bool verbose,
-			  struct err *e)
+			  const struct hook_sel *sel, const struct host_driver *drv, bool prestart,
+			  bool verbose, struct err *e)
 {
 	struct hook_plan plan = { .verbose = verbose };
 	struct hook_root root = { .fd = -1 };
-	struct hook_ldcache_entry *ents = NULL;
-	char *cache = NULL, libdir[64], version[64];
-	size_t nents = 0;
+	char libdir[64];
 	long nlibs;
 	int rv = -1;
 
-	if (hook_driver_read_ldcache("/etc/ld.so.cache", &cache, &ents, &nents, e) < 0)
-		goto out;
-	hook_driver_version(version, sizeof(version));
 	/* The host's files are opened (plan_add) only once in the container's
 	 * mount namespace, where they are still visible before pivot_root: a
 	 * bind from a mount of another namespace fails with EINVAL. */
 	if (prestart && enter_container(st->pid, e) < 0)
 		goto out;
-	if (hook_plan_devices(gpus, n, true, &plan, e) < 0 || hook_root_open(cfg->root, &root, e) < 0 ||
+	if (hook_root_open(cfg->root, &root, e) < 0 ||
+	    hook_plan_sel(sel, true, hook_sel_has_procfs(root.fd), true, &plan, e) < 0 ||
 	    hook_driver_libdir(&root, libdir, sizeof(libdir), e) < 0)
 		goto out;
-	nlibs = hook_plan_driver(ents, nents, version, libdir, getenv("PATH"), &plan, e);
+	nlibs = hook_plan_driver(drv->ents, drv->n, drv->version, libdir, getenv("PATH"), &plan, e);
 	if (nlibs < 0 || hook_plan_check(&plan, &root, e) < 0 ||
 	    (nlibs > 0 && etc_is_the_images(&root, e) < 0) || hook_plan_apply(&plan, &root, e) < 0)
 		goto out;
@@ -152,9 +158,37 @@ static int plan_and_apply(const struct hook_state *st, const struct hook_config 
 out:
 	hook_root_close(&root);
 	hook_plan_free(&plan);
-	free(ents);
-	free(cache);
 	return rv;
+}
+
+/* IMEX channels: ctrun's annotation, else the toolkit's variable in the
+ * container's environment. */
+static int imex_request(const struct hook_config *cfg, struct imex_req *x, struct err *e)
+{
+	const char *env = NULL;
+
+	if (cfg->ann_imex != NULL)
+		return imex_parse(cfg->ann_imex, "annotation " HOOK_ANN_IMEX, x, e);
+	for (size_t i = 0; i < cfg->env.n; i++)
+		if (strncmp(cfg->env.v[i], "NVIDIA_IMEX_CHANNELS=", 21) == 0)
+			env = cfg->env.v[i] + 21;
+	return imex_parse(env, "NVIDIA_IMEX_CHANNELS", x, e);
+}
+
+static void say_choice(const char *id, const struct hook_gpu_choice *ch,
+		       const struct hook_sel *s)
+{
+	fprintf(stderr, "ctrun-hook: container %s: %zu %s%s from %s:", id,
+		s->nmig > 0 ? s->nmig : s->n, s->nmig > 0 ? "MIG device" : "GPU",
+		(s->nmig > 0 ? s->nmig : s->n) == 1 ? "" : "s", ch->source);
+	for (size_t i = 0; i < s->nmig; i++)
+		fprintf(stderr, " %s (GPU %ld GI %u CI %u)", s->migs[i].uuid, s->migs[i].parent,
+			s->migs[i].gi, s->migs[i].ci);
+	for (size_t i = 0; s->nmig == 0 && i < s->n; i++)
+		fprintf(stderr, " %ld", s->gpus[i].minor);
+	if (s->imex.all || s->imex.n > 0)
+		fprintf(stderr, "; IMEX channels from %s", s->imex.source);
+	fputc('\n', stderr);
 }
 
 int hook_oci_run(const char *stage, bool verbose, struct err *e)
@@ -163,10 +197,11 @@ int hook_oci_run(const char *stage, bool verbose, struct err *e)
 	struct hook_config cfg = { 0 };
 	struct hook_gpu_choice ch = { .pick = -1 };
 	static struct hook_gpu_inv inv;
-	static struct hook_gpu gpus[HOOK_GPU_MAX];
+	static struct hook_sel sel;
+	struct host_driver drv = { 0 };
 	bool prestart = strcmp(stage, "prestart") == 0 || strcmp(stage, "createRuntime") == 0;
 	char *buf = NULL;
-	size_t len, n = 0;
+	size_t len;
 	int rv = -1;
 
 	if (!prestart && strcmp(stage, "createContainer") != 0)
@@ -182,22 +217,22 @@ int hook_oci_run(const char *stage, bool verbose, struct err *e)
 		rv = 0;
 		goto out;
 	}
-	if (hook_gpu_inventory("/dev", "/proc/driver/nvidia", &inv, e) < 0 ||
-	    hook_gpus_resolve(&ch, &inv, gpus, &n, e) < 0)
+	hook_driver_version(drv.version, sizeof(drv.version));
+	if (imex_request(&cfg, &sel.imex, e) < 0 ||
+	    hook_driver_read_ldcache("/etc/ld.so.cache", &drv.cache, &drv.ents, &drv.n, e) < 0 ||
+	    hook_gpu_inventory("/dev", "/proc/driver/nvidia", &inv, e) < 0 ||
+	    hook_select(&ch, &inv, drv.ents, drv.n, drv.version, &sel, e) < 0)
 		goto out;
-	if (verbose) {
-		fprintf(stderr, "ctrun-hook: container %s: %zu GPU%s from %s:", st.id, n,
-			n == 1 ? "" : "s", ch.source);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, " %ld", gpus[i].minor);
-		fputc('\n', stderr);
-	}
-	warn_cuda_env(&cfg, n);
-	rv = plan_and_apply(&st, &cfg, gpus, n, prestart, verbose, e);
+	if (verbose)
+		say_choice(st.id, &ch, &sel);
+	warn_cuda_env(&cfg, &sel);
+	rv = plan_and_apply(&st, &cfg, &sel, &drv, prestart, verbose, e);
 	if (rv < 0)
 		err_wrap(e, "container %s", st.id);
 out:
 	free(buf);
+	free(drv.ents);
+	free(drv.cache);
 	hook_gpu_choice_free(&ch);
 	hook_config_free(&cfg);
 	hook_state_free(&st);

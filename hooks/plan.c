@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "inroot.h"
+#include "util.h"
 
 static const char *kind_name(enum hook_item_kind k)
 {
@@ -24,6 +25,12 @@ static const char *kind_name(enum hook_item_kind k)
 		return "socket";
 	case HOOK_ITEM_LINK:
 		return "link";
+	case HOOK_ITEM_PROC:
+		return "proc file";
+	case HOOK_ITEM_TMPFS:
+		return "tmpfs";
+	case HOOK_ITEM_DATA:
+		return "file";
 	}
 	return "item";
 }
@@ -47,7 +54,7 @@ int hook_plan_add(struct hook_plan *p, enum hook_item_kind kind, const char *src
 		return 0;
 	if (strpbrk(dst, " \t\n") != NULL || (kind != HOOK_ITEM_LINK && strpbrk(src, " \t\n")))
 		return err_set(e, EXIT_CTRUN, "%s: white space in a path is not supported", dst);
-	if (kind != HOOK_ITEM_LINK) {
+	if (kind != HOOK_ITEM_LINK && kind != HOOK_ITEM_TMPFS && kind != HOOK_ITEM_DATA) {
 		it.srcfd = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (it.srcfd < 0 || fstat(it.srcfd, &st) < 0) {
 			err_sys(e, EXIT_CTRUN, "host %s %s", kind_name(kind), src);
@@ -55,6 +62,7 @@ int hook_plan_add(struct hook_plan *p, enum hook_item_kind kind, const char *src
 		}
 		ok = kind == HOOK_ITEM_DEV ? S_ISCHR(st.st_mode)
 		   : kind == HOOK_ITEM_FILE ? S_ISREG(st.st_mode)
+		   : kind == HOOK_ITEM_PROC ? S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)
 		   : S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode);
 		if (!ok) {
 			err_set(e, EXIT_CTRUN, "host %s %s has the wrong file type", kind_name(kind),
@@ -90,6 +98,29 @@ fail:
 	return -1;
 }
 
+int hook_plan_data(struct hook_plan *p, const char *dst, const char *data, size_t len,
+		   struct err *e)
+{
+	struct hook_item *it;
+	char *copy;
+
+	if (hook_plan_has(p, dst))
+		return 0;
+	copy = malloc(len + 1);
+	if (copy == NULL)
+		return err_sys(e, EXIT_CTRUN, "plan");
+	memcpy(copy, data, len);
+	copy[len] = '\0';
+	if (hook_plan_add(p, HOOK_ITEM_DATA, "data", dst, e) < 0) {
+		free(copy);
+		return -1;
+	}
+	it = &p->v[p->n - 1];
+	it->data = copy;
+	it->len = len;
+	return 0;
+}
+
 /* What may already sit at an item's destination in the image: a file we
  * can bind over (runc's own /dev/nvidia0 node, a library of the same
  * name), or a symlink we replace for LINK items.  A symlink where a bind
@@ -107,6 +138,15 @@ static int leaf_ok(const struct hook_item *it, const struct stat *st, struct err
 		break;
 	case HOOK_ITEM_IPC:
 		ok = it->isdir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode) || S_ISSOCK(st->st_mode);
+		break;
+	case HOOK_ITEM_PROC:
+		ok = it->isdir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode);
+		break;
+	case HOOK_ITEM_TMPFS:
+		ok = S_ISDIR(st->st_mode);
+		break;
+	case HOOK_ITEM_DATA:
+		ok = S_ISREG(st->st_mode); /* the file the tmpfs will hide */
 		break;
 	default:
 		ok = S_ISLNK(st->st_mode) || S_ISREG(st->st_mode);
@@ -163,6 +203,20 @@ static int deepest_own(const struct hook_item *it, const struct hook_root *r, st
 	return 0; /* made in the root itself */
 }
 
+/* A DATA item goes only into a tmpfs the plan mounts before it: never
+ * into the image or a directory of the host. */
+static bool in_planned_tmpfs(const struct hook_plan *p, size_t i)
+{
+	for (size_t k = 0; k < i; k++) {
+		size_t len = strlen(p->v[k].dst);
+
+		if (p->v[k].kind == HOOK_ITEM_TMPFS && strncmp(p->v[i].dst, p->v[k].dst, len) == 0 &&
+		    p->v[i].dst[len] == '/')
+			return true;
+	}
+	return false;
+}
+
 int hook_plan_check(struct hook_plan *p, const struct hook_root *r, struct err *e)
 {
 	for (size_t i = 0; i < p->n; i++) {
@@ -171,9 +225,15 @@ int hook_plan_check(struct hook_plan *p, const struct hook_root *r, struct err *
 		struct stat st;
 		int dfd, ret;
 
+		if (it->kind == HOOK_ITEM_DATA && !in_planned_tmpfs(p, i))
+			return err_set(e, EXIT_CTRUN, "%s: a file the hook writes must lie in a "
+				       "tmpfs it mounts", it->dst);
 		ret = hook_root_parent(r, it->dst, false, &dfd, leaf, sizeof(leaf), e);
 		if (ret < 0)
 			return err_wrap(e, "%s %s", kind_name(it->kind), it->dst);
+		if (ret == 1 && it->kind == HOOK_ITEM_TMPFS)
+			return err_set(e, EXIT_CTRUN, "%s is not a directory of the container",
+				       it->dst);
 		if (ret == 1) { /* a directory is missing: created on apply */
 			if (deepest_own(it, r, e) < 0)
 				return -1;
@@ -185,8 +245,8 @@ int hook_plan_check(struct hook_plan *p, const struct hook_root *r, struct err *
 		}
 		ret = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW);
 		close(dfd);
-		if (ret < 0 && errno != ENOENT)
-			return err_sys(e, EXIT_CTRUN, "%s in the image", it->dst);
+		if (ret < 0 && (errno != ENOENT || it->kind == HOOK_ITEM_TMPFS))
+			return err_sys(e, EXIT_CTRUN, "%s in the container", it->dst);
 		if (ret == 0 && leaf_ok(it, &st, e) < 0)
 			return -1;
 	}
@@ -224,8 +284,8 @@ static int make_leaf(struct hook_item *it, struct err *e)
 
 	if (fstatat(it->parentfd, it->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return leaf_ok(it, &st, e);
-	if (errno != ENOENT)
-		return err_sys(e, EXIT_CTRUN, "%s in the image", it->dst);
+	if (errno != ENOENT || it->kind == HOOK_ITEM_TMPFS)
+		return err_sys(e, EXIT_CTRUN, "%s in the container", it->dst);
 	if (it->isdir)
 		fd = mkdirat(it->parentfd, it->leaf, 0755);
 	else
@@ -264,9 +324,48 @@ static int bind_item(struct hook_item *it, struct err *e)
 		return err_sys(e, EXIT_CTRUN, "%s in the container after mounting", it->dst);
 	flags = it->kind == HOOK_ITEM_DEV ? MS_RDONLY | MS_NOSUID | MS_NOEXEC
 	      : it->kind == HOOK_ITEM_FILE ? MS_RDONLY | MS_NOSUID | MS_NODEV
+	      : it->kind == HOOK_ITEM_PROC ? MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
 	      : MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	if (mount(NULL, top, NULL, MS_BIND | MS_REMOUNT | flags | locked_flags(top), NULL) < 0)
 		return err_sys(e, EXIT_CTRUN, "remount %s in the container", it->dst);
+	return 0;
+}
+
+/* The tmpfs over an existing directory, as libnvidia-container masks
+ * /proc/driver/nvidia: root's, mode 0555. */
+static int tmpfs_item(struct hook_item *it, struct err *e)
+{
+	char dst[64];
+	int dfd = openat(it->parentfd, it->leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s in the container", it->dst);
+	if (hook_fd_path(dfd, dst, sizeof(dst)) < 0 ||
+	    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") < 0) {
+		err_sys(e, EXIT_CTRUN, "mount a tmpfs on %s in the container", it->dst);
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	it->topfd = openat(it->parentfd, it->leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (it->topfd < 0)
+		return err_sys(e, EXIT_CTRUN, "%s in the container after mounting", it->dst);
+	return 0;
+}
+
+static int data_item(struct hook_item *it, struct err *e)
+{
+	int fd = openat(it->parentfd, it->leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0444);
+
+	if (fd < 0)
+		return err_sys(e, EXIT_CTRUN, "create %s in the container", it->dst);
+	it->created = true;
+	if (write_all(fd, it->data, it->len) < 0) {
+		close(fd);
+		return err_sys(e, EXIT_CTRUN, "write %s in the container", it->dst);
+	}
+	close(fd);
 	return 0;
 }
 
@@ -310,12 +409,21 @@ static int apply_one(struct hook_plan *p, struct hook_item *it, const struct hoo
 	if (it->kind == HOOK_ITEM_LINK) {
 		if (link_item(it, e) < 0)
 			return -1;
+	} else if (it->kind == HOOK_ITEM_TMPFS) {
+		if (make_leaf(it, e) < 0 || tmpfs_item(it, e) < 0)
+			return -1;
+	} else if (it->kind == HOOK_ITEM_DATA) {
+		if (data_item(it, e) < 0)
+			return -1;
 	} else if (make_leaf(it, e) < 0 || bind_item(it, e) < 0) {
 		return -1;
 	}
 	if (p->verbose)
-		fprintf(stderr, "ctrun-hook: %s %s -> %s\n",
-			it->kind == HOOK_ITEM_LINK ? "symlink" : "bind", it->dst, it->src);
+		fprintf(stderr, "ctrun-hook: %s %s%s%s\n",
+			it->kind == HOOK_ITEM_LINK ? "symlink" : it->kind == HOOK_ITEM_TMPFS ? "tmpfs"
+			: it->kind == HOOK_ITEM_DATA ? "write" : "bind", it->dst,
+			it->kind == HOOK_ITEM_TMPFS || it->kind == HOOK_ITEM_DATA ? "" : " -> ",
+			it->kind == HOOK_ITEM_TMPFS || it->kind == HOOK_ITEM_DATA ? "" : it->src);
 	return 0;
 }
 
@@ -345,6 +453,7 @@ void hook_plan_free(struct hook_plan *p)
 
 		free(it->src);
 		free(it->dst);
+		free(it->data);
 		if (it->srcfd >= 0)
 			close(it->srcfd);
 		if (it->parentfd >= 0)

@@ -229,6 +229,7 @@ static int parse_annotations(struct json_object *o, struct hook_config *c, struc
 		return err_set(e, EXIT_USAGE, "config.json: \"annotations\" is not an object");
 	if (get_string(ann, HOOK_ANN_GPUS, false, &c->ann_gpus, what, e) < 0 ||
 	    get_string(ann, HOOK_ANN_MODE, false, &c->ann_mode, what, e) < 0 ||
+	    get_string(ann, HOOK_ANN_IMEX, false, &c->ann_imex, what, e) < 0 ||
 	    get_string(ann, HOOK_ANN_ENABLED, false, &enabled, what, e) < 0) {
 		free(enabled);
 		return -1;
@@ -308,5 +309,6 @@ void hook_config_free(struct hook_config *c)
 	strv_free(&c->env);
 	free(c->ann_gpus);
 	free(c->ann_mode);
+	free(c->ann_imex);
 	memset(c, 0, sizeof(*c));
 }

@@ -20,6 +20,7 @@
 #define HOOK_ANN_ENABLED "org.ctrun.enabled" /* "true": run the hook */
 #define HOOK_ANN_GPUS "org.ctrun.gpus"       /* host GPU ids, comma-separated */
 #define HOOK_ANN_MODE "org.ctrun.gpu-mode"   /* "node" or "task" (default: from Slurm) */
+#define HOOK_ANN_IMEX "org.ctrun.imex-channels" /* IMEX channels: "all", "none", "0,1" */
 
 #define HOOK_STATE_MAX (1u << 20)   /* bytes of state JSON we accept */
 #define HOOK_CONFIG_MAX (16u << 20) /* bytes of config.json we accept */
@@ -38,6 +39,7 @@ struct hook_config {
 	struct strv env;      /* process.env, KEY=VALUE */
 	char *ann_gpus;       /* org.ctrun.gpus, NULL when absent */
 	char *ann_mode;       /* org.ctrun.gpu-mode, NULL when absent */
+	char *ann_imex;       /* org.ctrun.imex-channels, NULL when absent */
 	bool enabled;         /* org.ctrun.enabled == "true" */
 };
 

@@ -88,7 +88,7 @@ static int configure(struct options *o, const struct hooks_args *a, const char *
 		err_set(e, EXIT_USAGE, "no GPU to pin: this task has none (use --gpus)");
 		goto out;
 	}
-	if (oci_gpu_bundle(a->words[1], &gpus, hook, e) < 0)
+	if (oci_gpu_bundle(a->words[1], &gpus, hook, o->imex_channels, e) < 0)
 		goto out;
 	if (!o->quiet)
 		printf("configured %s/config.json for GPU%s %s\n", a->words[1],

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "ncclnet.h"
 #include "rank.h"
 #include "rendezvous.h"
 #include "util.h"
@@ -199,6 +200,12 @@ struct bench {
 	size_t bufbytes;
 	char *stage;        /* host side of the data: filled, uploaded, checked */
 	long rep;
+	/* The network under the numbers: NCCL's own lines (ncclnet.h), read
+	 * once the first collective made its connections; rank 0's text. */
+	const struct rank_row *rows;
+	struct ncclnet_cap cap;
+	bool net_read;
+	char transport[300];
 };
 
 static int run_once(struct bench *b, enum coll c, const void *s, void *r, size_t count,
@@ -304,6 +311,32 @@ static int bench_time(struct bench *b, enum coll c, size_t count, int inplace,
 	return 0;
 }
 
+/* Every rank's NCCL record to rank 0, once; the socket ring is ctrun's. */
+static int bench_net(struct bench *b, struct err *e)
+{
+	struct ncclnet mine = { .read = 0 }, *all = NULL;
+	int rv;
+
+	if (b->net_read)
+		return 0;
+	b->net_read = true;
+	ncclnet_capture_end(&b->cap, &mine);
+	if (b->rank == 0 && (all = calloc((size_t)b->n, sizeof(*all))) == NULL)
+		return err_set(e, 1, "bench: out of memory");
+	rv = rdzv_gather(b->r, &mine, sizeof(mine), all, e);
+	if (rv == 0 && b->rank == 0) {
+		for (long i = 0; i < b->n; i++)
+			ncclnet_seal(&all[i]);
+		if (strcmp(b->be.ops->name, "nccl") == 0)
+			ncclnet_summary(b->rows, all, (size_t)b->n, b->transport, sizeof(b->transport));
+		else
+			snprintf(b->transport, sizeof(b->transport), "%s (ctrun's TCP ring, not NCCL)",
+				 b->be.ops->name);
+	}
+	free(all);
+	return rv;
+}
+
 static int bench_coll(struct bench *b, enum coll c, json_object *doc, long long *errors,
 		      struct err *e)
 {
@@ -353,10 +386,14 @@ static int bench_coll(struct bench *b, enum coll c, json_object *doc, long long 
 			break;
 		size = next;
 	}
+	if (bench_net(b, e) < 0)
+		return -1;
 	if (b->rank == 0 && doc == NULL)
-		bench_print_footer(stdout, c, *errors, nbw > 0 ? bwsum / (double)nbw : 0.0);
+		bench_print_footer(stdout, c, *errors, nbw > 0 ? bwsum / (double)nbw : 0.0,
+				   b->transport);
 	else if (b->rank == 0)
-		bench_json_summary(doc, test, *errors, nbw > 0 ? bwsum / (double)nbw : 0.0);
+		bench_json_summary(doc, test, *errors, nbw > 0 ? bwsum / (double)nbw : 0.0,
+				   b->transport);
 	return 0;
 }
 
@@ -487,6 +524,7 @@ static void bench_free(struct bench *b)
 		b->be.ops->free(&b->be, b->recv);
 	}
 	backend_close(&b->be);
+	ncclnet_capture_end(&b->cap, &(struct ncclnet){ .read = 0 });
 	free(b->stage);
 }
 
@@ -494,7 +532,7 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 {
 	struct bench_params p;
 	struct wsession s;
-	struct bench b = { 0 };
+	struct bench b = { .cap.dir = "" };
 	json_object *doc = NULL;
 	int rv = -1, d;
 
@@ -528,6 +566,9 @@ int bench_worker(char *const *words, size_t nwords, struct err *e)
 			rv = EXIT_REPORTED_BY_RANK0;
 		goto out;
 	}
+	b.rows = s.rows;
+	if (strcmp(s.backend->name, "nccl") == 0)
+		ncclnet_capture_begin(&b.cap);
 	if (backend_open(&b.be, s.backend, &s.r, &s.row, e) < 0 ||
 	    setup_buffers(&b, &p, e) < 0 || (s.r.rank == 0 && bench_head(&s, &p, &doc, e) < 0))
 		goto out;

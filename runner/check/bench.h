@@ -57,13 +57,17 @@ void bench_print_preamble(FILE *f, const struct bench_params *p, const char *bac
 			  const struct bench_device *d, size_t n);
 void bench_print_table_head(FILE *f, enum coll c);
 void bench_print_row(FILE *f, const struct bench_row *r);
-void bench_print_footer(FILE *f, enum coll c, long long errors, double avg_busbw);
+/* transport (NULL: none): the network the ranks used, a line of its own
+ * after the average bus bandwidth. */
+void bench_print_footer(FILE *f, enum coll c, long long errors, double avg_busbw,
+			const char *transport);
 
 /* JSON: the document, one test per collective, its rows, its summary. */
 json_object *bench_json_doc(const struct bench_params *p, const char *backend, long nranks,
 			    const struct bench_device *d, size_t n);
 json_object *bench_json_test(json_object *doc, enum coll c);
 void bench_json_row(json_object *test, const struct bench_row *r);
-void bench_json_summary(json_object *doc, json_object *test, long long errors, double avg_busbw);
+void bench_json_summary(json_object *doc, json_object *test, long long errors, double avg_busbw,
+			const char *transport);
 
 #endif

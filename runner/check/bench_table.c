@@ -73,13 +73,17 @@ void bench_print_row(FILE *f, const struct bench_row *r)
 	fputc('\n', f);
 }
 
-void bench_print_footer(FILE *f, enum coll c, long long errors, double avg_busbw)
+void bench_print_footer(FILE *f, enum coll c, long long errors, double avg_busbw,
+			const char *transport)
 {
 	char prog[64];
 
 	bench_program(c, prog, sizeof(prog));
 	fprintf(f, "# %-20s : %lld %s\n", "Out of bounds values", errors, errors ? "FAILED" : "OK");
 	fprintf(f, "# %-20s : %g \n", "Avg bus bandwidth", avg_busbw);
+	/* A line of its own: parsers read the number after the colon above. */
+	if (transport != NULL)
+		fprintf(f, "# %-20s : %s\n", "Transport", transport);
 	fprintf(f, "#\n# Collective test concluded: %s\n#\n", prog);
 }
 
@@ -159,7 +163,8 @@ void bench_json_row(json_object *test, const struct bench_row *r)
 		json_object_array_add(results, o);
 }
 
-void bench_json_summary(json_object *doc, json_object *test, long long errors, double avg_busbw)
+void bench_json_summary(json_object *doc, json_object *test, long long errors, double avg_busbw,
+			const char *transport)
 {
 	json_object *oob = json_object_new_object(), *avg = json_object_new_object();
 
@@ -168,6 +173,8 @@ void bench_json_summary(json_object *doc, json_object *test, long long errors, d
 	json_object_object_add(test, "out_of_bounds", oob);
 	json_object_object_add(avg, "bandwidth", json_object_new_double(avg_busbw));
 	json_object_object_add(test, "average_bus_bandwidth", avg);
+	if (transport != NULL)
+		json_object_object_add(test, "transport", json_object_new_string(transport));
 	if (errors != 0)
 		json_object_object_add(doc, "okay", json_object_new_boolean(0));
 }

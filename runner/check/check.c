@@ -179,6 +179,8 @@ static int allreduce_test(struct wsession *ws, struct check_summary *s, struct e
 	size_t bytes = CHECK_COUNT * sizeof(float);
 	float *host = malloc(bytes), *out = malloc(bytes);
 	struct backend be = { 0 };
+	struct ncclnet_cap cap = { .dir = "" };
+	struct ncclnet net = { .read = 0 };
 	void *dsend = NULL, *drecv = NULL;
 	double t0, us;
 	int64_t wrong = 0;
@@ -190,6 +192,9 @@ static int allreduce_test(struct wsession *ws, struct check_summary *s, struct e
 	}
 	for (size_t i = 0; i < CHECK_COUNT; i++)
 		host[i] = check_value(ws->r.rank, i);
+	/* NCCL's own lines say which network it took (ncclnet.h). */
+	if (strcmp(ws->backend->name, "nccl") == 0)
+		ncclnet_capture_begin(&cap);
 	if (backend_open(&be, ws->backend, &ws->r, &ws->row, e) < 0 ||
 	    be.ops->alloc(&be, bytes, &dsend, e) < 0 || be.ops->alloc(&be, bytes, &drecv, e) < 0 ||
 	    be.ops->upload(&be, dsend, host, bytes, e) < 0 || rdzv_barrier(&ws->r, e) < 0)
@@ -203,9 +208,13 @@ static int allreduce_test(struct wsession *ws, struct check_summary *s, struct e
 	if (be.ops->download(&be, out, drecv, bytes, e) < 0)
 		goto out;
 	wrong = check_verify(out, ws->r.world);
+	ncclnet_capture_end(&cap, &net);
 	if (rdzv_allreduce_i64(&ws->r, &wrong, 1, RDZV_SUM, e) < 0 ||
-	    rdzv_allreduce_f64(&ws->r, &us, 1, RDZV_MAX, e) < 0)
+	    rdzv_allreduce_f64(&ws->r, &us, 1, RDZV_MAX, e) < 0 ||
+	    rdzv_gather(&ws->r, &net, sizeof(net), s->nets, e) < 0)
 		goto out;
+	for (long i = 0; s->nets != NULL && i < ws->r.world; i++)
+		ncclnet_seal(&s->nets[i]); /* from the network: every field ends */
 	s->allreduce_run = true;
 	s->wrong = wrong;
 	s->usec = us;
@@ -216,6 +225,7 @@ out:
 		be.ops->free(&be, drecv);
 	}
 	backend_close(&be);
+	ncclnet_capture_end(&cap, &net);
 	free(host);
 	free(out);
 	return rv;
@@ -261,13 +271,16 @@ static int report(const struct wsession *ws, struct check_summary *s, const char
 		  struct err *e)
 {
 	const struct rank_row *rows = ws->rows;
-	char msg[300];
+	char msg[300], fabric[1024];
 
 	if (s->wrong > 0) {
 		snprintf(msg, sizeof(msg), "all-reduce gave %lld wrong elements (%s backend)",
 			 s->wrong, s->backend);
 		strv_push(&s->diagnoses, msg);
 	}
+	if (s->nets != NULL && !check_nccl_net(rows, s->nets, (size_t)ws->r.world, fabric,
+					       sizeof(fabric)))
+		strv_push(&s->diagnoses, fabric);
 	for (long i = 0; i < ws->r.world; i++)
 		/* A rank bound to one NUMA node away from its GPU works, slowly. */
 		if (rows[i].numa[0] != '\0' && rows[i].gpu_numa >= 0 &&
@@ -320,6 +333,10 @@ int check_worker(char *const *words, size_t nwords, struct err *e)
 			rv = EXIT_REPORTED_BY_RANK0;
 		goto out;
 	}
+	if (ws.r.rank == 0 && (s.nets = calloc((size_t)ws.r.world, sizeof(*s.nets))) == NULL) {
+		err_set(e, 1, "out of memory");
+		goto out;
+	}
 	snprintf(s.master, sizeof(s.master), "%s:%ld", ws.w.master_addr, ws.w.master_port);
 	s.world = ws.w.world;
 	snprintf(s.backend, sizeof(s.backend), "%s", ws.backend->name);
@@ -336,6 +353,7 @@ out:
 	if (rv < 0 && e->msg[0] != '\0')
 		err_wrap(e, "check");
 	wsession_close(&ws);
+	free(s.nets);
 	strv_free(&s.diagnoses);
 	strv_free(&s.warnings);
 	return rv;

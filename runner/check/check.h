@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "ncclnet.h"
 #include "rank.h"
 #include "strv.h"
 
@@ -29,6 +30,7 @@ struct check_summary {
 	bool allreduce_run;
 	double usec;            /* slowest rank's all-reduce time */
 	long long wrong;        /* wrong elements over all ranks */
+	struct ncclnet *nets;   /* rank 0: each rank's NCCL network (rank order), or NULL */
 	struct strv diagnoses;  /* each one line; any makes the check fail */
 	struct strv warnings;
 	bool ok;

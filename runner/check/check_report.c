@@ -9,6 +9,52 @@
 enum { COL_RANK, COL_LOCAL, COL_NODE, COL_HOST, COL_GPU, COL_BUS, COL_CPUS, COL_NUMA,
        COL_GPU_NUMA, NCOLS };
 
+/* Whether rows[i] is the first rank of its host: the node's line. */
+static bool first_of_host(const struct rank_row *rows, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (strcmp(rows[k].host, rows[i].host) == 0)
+			return false;
+	return true;
+}
+
+/* The network NCCL took on rows[i]'s host: a rank's that fell back to
+ * sockets over the others', so the report never hides one. */
+static const struct ncclnet *node_net(const struct rank_row *rows, const struct ncclnet *nets,
+				      size_t n, size_t i)
+{
+	const struct ncclnet *best = NULL;
+
+	for (size_t k = 0; nets != NULL && k < n; k++)
+		if (strcmp(rows[k].host, rows[i].host) == 0 && nets[k].read &&
+		    (best == NULL || strcmp(nets[k].transport, "Socket") == 0))
+			best = &nets[k];
+	return best;
+}
+
+/* "gpu01: RDMA mlx5_0:1 ACTIVE IB 200 Gb/sec (in the container); libraries:
+ * -; NCCL: IB, GDRDMA" */
+static void fabric_line(FILE *f, const struct rank_row *rows, const struct ncclnet *nets,
+			size_t n, size_t i)
+{
+	const struct rank_row *r = &rows[i];
+	const struct ncclnet *x = node_net(rows, nets, n, i);
+
+	fprintf(f, "fabric: %s: RDMA ", r->host);
+	if (r->nports == 0)
+		fprintf(f, "none");
+	for (int32_t k = 0; k < r->nports; k++)
+		fprintf(f, "%s%s:%u %s %s%s%s (%s)", k ? ", " : "", r->ports[k].dev, r->ports[k].port,
+			r->ports[k].state, r->ports[k].link, r->ports[k].rate[0] ? " " : "",
+			r->ports[k].rate, r->ports[k].received ? "received" : "NOT received");
+	fprintf(f, "; libraries: %s; NCCL: ", r->netlibs[0] != '\0' ? r->netlibs : "-");
+	if (x == NULL)
+		fprintf(f, "not run\n");
+	else
+		fprintf(f, "%s%s%s%s\n", x->transport[0] != '\0' ? x->transport : "?",
+			x->gdr ? ", GDRDMA" : "", x->plugin[0] != '\0' ? ", plugin " : "", x->plugin);
+}
+
 static const char *const heads[NCOLS] = { "RANK", "LOCAL", "NODE", "HOST", "GPU", "BUS_ID",
 					  "CPUS", "NUMA", "GPU_NUMA" };
 
@@ -52,6 +98,9 @@ void check_report_table(FILE *f, const struct rank_row *rows, size_t n,
 				k + 1 < NCOLS ? "  " : "\n");
 	}
 	fprintf(f, "rendezvous: %zu of %ld ranks met at %s\n", n, s->world, s->master);
+	for (size_t i = 0; i < n; i++)
+		if (first_of_host(rows, i))
+			fabric_line(f, rows, s->nets, n, i);
 	if (s->backend_note[0] != '\0')
 		fprintf(f, "all-reduce: %s\n", s->backend_note);
 	if (s->allreduce_run)
@@ -82,9 +131,43 @@ static json_object *strings(const struct strv *v)
 	return a;
 }
 
+/* One node's fabric: its ports, libraries and the network NCCL took. */
+static json_object *fabric_json(const struct rank_row *rows, const struct ncclnet *nets, size_t n,
+				size_t i)
+{
+	const struct rank_row *r = &rows[i];
+	const struct ncclnet *x = node_net(rows, nets, n, i);
+	json_object *o = json_object_new_object(), *ports = json_object_new_array(), *nc = NULL;
+
+	for (int32_t k = 0; k < r->nports; k++) {
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "device", json_object_new_string(r->ports[k].dev));
+		json_object_object_add(p, "port", json_object_new_int(r->ports[k].port));
+		json_object_object_add(p, "state", json_object_new_string(r->ports[k].state));
+		json_object_object_add(p, "link_layer", json_object_new_string(r->ports[k].link));
+		json_object_object_add(p, "rate", str_or_null(r->ports[k].rate));
+		json_object_object_add(p, "received", json_object_new_boolean(r->ports[k].received));
+		json_object_array_add(ports, p);
+	}
+	if (x != NULL) {
+		nc = json_object_new_object();
+		json_object_object_add(nc, "transport", str_or_null(x->transport));
+		json_object_object_add(nc, "gdrdma", json_object_new_boolean(x->gdr));
+		json_object_object_add(nc, "plugin", str_or_null(x->plugin));
+		json_object_object_add(nc, "plugin_error", str_or_null(x->plugin_err));
+	}
+	json_object_object_add(o, "host", json_object_new_string(r->host));
+	json_object_object_add(o, "rdma", ports);
+	json_object_object_add(o, "libraries", str_or_null(r->netlibs));
+	json_object_object_add(o, "nccl", nc);
+	return o;
+}
+
 int check_report_json(FILE *f, const struct rank_row *rows, size_t n,
 		      const struct check_summary *s)
 {
+	json_object *fabric = json_object_new_array();
 	json_object *doc = json_object_new_object(), *ranks = json_object_new_array();
 	json_object *ar = json_object_new_object(), *rz = json_object_new_object();
 	int rv;
@@ -124,6 +207,10 @@ int check_report_json(FILE *f, const struct rank_row *rows, size_t n,
 	json_object_object_add(ar, "wrong", json_object_new_int64(s->wrong));
 	json_object_object_add(ar, "ok", json_object_new_boolean(s->allreduce_run && s->wrong == 0));
 	json_object_object_add(doc, "allreduce", ar);
+	for (size_t i = 0; i < n; i++)
+		if (first_of_host(rows, i))
+			json_object_array_add(fabric, fabric_json(rows, s->nets, n, i));
+	json_object_object_add(doc, "fabric", fabric);
 	json_object_object_add(doc, "diagnoses", strings(&s->diagnoses));
 	json_object_object_add(doc, "warnings", strings(&s->warnings));
 	rv = fprintf(f, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |

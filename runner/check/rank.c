@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "fabric.h"
 #include "gpu.h"
 #include "util.h"
 
@@ -52,6 +53,32 @@ int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e)
 	return 0;
 }
 
+/* The node's RDMA ports, and whether this rank can open their devices:
+ * each device's verbs node in its /dev (in a container: ctrun passed it). */
+static void collect_fabric(char *const *envp, struct rank_row *row)
+{
+	static struct fabric_info f;
+	const char *libs = envp_get(envp, "CTRUN_FABRIC_BOUND");
+
+	fabric_scan("/sys", "/dev", &f);
+	for (size_t i = 0; i < f.nports && row->nports < RANK_PORTS; i++) {
+		struct rank_port *p = &row->ports[row->nports++];
+
+		snprintf(p->dev, sizeof(p->dev), "%s", f.ports[i].dev);
+		snprintf(p->state, sizeof(p->state), "%s", f.ports[i].state);
+		snprintf(p->link, sizeof(p->link), "%s", f.ports[i].link);
+		snprintf(p->rate, sizeof(p->rate), "%s", f.ports[i].rate);
+		p->port = (uint8_t)f.ports[i].port;
+		p->active = f.ports[i].active;
+		for (size_t k = 0; k < f.nnodes; k++)
+			if (strcmp(f.nodes[k].ibdev, f.ports[i].dev) == 0 &&
+			    strncmp(f.nodes[k].path, "/dev/infiniband/uverbs", 22) == 0 &&
+			    f.nodes[k].present)
+				p->received = 1;
+	}
+	snprintf(row->netlibs, sizeof(row->netlibs), "%s", libs != NULL ? libs : "");
+}
+
 void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank_row *row)
 {
 	const char *group = envp_get(envp, "SLURM_PROCID");
@@ -76,6 +103,7 @@ void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank
 	snprintf(row->gpu_name, sizeof(row->gpu_name), "%s", g.name);
 	snprintf(row->gpu_cpus, sizeof(row->gpu_cpus), "%s", g.cpulist);
 	snprintf(row->why, sizeof(row->why), "%s", g.why);
+	collect_fabric(envp, row);
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
 		if (cpulist_format(&cpus, row->cpus, sizeof(row->cpus)) < 0)
 			snprintf(row->cpus, sizeof(row->cpus), "(%d CPUs)", CPU_COUNT(&cpus));
@@ -107,5 +135,14 @@ void rank_row_seal(struct rank_row *row)
 	SEAL(numa);
 	SEAL(gpu_cpus);
 	SEAL(why);
+	SEAL(netlibs);
+	if (row->nports < 0 || row->nports > RANK_PORTS)
+		row->nports = 0;
+	for (int32_t i = 0; i < row->nports; i++) {
+		SEAL(ports[i].dev);
+		SEAL(ports[i].state);
+		SEAL(ports[i].link);
+		SEAL(ports[i].rate);
+	}
 #undef SEAL
 }

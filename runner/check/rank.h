@@ -26,6 +26,17 @@ struct worker_ctx {
 };
 int worker_ctx_read(char *const *envp, struct worker_ctx *w, struct err *e);
 
+/* An RDMA port of the rank's node (runner/node/fabric.h), and whether the
+ * rank has its device's verbs node (a container: whether it received it). */
+#define RANK_PORTS 8
+struct rank_port {
+	char dev[24];
+	char state[12];
+	char link[12];
+	char rate[32];
+	uint8_t port, active, received, pad;
+};
+
 /* One rank as the report shows it; fixed size, sent over the rendezvous. */
 struct rank_row {
 	int32_t rank, local_rank, node_rank, pid;
@@ -40,6 +51,9 @@ struct rank_row {
 	char numa[32];       /* NUMA nodes of those CPUs */
 	char gpu_cpus[128];  /* CPUs local to the GPU */
 	char why[160];       /* why there is no CUDA device */
+	struct rank_port ports[RANK_PORTS]; /* the node's RDMA ports */
+	int32_t nports;
+	char netlibs[128];   /* the network libraries ctrun bound (CTRUN_FABRIC_BOUND), "" none */
 };
 void rank_row_collect(const struct worker_ctx *w, char *const *envp, struct rank_row *row);
 /* Terminates every string of a row another rank sent: what the network

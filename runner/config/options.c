@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "envctl.h"
+#include "imex.h"
 #include "util.h"
 #include "runtimes.h"
 
@@ -37,6 +38,7 @@ static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };
 static const char *const gpu_sources[] = { "auto", "cdi", "hook", NULL };
 static const char *const feeds[] = { "auto", "off", NULL };
+static const char *const conflicts[] = { "refuse", "image", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -77,6 +79,13 @@ static const struct key keys[] = {
 	{ "container", "device", "device", K_LIST, OFF(devices), 0, 0, NULL },
 	{ "container", "cdi_spec_dirs", NULL, K_STR, OFF(cdi_spec_dirs), 0, 0, NULL },
 	{ "gpu", "source", NULL, K_ENUM, OFF(gpu_source), 0, 0, gpu_sources },
+	{ "gpu", "imex_channels", NULL, K_STR, OFF(imex_channels), 0, 0, NULL },
+	{ "fabric", "rdma", NULL, K_ENUM, OFF(rdma), 0, 0, autobool },
+	{ "fabric", "libraries", NULL, K_LIST, OFF(fabric_libs), 0, 0, NULL },
+	{ "fabric", "lib_dirs", NULL, K_LIST, OFF(fabric_dirs), 0, 0, NULL },
+	{ "fabric", "net_env", NULL, K_KV, OFF(fabric_env), 0, 0, NULL },
+	{ "fabric", "devices", NULL, K_LIST, OFF(fabric_devices), 0, 0, NULL },
+	{ "fabric", "on_conflict", NULL, K_ENUM, OFF(fabric_conflict), 0, 0, conflicts },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -143,6 +152,13 @@ void options_free(struct options *o)
 	free_str(&o->runtime);
 	free_str(&o->workdir);
 	free_str(&o->nv);
+	free_str(&o->imex_channels);
+	free_str(&o->rdma);
+	free_str(&o->fabric_conflict);
+	strv_free(&o->fabric_libs);
+	strv_free(&o->fabric_dirs);
+	strv_free(&o->fabric_env);
+	strv_free(&o->fabric_devices);
 	free_str(&o->cache_dir);
 	free_str(&o->image_mode);
 	free_str(&o->prefix_mode);
@@ -193,6 +209,14 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 	case K_STR:
 		if (*value == '\0')
 			return err_set(e, EXIT_USAGE, "%s: empty value", where);
+		/* Checked where it is set, so the message names the file and
+		 * line (ctrun-hook reads it with the same parser). */
+		if (k->off == OFF(imex_channels)) {
+			struct imex_req req;
+
+			if (imex_parse(value, where, &req, e) < 0)
+				return -1;
+		}
 		free(*(char **)base);
 		*(char **)base = strdup(value);
 		break;
@@ -351,12 +375,13 @@ int options_load_env(struct options *o, char *const *envp, struct err *e)
 		size_t len;
 		const char *value = NULL;
 
-		/* [cache], [registry] and [gpu] keys are CTRUN_CACHE_DIR,
-		 * CTRUN_REGISTRY_STORE, CTRUN_GPU_SOURCE etc.: CTRUN_DIR would say
-		 * nothing. */
+		/* [cache], [registry], [gpu] and [fabric] keys are
+		 * CTRUN_CACHE_DIR, CTRUN_REGISTRY_STORE, CTRUN_GPU_SOURCE,
+		 * CTRUN_FABRIC_RDMA etc.: CTRUN_DIR would say nothing. */
 		bool prefixed = strcmp(keys[i].section, "cache") == 0 ||
 				strcmp(keys[i].section, "registry") == 0 ||
-				strcmp(keys[i].section, "gpu") == 0;
+				strcmp(keys[i].section, "gpu") == 0 ||
+				strcmp(keys[i].section, "fabric") == 0;
 
 		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s%s",
 					prefixed ? keys[i].section : "", prefixed ? "_" : "",

@@ -53,6 +53,7 @@ struct options {
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
+	char *imex_channels;  /* [gpu] imex_channels: core/imex.h; NULL = none */
 	char *image_mode;     /* OCI: "auto", "mount", "unpack" a squashfs/SIF; NULL = auto */
 	char *stage;          /* batch mode: "auto", "sbcast", "off" the image; NULL = auto */
 	char *stage_dir;      /* node-local directory of staged images; NULL = /tmp */
@@ -72,6 +73,13 @@ struct options {
 	char *cdi_spec_dirs;  /* CDI spec directories, ':'-separated; NULL = /etc/cdi:/var/run/cdi */
 	/* GPUs ([gpu]) */
 	char *gpu_source;     /* "auto", "cdi", "hook"; NULL = auto */
+	/* [fabric] (docs/hooks.md "RDMA", "The network stack") */
+	char *rdma;           /* "auto", "true", "false"; NULL = auto */
+	struct strv fabric_libs;  /* libraries: host shared libraries, bound and checked */
+	struct strv fabric_dirs;  /* lib_dirs: SRC[:DST] directories bound as they are */
+	struct strv fabric_env;   /* net_env: K=V for the workers */
+	struct strv fabric_devices; /* devices: CDI devices of the network stack, checked */
+	char *fabric_conflict;    /* on_conflict: "refuse", "image"; NULL = refuse */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */

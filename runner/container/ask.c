@@ -54,9 +54,15 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 		.image_mode = image_mode(o->image_mode), .mounts = &o->mounts,
 		.workdir = o->workdir, .log_dir = o->log_dir, .stage = o->stage,
 		.nv = o->nv != NULL ? o->nv : "auto", .gpu_isolation = o->gpu_isolation,
+		.imex = o->imex_channels,
 		.name = o->name, .name_reset = o->name_reset, .save = o->save,
 		.unshare = o->unshare, .devices = &o->devices, .cdi_spec_dirs = o->cdi_spec_dirs,
 		.gpu_source = o->gpu_source != NULL ? o->gpu_source : "auto",
+		.rdma = o->rdma != NULL ? o->rdma : "auto", .fabric_libs = &o->fabric_libs,
+		.fabric_dirs = &o->fabric_dirs, .fabric_env = &o->fabric_env,
+		.fabric_devices = &o->fabric_devices,
+		.fabric_keep_image = o->fabric_conflict != NULL &&
+				     strcmp(o->fabric_conflict, "image") == 0,
 		/* --save: node rank 0's first task saves (run.c). */
 		.saves = o->save != NULL && t->node_rank == 0 && t->local_rank_base == 0,
 		/* `check` and `bench` in an image: their workers are ctrun-worker (cmd_check.c). */

@@ -143,5 +143,12 @@ int ctr_gpu_cdi(struct ctr_setup *c, const char *gpu_ids, bool *use, struct err 
  * runtime can apply; for a runtime that binds, their binds into
  * spec.mounts (destinations resolved in the image). */
 int ctr_devices(struct ctr_setup *c, struct err *e);
+/* fabric.c: the node's RDMA devices ([fabric] rdma) and, with GPUs,
+ * GDRCopy's into spec.edits; then ctr_netstack (netstack.c): the host's
+ * network stack ([fabric] libraries, lib_dirs, net_env), the libraries
+ * bound after checking that the image can load them.  Called by the
+ * devices phase before it checks the edits against the runtime. */
+int ctr_fabric(struct ctr_setup *c, struct err *e);
+int ctr_netstack(struct ctr_setup *c, struct err *e);
 
 #endif

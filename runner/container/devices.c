@@ -245,19 +245,7 @@ static int add_hook(struct ctr_edits *d, const struct cdi_hook *ch, size_t from,
 
 static int add_env(struct ctr_edits *d, const char *kv, struct err *e)
 {
-	size_t k = strcspn(kv, "=");
-
-	for (size_t i = 0; i < d->env.n; i++)
-		if (strncmp(d->env.v[i], kv, k) == 0 && d->env.v[i][k] == '=') {
-			char *dup = strdup(kv);
-
-			if (dup == NULL)
-				return err_sys(e, EXIT_CTRUN, "devices");
-			free(d->env.v[i]);
-			d->env.v[i] = dup;
-			return 0;
-		}
-	return strv_push(&d->env, kv) < 0 ? err_sys(e, EXIT_CTRUN, "devices") : 0;
+	return ctr_edits_setenv(d, kv, e);
 }
 
 /* One containerEdits of a CDI spec or device, by `who`. */
@@ -361,15 +349,19 @@ static const char *ctr_gpu_cdi_refused(struct ctr_setup *c, char *why, size_t si
 	return why;
 }
 
-int ctr_devices(struct ctr_setup *c, struct err *e)
+/* The CDI devices: --device's, the GPUs', [fabric] devices. */
+static int cdi_edits(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
 	struct strv names = { 0 };
 	int rv = -1;
 
-	if (c->ask.devices->n == 0 && c->cdi_gpus.n == 0)
+	if (c->ask.devices->n == 0 && c->cdi_gpus.n == 0 && c->ask.fabric_devices->n == 0)
 		return 0;
-	if (strv_extend(&names, c->cdi_gpus.v) < 0 || strv_extend(&names, c->ask.devices->v) < 0) {
+	/* [fabric] devices: the site's network stack as CDI devices, added to
+	 * every run (netstack.c checks their libraries). */
+	if (strv_extend(&names, c->cdi_gpus.v) < 0 || strv_extend(&names, c->ask.devices->v) < 0 ||
+	    strv_extend(&names, c->ask.fabric_devices->v) < 0) {
 		err_sys(e, EXIT_CTRUN, "devices");
 		goto out;
 	}
@@ -389,12 +381,25 @@ int ctr_devices(struct ctr_setup *c, struct err *e)
 			goto out;
 		s->edits.gpus_renumbered = !all;
 	}
-	if (ctr_edits_check(s, e) < 0)
-		goto out;
-	if (!(ctr_edits_can(s) & CTR_EDIT_MOUNT_OPTS) && binds(c, e) < 0)
-		goto out;
 	rv = 0;
 out:
 	strv_free(&names);
 	return rv;
+}
+
+int ctr_devices(struct ctr_setup *c, struct err *e)
+{
+	struct ctr_spec *s = &c->spec;
+
+	/* CDI's, then the fabric's (fabric.c): one set of edits, checked
+	 * against the runtime as a whole. */
+	if (cdi_edits(c, e) < 0 || ctr_fabric(c, e) < 0)
+		return -1;
+	if (ctr_edits_empty(&s->edits))
+		return 0;
+	if (ctr_edits_check(s, e) < 0)
+		return -1;
+	if (!(ctr_edits_can(s) & CTR_EDIT_MOUNT_OPTS) && binds(c, e) < 0)
+		return -1;
+	return 0;
 }

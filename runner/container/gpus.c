@@ -80,6 +80,7 @@ int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e)
 		}
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
+	s->imex = o->imex;
 	strv_free(&ids);
 	/* [gpu] source: their CDI devices (the devices phase applies them, no
 	 * hook, the driver's GPU phase not called), else ctrun-hook's way. */

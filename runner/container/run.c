@@ -184,9 +184,19 @@ static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
 		ngpus++;
 	for (size_t i = 0; i < as->n; i++) {
 		size_t local = (size_t)(t->local_rank_base + (long)i);
-		char idx[32];
+		char idx[100];
 
-		snprintf(idx, sizeof(idx), "%zu", slurmgpu_pick((long)local, ngpus));
+		size_t pick = slurmgpu_pick((long)local, ngpus);
+		const char *id = c->spec.gpu_ids;
+
+		for (size_t k = 0; k < pick; k++)
+			id = strchr(id, ',') + 1;
+		/* A MIG device keeps its UUID inside (ocigpu.c); a GPU is its
+		 * position among the container's. */
+		if (strncmp(id, "MIG-", 4) == 0)
+			snprintf(idx, sizeof(idx), "%.*s", (int)strcspn(id, ","), id);
+		else
+			snprintf(idx, sizeof(idx), "%zu", pick);
 		if (strv_setenv(&as->w[i].env, "CUDA_VISIBLE_DEVICES", idx, 1) < 0)
 			return err_sys(e, EXIT_CTRUN, "agent spec");
 	}

@@ -483,6 +483,35 @@ void ctr_setup_free(struct ctr_setup *c)
 	ctr_root_init(&c->root);
 }
 
+/* The mount points of the edits' binds under /.ctrun (the run directory,
+ * bound read-only, where no runtime can make one): an empty file, or a
+ * directory's placeholder, made with the run directory, as the drivers'
+ * own files there (CTR_DRIVER_DIR).  Elsewhere the runtime makes them in
+ * the container's writable layer, as for CDI's binds. */
+static int edit_points(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
+{
+	const size_t prefix = strlen("/.ctrun");
+
+	for (size_t i = 0; i < c->spec.edits.nmounts; i++) {
+		const struct ctr_edit_mount *m = &c->spec.edits.mounts[i];
+		char path[PATH_MAX];
+		struct stat st;
+		bool dir;
+
+		if (!m->bind || stat(m->src, &st) < 0)
+			continue;
+		dir = S_ISDIR(st.st_mode);
+		if (strncmp(m->dst, "/.ctrun/", prefix + 1) != 0 || c->spec.rundir == NULL)
+			continue;
+		if (xsnprintf(path, sizeof(path), "%s%s%s", c->spec.rundir, m->dst + prefix,
+			      dir ? "/.ctrun-mount-point" : "") < 0)
+			return err_set(e, EXIT_CTRUN, "run directory path too long");
+		if (ctr_plan_file(p, path, "", 0, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
 {
 	struct strv env = { 0 };
@@ -503,5 +532,12 @@ int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
 		p->agent_env = env;
 	}
 	p->gpus_renumbered |= c->spec.edits.gpus_renumbered;
+	if (edit_points(c, p, e) < 0)
+		return -1;
+	/* The host's network stack's libraries (netstack.c), on every worker's
+	 * LD_LIBRARY_PATH. */
+	if (c->spec.edits.libdir != NULL && strv_find(&p->agent_libdirs, c->spec.edits.libdir) < 0 &&
+	    strv_push(&p->agent_libdirs, c->spec.edits.libdir) < 0)
+		return err_sys(e, EXIT_CTRUN, "plan");
 	return 0;
 }

@@ -5,7 +5,8 @@
  * when there is no runtime or no driver.
  *
  * Folder runner/node/: facts of this machine: GPUs (the CUDA runtime, sysfs,
- * the scheduler's ids), NUMA, network interfaces and addresses.  May use:
+ * the scheduler's ids), NUMA, network interfaces and addresses, the RDMA
+ * fabric (fabric.h).  May use:
  * core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_GPU_H

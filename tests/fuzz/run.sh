@@ -29,6 +29,13 @@ seed imgconfig s1 '{"config":{"Env":["PATH=/usr/bin:/bin","X= spaced ","Q=\\"quo
 seed cdi s1 '\x00\x00{"cdiVersion":"0.5.0","kind":"example.com/fake","containerEdits":{"env":["A=1"]},"devices":[{"name":"dev0","containerEdits":{"deviceNodes":[{"path":"/dev/fake0","hostPath":"/dev/null","type":"c","major":1,"minor":3}],"mounts":[{"hostPath":"/opt","containerPath":"/x","options":["ro","bind"]}],"hooks":[{"hookName":"createContainer","path":"/bin/true","args":["true"],"timeout":5}]}}]}'
 seed cdi s2 '\x00\x01---\ncdiVersion: 0.7.0\nkind: example.com/fake\ndevices:\n- name: "0"\n  containerEdits:\n    env: [A=1]\n    additionalGids: [5, 0]\n    deviceNodes:\n    - {path: /dev/x, fileMode: 0644, permissions: rw}\n'
 seed cdi s3 '\x01\x00nvidia.com/gpu=0:1'
+seed ncclnet s1 'h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network IB\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n'
+seed ncclnet s2 '[2026-01-01 00:00:00] h:1:1 [3] NCCL INFO NET/Plugin: libnccl-net-ofi.so: libfabric.so.1: cannot open shared object file\nh:1:1 [3] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v9)\nh:1:1 [3] NCCL INFO Using network Libfabric\n'
+seed mig s1 '\x00Character devices:\n195 nvidia-frontend\n235 nvidia-caps\n\nBlock devices:\n236 nvidia-caps\n'
+seed mig s2 '\x01config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n'
+seed mig s3 '\x03all'
+seed mig s4 '\x03channel0,1048575'
+seed mig s5 '\x04ModifyDeviceFiles: 1\nDeviceFileUID: 0\n'
 seed spank s1 '\x01/home:/test-mnt,/var/lib,./data:/data:ro+rprivate'
 seed spank s2 'ctrun-spank-reg 1 4242 99\n/work\0PATH=/usr/bin\0\0LD_PRELOAD\0\0'
 seed options s1 '[run]\nmax_restarts = 2\nkill_timeout = 5\n[container]\nimage = /x.sqsh\nCTRUN_ENV=A=1\n'
@@ -64,6 +71,14 @@ python3 tests/integration/reg_layers.py --tars "$out/corpus-stream" mixed:4 pair
 	links:16 rewrite:4 symlinks:2:4095 symlinks:1:4096 files:64:200 mixed:4@xz \
 	zeros:100000@xz files:8:20@lzma files:8:20@bzip2 mixed:4@zstd zeros:100000@zstd \
 	files:8:20@zstd2g mixed:4@zstd-in-gzip
+
+# The library reader starts from small libraries of the machine's glibc
+# (version definitions and needs, a soname), each under max_len.
+for f in /lib/x86_64-linux-gnu/libdl.so.2 /lib/x86_64-linux-gnu/libpthread.so.0 \
+	/lib/aarch64-linux-gnu/libdl.so.2; do
+	[ -f "$f" ] && [ "$(stat -Lc %s "$f")" -le 65536 ] && mkdir -p "$out/corpus-elfinfo" &&
+		{ [ -e "$out/corpus-elfinfo/${f##*/}" ] || cp -L "$f" "$out/corpus-elfinfo/${f##*/}"; }
+done
 
 # The targets' scratch files (an archive's box, an image root, an ini file)
 # go into a directory of this run, removed at the end: libFuzzer exits

@@ -102,6 +102,9 @@ struct ctr_edits {
 	/* The container's GPUs come from these edits (CDI): numbered 0..n-1
 	 * inside, as ctrun-hook numbers them (plan.gpus_renumbered). */
 	bool gpus_renumbered;
+	/* A directory of the edits' libraries the workers' LD_LIBRARY_PATH
+	 * gets (the host's network stack, CTR_NETSTACK_DIR); NULL none. */
+	const char *libdir;
 };
 
 /* What a runtime can apply (ctr_driver.edits, less what rootless loses). */
@@ -136,6 +139,21 @@ int ctr_edits_check(const struct ctr_spec *s, struct err *e);
  * out.  File-system mounts are the caller's (CTR_EDIT_FS) and skipped. */
 int ctr_edits_binds(const struct ctr_edits *d, bool dev, struct ctr_mounts *out,
 		    struct err *e);
+
+/* edits_host.c: what the host hands the container as it is, asked for by
+ * `who` ("[fabric] rdma", ...: ctr_edits_from gives its index, once):
+ *   ctr_edits_host_node  the host's character device at `path`, at the
+ *                        same path inside, its numbers, mode and owner the
+ *                        host's, access rwm (a path that is not a character
+ *                        device: EXIT_CTRUN); a path planned already is kept
+ *   ctr_edits_host_bind  a bind of a host file or directory (read-only,
+ *                        nosuid, nodev when ro)
+ *   ctr_edits_setenv     KEY=VALUE, replacing an earlier KEY */
+size_t ctr_edits_from(struct ctr_edits *d, const char *who, struct err *e);
+int ctr_edits_host_node(struct ctr_edits *d, const char *path, size_t from, struct err *e);
+int ctr_edits_host_bind(struct ctr_edits *d, const char *src, const char *dst, bool ro,
+			size_t from, struct err *e);
+int ctr_edits_setenv(struct ctr_edits *d, const char *kv, struct err *e);
 
 /* Whether a mount option is one a bind of every runtime expresses (ro,
  * rw, bind, rbind, nosuid, nodev, and the propagation ones, which every

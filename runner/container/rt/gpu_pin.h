@@ -37,6 +37,7 @@ void gpu_pin_nodes_free(struct ctr_devices *d);
 /* Annotation names shared with ctrun-hook (hooks/state.h). */
 #define GPU_PIN_ANN_ENABLED "org.ctrun.enabled"
 #define GPU_PIN_ANN_GPUS "org.ctrun.gpus"
+#define GPU_PIN_ANN_IMEX "org.ctrun.imex-channels"
 
 /* Runs `HOOK_PATH driver-files LIBDIR` (no shell) and collects its
  * "SRC DST" lines as read-only file binds. */

@@ -40,6 +40,9 @@ struct ctr_driver;
  * creates in the run directory (so every release finds the mount point),
  * on the workers' LD_LIBRARY_PATH. */
 #define CTR_DRIVER_DIR "/.ctrun/driver"
+/* The host's network stack ([fabric] libraries), on the workers'
+ * LD_LIBRARY_PATH (runner/container/netstack.c). */
+#define CTR_NETSTACK_DIR "/.ctrun/fabric/lib"
 
 /* --unshare's namespaces (spec.unshare). */
 enum { CTR_UNSHARE_NET = 1, CTR_UNSHARE_IPC = 2, CTR_UNSHARE_UTS = 4 };
@@ -79,6 +82,7 @@ struct ctr_ask {
 	const char *log_dir;           /* --log-dir; NULL = none */
 	const char *stage;             /* --stage; NULL = auto */
 	const char *nv;                /* GPUs: "auto", "true", "false" */
+	const char *imex;              /* [gpu] imex_channels (core/imex.h); NULL = none */
 	bool gpu_isolation;            /* each worker its own GPU only */
 	const char *name;              /* --name: the container kept; NULL = none */
 	bool name_reset;               /* --name-reset */
@@ -87,6 +91,12 @@ struct ctr_ask {
 	const struct strv *devices;    /* --device: CDI device names, in order */
 	const char *cdi_spec_dirs;     /* ':'-separated; NULL = the standard ones */
 	const char *gpu_source;        /* [gpu] source: "auto", "cdi", "hook" */
+	/* [fabric]: the node's RDMA devices ("auto", "true", "false") and the
+	 * host's network stack (fabric.c) */
+	const char *rdma;
+	const struct strv *fabric_libs, *fabric_dirs, *fabric_env;
+	const struct strv *fabric_devices; /* CDI devices of the network stack */
+	bool fabric_keep_image;        /* on_conflict = image */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
 	bool dry_run, quiet, writable;
@@ -131,6 +141,7 @@ struct ctr_spec {
 	bool gpus;                /* GPU passthrough (--nv, NVIDIA_VISIBLE_DEVICES, devices) */
 	bool slurm;               /* inside a Slurm step: the step owns the GPU choice */
 	const char *gpu_ids;      /* "0,1": the container's GPUs (host ids), NULL = all */
+	const char *imex;         /* with gpus: IMEX channels to pass (core/imex.h), NULL = none */
 	bool tty;                 /* interactive: a terminal for the process */
 	bool host_pid;            /* the host's PID namespace and its /proc bound, where the
 				   * driver would make its own (OCI's) (ctrun __hold: tasks

@@ -151,7 +151,7 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 	/* Without nvidia-container-cli, enroot's own hook is told "void" and
 	 * this one gets the GPUs from ctrun, as the OCI annotation gives them. */
 	text = enroot_hook_script(own->hook, "added by ctrun for this run only",
-				  own->no_nvcli ? s->gpu_ids : NULL);
+				  own->no_nvcli ? s->gpu_ids : NULL, s->gpus ? s->imex : NULL);
 	if (text == NULL)
 		return err_set(e, EXIT_CTRUN, "enroot: %s cannot be named in a hook script (only "
 			       "letters, digits, / . _ + @ -): install ctrun elsewhere",

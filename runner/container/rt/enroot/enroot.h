@@ -72,13 +72,15 @@ int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
 			  struct strv *argv, struct err *e);
 /* enroothook.c: the GPU phase (drivers.h gpus). */
 int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
-/* The hook script that execs `HOOK_PATH enroot [--gpus GPUS]` (an
- * executable *.sh enroot runs from hooks.d), and gives way quietly when
- * HOOK_PATH is gone; `why` says who wrote it; GPUS (NULL: none) is ctrun's
- * choice, as the OCI annotation is.  NULL when HOOK_PATH or GPUS would
- * need quoting (HOOK_PATH: only [A-Za-z0-9/._+@-], absolute, no /../;
- * GPUS: [A-Za-z0-9,-]) or on ENOMEM. */
-char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus);
+/* The hook script that execs `HOOK_PATH enroot [--gpus GPUS] [--imex
+ * IMEX]` (an executable *.sh enroot runs from hooks.d), and gives way
+ * quietly when HOOK_PATH is gone; `why` says who wrote it; GPUS and IMEX
+ * (NULL: none) are ctrun's choice, as the OCI annotations are.  NULL when
+ * HOOK_PATH, GPUS or IMEX would need quoting (HOOK_PATH: only
+ * [A-Za-z0-9/._+@-], absolute, no /../; GPUS and IMEX: [A-Za-z0-9,-], not
+ * starting with -) or on ENOMEM. */
+char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus,
+			 const char *imex);
 /* The one `ctrun hooks install enroot` writes (hooks_install.h), and
  * whether a file's text is such a one (for any hook path). */
 char *enroot_hook_file(const char *hook_path);

@@ -135,7 +135,16 @@ int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e)
 	return rv;
 }
 
-char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus)
+/* An argument of the hook's command line in the script: no quoting needed. */
+static bool plain_word(const char *w)
+{
+	return w == NULL || (w[0] != '\0' && w[0] != '-' &&
+			     strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,-") ==
+				     strlen(w));
+}
+
+char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus,
+			 const char *imex)
 {
 	static const char fmt[] =
 		"#!/bin/sh\n"
@@ -145,19 +154,18 @@ char *enroot_hook_script(const char *hook_path, const char *why, const char *gpu
 		"\techo \"ctrun: $hook is missing: GPUs not pinned (ctrun hooks uninstall enroot)\" >&2\n"
 		"\texit 0\n"
 		"fi\n"
-		"exec \"$hook\" enroot%s%s\n";
+		"exec \"$hook\" enroot%s%s%s%s\n";
 	char *text;
 
 	if (hook_path[0] != '/' || strstr(hook_path, "/../") != NULL ||
 	    strspn(hook_path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") !=
 		    strlen(hook_path))
 		return NULL;
-	if (gpus != NULL && (gpus[0] == '\0' || gpus[0] == '-' ||
-			     strspn(gpus, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,-") !=
-				     strlen(gpus)))
+	if (!plain_word(gpus) || !plain_word(imex))
 		return NULL;
 	return asprintf(&text, fmt, why, hook_path, gpus != NULL ? " --gpus " : "",
-			gpus != NULL ? gpus : "") < 0
+			gpus != NULL ? gpus : "", imex != NULL ? " --imex " : "",
+			imex != NULL ? imex : "") < 0
 		       ? NULL
 		       : text;
 }
@@ -167,7 +175,7 @@ char *enroot_hook_file(const char *hook_path)
 	/* It gives way quietly when ctrun-hook is gone, so removing ctrun
 	 * never stops every enroot container of the user. */
 	return enroot_hook_script(hook_path, "written by `ctrun hooks install enroot`,\n"
-				  "# removed by `ctrun hooks uninstall enroot`", NULL);
+				  "# removed by `ctrun hooks uninstall enroot`", NULL, NULL);
 }
 
 bool enroot_hook_file_is_ours(const char *text)

@@ -349,7 +349,7 @@ static int gpu_pin(json_object *c, const struct ctr_spec *s, struct err *e)
 	     g = strtok_r(NULL, ",", &save))
 		if (strv_push(&gpus, g) < 0)
 			goto out;
-	rv = oci_gpu_config(c, &gpus, ((const struct oci_own *)s->own)->hook, e);
+	rv = oci_gpu_config(c, &gpus, ((const struct oci_own *)s->own)->hook, s->imex, e);
 out:
 	if (rv < 0 && e->code == 0)
 		err_sys(e, EXIT_CTRUN, "config.json");

@@ -15,24 +15,27 @@ struct json_object;
 
 /* Edits an OCI config.json (json-c object) so ctrun-hook gives the
  * container exactly `gpus`:
- *   annotations  org.ctrun.enabled=true, org.ctrun.gpus=IDS
+ *   annotations  org.ctrun.enabled=true, org.ctrun.gpus=IDS, and with imex
+ *                org.ctrun.imex-channels=IMEX
  *   hooks        createContainer += {hook_path, ["ctrun-hook", "createContainer"],
  *                env: ["PATH=" ctrun's PATH]}
  *   process.env  CUDA_VISIBLE_DEVICES=0..n-1 (the container's numbering;
  *                the hook cannot change the environment once runc has it),
- *                NVIDIA_VISIBLE_DEVICES=IDS (the host's, as nvidia-docker)
+ *                a MIG device by its UUID, NVIDIA_VISIBLE_DEVICES=IDS (the
+ *                host's, as nvidia-docker)
  *   linux.resources.devices  allow c 195:N, 195:255 (nvidiactl), 195:254
- *                and the nvidia-uvm major, so a device cgroup lets the
- *                bound nodes open.
+ *                and the nvidia-uvm major (with MIG devices nvidia-caps's,
+ *                with imex nvidia-caps-imex-channels'), so a device cgroup
+ *                lets the bound nodes open.
  * Idempotent (a second call replaces, never duplicates).  With no GPUs it
  * changes nothing. */
 int oci_gpu_config(struct json_object *config, const struct strv *gpus, const char *hook_path,
-		   struct err *e);
+		   const char *imex, struct err *e);
 
 /* Reads BUNDLE/config.json, applies oci_gpu_config, writes it back
  * (through a temporary file and rename). */
 int oci_gpu_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
-		   struct err *e);
+		   const char *imex, struct err *e);
 
 /* ociedits.c: spec.edits (edits.h) into config.json. */
 int oci_edits_config(struct json_object *config, const struct ctr_spec *s, struct err *e);

@@ -66,37 +66,53 @@ static bool is_gpu_env(struct json_object *el, const void *arg)
 			     strncmp(s, "NVIDIA_VISIBLE_DEVICES=", 23) == 0);
 }
 
+/* The driver's dynamic character majors (/proc/devices): nvidia-uvm, and
+ * for MIG and IMEX nvidia-caps and nvidia-caps-imex-channels; -1 if none. */
+enum { MAJ_UVM, MAJ_CAPS, MAJ_IMEX, NMAJ };
+static const char *const major_names[NMAJ] = { "nvidia-uvm", "nvidia-caps",
+					       "nvidia-caps-imex-channels" };
+
 static bool is_gpu_rule(struct json_object *el, const void *arg)
 {
-	const long *uvm = arg;
+	const long *majors = arg;
 	struct json_object *major;
 	long m;
 
 	if (!json_object_object_get_ex(el, "major", &major))
 		return false;
 	m = (long)json_object_get_int64(major);
-	return m == NVIDIA_MAJOR || (*uvm > 0 && m == *uvm);
+	for (int i = 0; i < NMAJ; i++)
+		if (majors[i] > 0 && m == majors[i])
+			return true;
+	return m == NVIDIA_MAJOR;
 }
 
-/* The nvidia-uvm character major from /proc/devices (dynamic), -1 if none. */
-static long uvm_major(void)
+static void driver_majors(long *out)
 {
 	char *text = read_file("/proc/devices", NULL), *line;
-	long major = -1;
 
+	for (int i = 0; i < NMAJ; i++)
+		out[i] = -1;
 	if (text == NULL)
-		return -1;
+		return;
 	for (line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
 		char name[64];
 		long m;
 
 		if (strcmp(line, "Block devices:") == 0)
 			break;
-		if (sscanf(line, "%ld %63s", &m, name) == 2 && strcmp(name, "nvidia-uvm") == 0)
-			major = m;
+		for (int i = 0; i < NMAJ; i++)
+			if (sscanf(line, "%ld %63s", &m, name) == 2 && strcmp(name, major_names[i]) == 0)
+				out[i] = m;
 	}
 	free(text);
-	return major;
+}
+
+/* MIG devices are named by UUID inside (CUDA numbers MIG devices by what
+ * the process may use, not as the host does). */
+static bool is_mig(const char *id)
+{
+	return strncmp(id, "MIG-", 4) == 0;
 }
 
 static int add_rule(struct json_object *devices, long major, long minor)
@@ -123,7 +139,9 @@ static int set_env(struct json_object *proc, const struct strv *gpus, const char
 	if (env == NULL || (n = filtered(env, is_gpu_env, NULL)) == NULL)
 		return -1;
 	for (size_t i = 0; i < gpus->n; i++) {
-		int w = snprintf(cvd + off, sizeof(cvd) - off, "%s%zu", i ? "," : "", i);
+		int w = is_mig(gpus->v[i])
+			? snprintf(cvd + off, sizeof(cvd) - off, "%s%s", i ? "," : "", gpus->v[i])
+			: snprintf(cvd + off, sizeof(cvd) - off, "%s%zu", i ? "," : "", i);
 
 		if (w < 0 || (size_t)w >= sizeof(cvd) - off)
 			goto fail;
@@ -139,14 +157,16 @@ fail:
 	return -1;
 }
 
-static int set_devices(struct json_object *config, const struct strv *gpus)
+static int set_devices(struct json_object *config, const struct strv *gpus, const char *imex)
 {
 	struct json_object *linux_ = child(config, "linux", json_type_object), *res, *devs, *n;
-	long uvm = uvm_major();
+	long majors[NMAJ];
+	bool mig = false;
 
+	driver_majors(majors);
 	if (linux_ == NULL || (res = child(linux_, "resources", json_type_object)) == NULL ||
 	    (devs = child(res, "devices", json_type_array)) == NULL ||
-	    (n = filtered(devs, is_gpu_rule, &uvm)) == NULL)
+	    (n = filtered(devs, is_gpu_rule, majors)) == NULL)
 		return -1;
 	for (size_t i = 0; i < gpus->n; i++) {
 		long minor;
@@ -154,11 +174,16 @@ static int set_devices(struct json_object *config, const struct strv *gpus)
 		/* A UUID's minor is the hook's to find: allow the whole major. */
 		if (parse_long(gpus->v[i], 0, 254, &minor) < 0)
 			minor = -1;
+		mig |= is_mig(gpus->v[i]);
 		if (add_rule(n, NVIDIA_MAJOR, minor) < 0)
 			goto fail;
 	}
+	/* MIG's capability nodes and IMEX channels: the hook binds exactly
+	 * the container's, whose minors only it finds. */
 	if (add_rule(n, NVIDIA_MAJOR, 255) < 0 || add_rule(n, NVIDIA_MAJOR, 254) < 0 ||
-	    (uvm > 0 && add_rule(n, uvm, -1) < 0))
+	    (majors[MAJ_UVM] > 0 && add_rule(n, majors[MAJ_UVM], -1) < 0) ||
+	    (mig && majors[MAJ_CAPS] > 0 && add_rule(n, majors[MAJ_CAPS], -1) < 0) ||
+	    (imex != NULL && majors[MAJ_IMEX] > 0 && add_rule(n, majors[MAJ_IMEX], -1) < 0))
 		goto fail;
 	return json_object_object_add(res, "devices", n);
 fail:
@@ -167,7 +192,7 @@ fail:
 }
 
 int oci_gpu_config(struct json_object *config, const struct strv *gpus,
-		       const char *hook_path, struct err *e)
+		       const char *hook_path, const char *imex, struct err *e)
 {
 	struct json_object *ann, *hooks, *cc, *hook, *args, *n, *proc;
 	char ids[1024];
@@ -186,6 +211,8 @@ int oci_gpu_config(struct json_object *config, const struct strv *gpus,
 		goto nomem;
 	json_object_object_add(ann, GPU_PIN_ANN_ENABLED, json_object_new_string("true"));
 	json_object_object_add(ann, GPU_PIN_ANN_GPUS, json_object_new_string(ids));
+	if (imex != NULL)
+		json_object_object_add(ann, GPU_PIN_ANN_IMEX, json_object_new_string(imex));
 	hook = json_object_new_object();
 	args = json_object_new_array();
 	n = filtered(cc, is_our_hook, hook_path);
@@ -217,7 +244,7 @@ int oci_gpu_config(struct json_object *config, const struct strv *gpus,
 	}
 	json_object_array_add(n, hook);
 	json_object_object_add(hooks, "createContainer", n);
-	if (set_env(proc, gpus, ids) < 0 || set_devices(config, gpus) < 0)
+	if (set_env(proc, gpus, ids) < 0 || set_devices(config, gpus, imex) < 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -225,7 +252,7 @@ nomem:
 }
 
 int oci_gpu_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
-		       struct err *e)
+		   const char *imex, struct err *e)
 {
 	char path[4096], tmp[4112];
 	struct json_object *config;
@@ -245,7 +272,7 @@ int oci_gpu_bundle(const char *bundle, const struct strv *gpus, const char *hook
 		json_object_put(config);
 		return err_set(e, EXIT_USAGE, "%s is not a JSON object", path);
 	}
-	if (oci_gpu_config(config, gpus, hook_path, e) < 0)
+	if (oci_gpu_config(config, gpus, hook_path, imex, e) < 0)
 		goto out;
 	text = json_object_to_json_string_ext(config, JSON_C_TO_STRING_PRETTY |
 						      JSON_C_TO_STRING_NOSLASHESCAPE);

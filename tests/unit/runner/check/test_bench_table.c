@@ -97,11 +97,17 @@ static void test_header_and_footer_match_nccl_tests(void **state)
 	CAPTURE(got, bench_print_table_head(f, COLL_ALL_REDUCE));
 	assert_string_equal(got, want);
 	free(got);
-	CAPTURE(got, bench_print_footer(f, COLL_ALL_REDUCE, 0, 14.9966));
+	CAPTURE(got, bench_print_footer(f, COLL_ALL_REDUCE, 0, 14.9966, NULL));
 	assert_string_equal(got, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 14.9966 \n#\n"
 				 "# Collective test concluded: all_reduce_perf\n#\n");
 	free(got);
-	CAPTURE(got, bench_print_footer(f, COLL_ALLTOALL, 3, 1.5));
+	/* The network beside the bandwidth, on a line of its own. */
+	CAPTURE(got, bench_print_footer(f, COLL_ALL_REDUCE, 0, 14.9966, "IB, GDRDMA"));
+	assert_string_equal(got, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 14.9966 \n"
+				 "# Transport            : IB, GDRDMA\n#\n"
+				 "# Collective test concluded: all_reduce_perf\n#\n");
+	free(got);
+	CAPTURE(got, bench_print_footer(f, COLL_ALLTOALL, 3, 1.5, NULL));
 	assert_non_null(strstr(got, "# Out of bounds values : 3 FAILED\n"));
 	assert_non_null(strstr(got, "concluded: alltoall_perf\n"));
 	free(got);
@@ -148,7 +154,7 @@ static void test_json_document(void **state)
 	doc = bench_json_doc(&p, "socket", 4, &d, 1);
 	test = bench_json_test(doc, COLL_ALL_GATHER);
 	bench_json_row(test, &r);
-	bench_json_summary(doc, test, 2, 9.15);
+	bench_json_summary(doc, test, 2, 9.15, "Socket");
 	/* Round trip through text, as a consumer reads it. */
 	parsed = json_tokener_parse(json_object_to_json_string(doc));
 	assert_non_null(parsed);
@@ -177,6 +183,8 @@ static void test_json_document(void **state)
 	assert_true(json_object_object_get_ex(test, "average_bus_bandwidth", &v));
 	assert_true(json_object_object_get_ex(v, "bandwidth", &v));
 	assert_true(json_object_get_double(v) > 9.14 && json_object_get_double(v) < 9.16);
+	assert_true(json_object_object_get_ex(test, "transport", &v));
+	assert_string_equal(json_object_get_string(v), "Socket");
 	json_object_put(parsed);
 	json_object_put(doc);
 }

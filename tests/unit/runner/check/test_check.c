@@ -143,6 +143,66 @@ static void test_report_table_and_json(void **state)
 	free(out);
 }
 
+/* The fabric, one line per node: its RDMA ports, whether the rank got
+ * their devices, the libraries ctrun bound, the network NCCL took. */
+static void test_report_fabric_per_node(void **state)
+{
+	struct rank_row rows[3] = { row(0, "n1", "0", "0", ""), row(1, "n1", "1", "1", ""),
+				    row(2, "n2", "0", "0", "") };
+	struct ncclnet nets[3] = { { .transport = "IB", .gdr = 1, .read = 1 },
+				   { .transport = "IB", .gdr = 1, .read = 1 },
+				   { .transport = "Socket", .read = 1 } };
+	struct check_summary s = { .master = "a:1", .world = 3, .backend = "nccl", .nets = nets,
+				   .ok = true };
+	json_object *doc, *v, *node, *p;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		rows[i].nports = 1;
+		snprintf(rows[i].ports[0].dev, sizeof(rows[i].ports[0].dev), "mlx5_0");
+		rows[i].ports[0].port = 1;
+		snprintf(rows[i].ports[0].state, sizeof(rows[i].ports[0].state), "ACTIVE");
+		snprintf(rows[i].ports[0].link, sizeof(rows[i].ports[0].link), "IB");
+		snprintf(rows[i].ports[0].rate, sizeof(rows[i].ports[0].rate), "200 Gb/sec (4X HDR)");
+		rows[i].ports[0].received = 1;
+		snprintf(rows[i].netlibs, sizeof(rows[i].netlibs), "libfabric.so.1");
+	}
+	f = open_memstream(&out, &len);
+	check_report_table(f, rows, 3, &s);
+	fclose(f);
+	assert_non_null(strstr(out, "fabric: n1: RDMA mlx5_0:1 ACTIVE IB 200 Gb/sec (4X HDR) "
+				    "(received); libraries: libfabric.so.1; NCCL: IB, GDRDMA\n"
+				    "fabric: n2: RDMA none; libraries: -; NCCL: Socket\n"));
+	free(out);
+	out = NULL;
+	f = open_memstream(&out, &len);
+	assert_int_equal(check_report_json(f, rows, 3, &s), 0);
+	fclose(f);
+	doc = json_tokener_parse(out);
+	assert_true(json_object_object_get_ex(doc, "fabric", &v));
+	assert_int_equal(json_object_array_length(v), 2);
+	node = json_object_array_get_idx(v, 0);
+	assert_true(json_object_object_get_ex(node, "rdma", &p));
+	p = json_object_array_get_idx(p, 0);
+	assert_true(json_object_object_get_ex(p, "received", &v) && json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(node, "nccl", &v));
+	assert_true(json_object_object_get_ex(v, "transport", &p));
+	assert_string_equal(json_object_get_string(p), "IB");
+	json_object_put(doc);
+	free(out);
+	/* Without NCCL (the socket backend): "not run". */
+	s.nets = NULL;
+	out = NULL;
+	f = open_memstream(&out, &len);
+	check_report_table(f, rows, 3, &s);
+	fclose(f);
+	assert_non_null(strstr(out, "fabric: n2: RDMA none; libraries: -; NCCL: not run\n"));
+	free(out);
+}
+
 static void test_failed_report_says_why(void **state)
 {
 	struct rank_row rows[1] = { row(0, "n1", "0", "0", "") };
@@ -252,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_gpu_by_bus_id),
 		cmocka_unit_test(test_duplicate_gpu_without_runtime_within_one_task),
 		cmocka_unit_test(test_report_table_and_json),
+		cmocka_unit_test(test_report_fabric_per_node),
 		cmocka_unit_test(test_failed_report_says_why),
 		cmocka_unit_test(test_cpu_lists_round_trip),
 		cmocka_unit_test(test_bus_ids_take_the_sysfs_form),

@@ -263,14 +263,21 @@ static void test_hook_script_refuses_gpus_that_need_quoting(void **state)
 	char *t;
 
 	(void)state;
-	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0;reboot"));
-	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0 1"));
-	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "$(id)"));
-	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "-v"));
-	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", ""));
-	t = enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "MIG-1a2b,0");
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0;reboot", NULL));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0 1", NULL));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "$(id)", NULL));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "-v", NULL));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "", NULL));
+	t = enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "MIG-1a2b,0", NULL);
 	assert_non_null(t);
 	assert_non_null(strstr(t, "exec \"$hook\" enroot --gpus MIG-1a2b,0\n"));
+	free(t);
+	/* IMEX channels, as [gpu] imex_channels gives them (already checked). */
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0", "0;id"));
+	assert_null(enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0", "-v"));
+	t = enroot_hook_script("/opt/ctrun/ctrun-hook", "x", "0", "channel0,3");
+	assert_non_null(t);
+	assert_non_null(strstr(t, "exec \"$hook\" enroot --gpus 0 --imex channel0,3\n"));
 	free(t);
 }
 

@@ -43,7 +43,7 @@ static void test_oci_config_pins_and_renumbers(void **state)
 	strv_push(&gpus, "2");
 	strv_push(&gpus, "3");
 	for (int round = 0; round < 2; round++) /* a second call changes nothing */
-		assert_int_equal(oci_gpu_config(c, &gpus, "/opt/ctrun/ctrun-hook", &e), 0);
+		assert_int_equal(oci_gpu_config(c, &gpus, "/opt/ctrun/ctrun-hook", NULL, &e), 0);
 	assert_string_equal(env_of(c, "CUDA_VISIBLE_DEVICES"), "0,1");
 	assert_string_equal(env_of(c, "NVIDIA_VISIBLE_DEVICES"), "2,3");
 	assert_string_equal(env_of(c, "PATH"), "/bin");
@@ -60,6 +60,35 @@ static void test_oci_config_pins_and_renumbers(void **state)
 	assert_true(json_object_array_length(v) >= 5);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(v, 1), "minor", &a));
 	assert_int_equal(json_object_get_int(a), 2);
+	json_object_put(c);
+	strv_free(&gpus);
+}
+
+/* MIG devices keep their UUIDs inside (CUDA numbers MIG devices by what a
+ * process may use); IMEX channels go to the hook as an annotation. */
+static void test_oci_config_mig_uuids_and_imex(void **state)
+{
+	struct json_object *c = json_tokener_parse("{\"process\":{\"env\":[]}}"), *a, *v;
+	struct strv gpus = { 0 };
+	struct err e = { 0 };
+
+	(void)state;
+	strv_push(&gpus, "MIG-4f3b0b45-5e6e-5b2a-9b1e-6c2e7b8a9d10");
+	strv_push(&gpus, "MIG-11111111-0000-0000-0000-000000000000");
+	assert_int_equal(oci_gpu_config(c, &gpus, "/opt/ctrun/ctrun-hook", "0,3", &e), 0);
+	assert_string_equal(env_of(c, "CUDA_VISIBLE_DEVICES"),
+			    "MIG-4f3b0b45-5e6e-5b2a-9b1e-6c2e7b8a9d10,"
+			    "MIG-11111111-0000-0000-0000-000000000000");
+	assert_true(json_object_object_get_ex(c, "annotations", &a));
+	assert_true(json_object_object_get_ex(a, "org.ctrun.imex-channels", &v));
+	assert_string_equal(json_object_get_string(v), "0,3");
+	json_object_put(c);
+	/* Without imex: no annotation (the container's NVIDIA_IMEX_CHANNELS
+	 * still counts for the hook). */
+	c = json_tokener_parse("{}");
+	assert_int_equal(oci_gpu_config(c, &gpus, "/opt/ctrun/ctrun-hook", NULL, &e), 0);
+	assert_true(json_object_object_get_ex(c, "annotations", &a));
+	assert_false(json_object_object_get_ex(a, "org.ctrun.imex-channels", &v));
 	json_object_put(c);
 	strv_free(&gpus);
 }
@@ -114,6 +143,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_oci_config_pins_and_renumbers),
+		cmocka_unit_test(test_oci_config_mig_uuids_and_imex),
 		cmocka_unit_test(test_apptainer_arguments),
 	};
 
