@@ -102,7 +102,7 @@ static int find_fallback(const char *parent, const char *name, char *out, size_t
 		snprintf(best, sizeof(best), "%s", de->d_name);
 	}
 	closedir(d);
-	return best[0] != '\0' && xsnprintf(out, size, "%s/%s", parent, best) == 0;
+	return best[0] != '\0' && xsnprintf(out, size, "%s/%s", parent, best) >= 0;
 }
 
 int privdir_default(const char *parent, const char *name, char *out, size_t size,

@@ -162,6 +162,26 @@ static void test_trust_user_root_and_group(void **state)
 	assert_string_equal(why, "not a directory");
 }
 
+/* The default name taken first by someone else (another user's directory
+ * at /tmp/ctrun-UID): a name of our own beside it, made once and found
+ * again by the next run. */
+static void test_a_taken_default_falls_back_to_one_of_ours(void **state)
+{
+	char out[256], again[256], taken[160];
+	struct err e = { 0 };
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(taken, sizeof(taken), "%s/ctrun-0", base);
+	assert_int_equal(mkdir(taken, 0700), 0);
+	assert_int_equal(chown(taken, 64201, 64201), 0);
+	assert_int_equal(privdir_default(base, "ctrun-0", out, sizeof(out), &e), 0);
+	assert_true(strncmp(out, taken, strlen(taken)) == 0 && out[strlen(taken)] == '.');
+	assert_int_equal(privdir_default(base, "ctrun-0", again, sizeof(again), &e), 0);
+	assert_string_equal(again, out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +190,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writable_or_readable_by_others_is_refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_file_at_the_path_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_taken_default_falls_back_to_one_of_ours, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_other_users_directory_or_symlink_is_refused, setup,
 						teardown),
 	};
