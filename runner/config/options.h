@@ -28,9 +28,15 @@ struct options {
 	char *nproc_per_node; /* "auto", "gpu" or a number */
 	char *master_addr;    /* NULL = first node of the step */
 	long master_port;     /* 0 = derived from job and step ids */
-	long nnodes;          /* -1 = from Slurm */
+	long nnodes;          /* -1 = from Slurm (or elastic: nnodes_min < nnodes_max) */
+	long nnodes_min;      /* --nnodes MIN:MAX (N: both N); -1 = not given */
+	long nnodes_max;
 	long node_rank;       /* -1 = from Slurm */
 	long max_restarts;
+	long spares;          /* batch mode: nodes of the job kept to replace lost ones */
+	long hang_timeout;    /* batch mode: seconds without progress that make a hang; 0 = off */
+	char *health_check;   /* batch mode: the site's node check, words split on blanks */
+	long health_timeout;  /* batch mode: seconds a node's health check may take */
 	long kill_timeout;    /* seconds between SIGTERM and SIGKILL */
 	bool gpu_isolation;   /* each worker sees only its own GPU */
 	char *python;         /* interpreter for COMMAND ending in .py */

@@ -17,6 +17,10 @@
 #include "supervise.h"
 #include "topology.h"
 
+/* The exit status of workers ctrun stopped as hung (--hang-timeout), as
+ * timeout(1)'s. */
+#define LAUNCH_HUNG 124
+
 /* topo_detect for this process: its environment, short host name and
  * /dev/nvidiaN count. */
 int launch_topology(const struct options *o, struct topo *t, struct err *e);

@@ -112,6 +112,16 @@ int step_signal(const char *job_id, const char *step_id, int sig)
 	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
 }
 
+int step_kill(const char *job_id, const char *step_id)
+{
+	char step[160];
+	char *argv[] = { "scancel", "--quiet", step, NULL };
+
+	if (xsnprintf(step, sizeof(step), "%s.%s", job_id, step_id) < 0)
+		return -1;
+	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
+}
+
 int step_cancel_argv(const struct topo *t, struct step_cancel *c)
 {
 	if (scancel_argv(t->job_id, t->step_id, SIGURG, c->step, sizeof(c->step), c->signal_opt,

@@ -13,6 +13,10 @@
  * scancel said so, -1 otherwise. */
 int step_signal(const char *job_id, const char *step_id, int sig);
 
+/* scancel JOB.STEP: the step is cancelled (its tasks killed), also where
+ * a node no longer answers.  0 when scancel said so, -1 otherwise. */
+int step_kill(const char *job_id, const char *step_id);
+
 /* The numbered steps of a job that Slurm lists as running ("0", "3"; not
  * the batch or extern step), appended to out.  -1 when squeue failed. */
 int job_steps(const char *job_id, struct strv *out);

@@ -40,6 +40,10 @@ struct topo {
 				* an array so topo_free has nothing more to own */
 };
 
+/* Set by the batch-mode ctrun for its step: the step's nodes in node-rank
+ * order ("n1,n4,n3"), when a spare took a lost node's rank. */
+#define TOPO_BATCH_NODES_ENV "CTRUN_BATCH_NODES"
+
 int topo_detect(const struct options *o, char *const *envp, const char *hostname,
 		long ndevfiles, struct topo *t, struct err *e);
 void topo_free(struct topo *t);

@@ -270,6 +270,47 @@ static void test_env_error_names_the_variable(void **state)
 	assert_non_null(strstr(e.msg, "CTRUN_MODE"));
 }
 
+/* --nnodes N or MIN:MAX (torchrun's), --spares, --hang-timeout, and the
+ * site's [run] health_check and health_timeout (no flag: a site's). */
+static void test_resilience_settings(void **state)
+{
+	struct fx *f = *state;
+	char *a1[] = { "ctrun", "--nnodes", "1:4", "--spares", "2", "--hang-timeout", "600", "x",
+		       NULL };
+	char *a2[] = { "ctrun", "--nnodes", "3", "x", NULL };
+	char *a3[] = { "ctrun", "--nnodes", "4:1", "x", NULL };
+	char *a4[] = { "ctrun", "--nnodes", "1:", "x", NULL };
+	const char *path = write_tmp(f, "[run]\nhealth_check = /etc/slurm/nodecheck --quick\n"
+				     "health_timeout = 20\nspares = 1\n");
+	struct err e = { 0 };
+
+	assert_int_equal(f->o.nnodes_min, -1);
+	assert_int_equal(f->o.health_timeout, 60);
+	assert_int_equal(parse(&f->o, a1, &e), 0);
+	assert_int_equal(f->o.nnodes_min, 1);
+	assert_int_equal(f->o.nnodes_max, 4);
+	assert_int_equal(f->o.nnodes, -1); /* elastic: the count is the batch ctrun's */
+	assert_int_equal(f->o.spares, 2);
+	assert_int_equal(f->o.hang_timeout, 600);
+	fresh(f);
+	assert_int_equal(parse(&f->o, a2, &e), 0);
+	assert_int_equal(f->o.nnodes, 3);
+	assert_int_equal(f->o.nnodes_min, 3);
+	assert_int_equal(f->o.nnodes_max, 3);
+	fresh(f);
+	assert_int_equal(parse(&f->o, a3, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_string_equal(e.msg, "--nnodes: '4:1' is reversed: MIN 4 is above MAX 1 (write 1:4)");
+	fresh(f);
+	assert_int_equal(parse(&f->o, a4, &e), -1);
+	assert_non_null(strstr(e.msg, "is not a node count N or MIN:MAX"));
+	fresh(f);
+	assert_int_equal(options_load_file(&f->o, path, false, &e), 0);
+	assert_string_equal(f->o.health_check, "/etc/slurm/nodecheck --quick");
+	assert_int_equal(f->o.health_timeout, 20);
+	assert_int_equal(f->o.spares, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +328,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_optional_file_is_fine_but_explicit_is_not, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layers_cli_over_env_over_config_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_error_names_the_variable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resilience_settings, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
