@@ -8,13 +8,14 @@
 #include "supervise.h"
 
 /* supervise_opts.on_progress: every worker's silence to ctrun; ctrun judges. */
-static bool report(void *arg, const struct worker *w, const long long *silent_ms, size_t n)
+static bool report(void *arg, const struct worker *w, const long long *silent_ms,
+		   const bool *started, size_t n)
 {
 	const struct agentprog *p = arg;
 
 	for (size_t i = 0; i < n && p->events_fd >= 0; i++) {
 		const struct agent_msg m = { .kind = AGENT_MSG_PROGRESS, .rank = w[i].rank,
-					     .ms = silent_ms[i] };
+					     .ms = silent_ms[i], .started = started[i] };
 
 		agentproto_send(p->events_fd, &m);
 	}

@@ -30,7 +30,7 @@ ssize_t agentproto_encode(const struct agent_msg *m, char *buf, size_t size)
 	case AGENT_MSG_PROGRESS:
 		if (m->rank < 0 || m->ms < 0 || m->ms > AGENTPROTO_MS_MAX)
 			return -1;
-		n = snprintf(buf, size, "P%ld %lld\n", m->rank, m->ms);
+		n = snprintf(buf, size, "P%ld %lld %d\n", m->rank, m->ms, m->started ? 1 : 0);
 		break;
 	default:
 		return -1;
@@ -68,20 +68,22 @@ static int parse_failure(char *text, struct agent_msg *m)
 	return 0;
 }
 
-/* "P<rank> <ms>": the text after the P. */
+/* "P<rank> <ms> <0|1>": the text after the P. */
 static int parse_progress(char *text, struct agent_msg *m)
 {
-	char *sp = strchr(text, ' ');
-	long rank, ms;
+	char *sp = strchr(text, ' '), *sp2;
+	long rank, ms, started;
 
-	if (sp == NULL)
+	if (sp == NULL || (sp2 = strchr(sp + 1, ' ')) == NULL)
 		return -1;
-	*sp = '\0';
+	*sp = *sp2 = '\0';
 	if (parse_long(text, 0, LONG_MAX, &rank) < 0 ||
-	    parse_long(sp + 1, 0, AGENTPROTO_MS_MAX, &ms) < 0)
+	    parse_long(sp + 1, 0, AGENTPROTO_MS_MAX, &ms) < 0 ||
+	    parse_long(sp2 + 1, 0, 1, &started) < 0)
 		return -1;
 	m->rank = rank;
 	m->ms = ms;
+	m->started = started == 1;
 	return 0;
 }
 

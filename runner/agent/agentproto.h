@@ -15,9 +15,9 @@
  *     "E\n"                the supervisor ended and reported the workers'
  *                          end: a container that ends without it lost its
  *                          agent (killed, out of memory)
- *     "P<rank> <ms>\n"     --hang-timeout: that rank made no progress (a line
- *                          of output, a touch of its heartbeat file) for ms
- *                          (every second, for each worker)
+ *     "P<rank> <ms> <0|1>\n" --hang-timeout: that rank made no progress (a
+ *                          line of output, a touch of its heartbeat file) for
+ *                          ms; 1 once it made any (every second, each worker)
  *   control (ctrun -> agent)
  *     "U"                  a peer node failed (SIGURG from its cancel)
  *     end of file          ctrun is gone: the agent stops its workers
@@ -48,6 +48,7 @@ struct agent_msg {
 	long rank;    /* F: the rank that failed first, >= 0; P: the rank */
 	int sig;      /* F: the signal that killed it, 0 when it exited */
 	long long ms; /* P: how long the rank made no progress */
+	bool started; /* P: it made progress since it started */
 };
 
 /* The longest line the decoder takes (a longer one decodes as BAD). */

@@ -319,8 +319,11 @@ static int supervisor(struct agent_spec *s)
 		w[i].envp = envs[i].v;
 		w[i].cpus = s->w[i].has_cpus ? &s->w[i].cpus : NULL;
 	}
-	if (agentprog_start(&prog, s, envs, events_fd, &so, &e) < 0 ||
-	    supervise_run(w, s->n, &so, &r, &e) < 0) {
+	/* It adds to each worker's environment: the vectors may move. */
+	rc = agentprog_start(&prog, s, envs, events_fd, &so, &e);
+	for (size_t i = 0; i < s->n; i++)
+		w[i].envp = envs[i].v;
+	if (rc < 0 || supervise_run(w, s->n, &so, &r, &e) < 0) {
 		agentprog_end(&prog);
 		fail("agent", &e);
 		return e.code != 0 ? e.code : EXIT_CTRUN;

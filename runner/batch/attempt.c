@@ -13,14 +13,33 @@
 #include "step.h"
 #include "util.h"
 
+/* After the nodes of a stopped step have ended: their last lines' time to
+ * come through srun before it is killed. */
+#define ATTEMPT_FLUSH_MS 500
+/* A node's ctrun gone without its last word is a lost node only if srun
+ * still waits for it this much later: srun waits for a dead node's tasks
+ * until Slurm notices, while a ctrun that Slurm itself killed (srun
+ * --kill-on-bad-exit's SIGKILL after KillWait, a launch that failed
+ * elsewhere) leaves srun nothing to wait for, and srun ends. */
+#define ATTEMPT_LOSS_MS 1500
+
+struct suspect {
+	char host[WATCH_HOST_MAX];
+	char why[512];
+	long long since;
+};
+
 struct run {
 	const struct attempt *a;
 	struct attempt_result *r;
 	pid_t pid;
 	int ws;
-	bool done;         /* srun reaped */
-	bool stopping;     /* the batch ctrun stopped the step */
+	bool done;           /* srun reaped */
+	bool stopping;       /* the batch ctrun stopped the step */
+	bool settled;        /* and every node has ended since */
 	long long stop_until;
+	struct suspect *sus; /* nodes gone without a word, not yet lost */
+	size_t nsus;
 };
 
 /* Signals of the batch step for the workers.  srun answers TERM, HUP and
@@ -48,17 +67,22 @@ static void signal_steps(const struct topo *t, pid_t srun, int sig)
 		kill(srun, SIGTERM);
 }
 
-/* The attempt's own step (its nodes said which), else every step of the job. */
-static void signal_attempt(struct run *u, int sig)
+/* scancel (sig 0: the step cancelled, else the signal) to the attempt's
+ * own step (its nodes said which), else to every step of the job, without
+ * waiting: with a dead node in the step scancel waits MessageTimeout. */
+static void scancel_attempt(struct run *u, int sig)
 {
+	struct strv steps = { 0 };
 	char step[32];
 
 	if (u->a->watch != NULL && u->a->watch->step >= 0) {
 		snprintf(step, sizeof(step), "%ld", u->a->watch->step);
-		step_signal(u->a->t->job_id, step, sig);
-	} else {
-		signal_steps(u->a->t, u->pid, sig);
+		step_helper_keep(step_scancel_start(u->a->t->job_id, step, sig));
+	} else if (job_steps(u->a->t->job_id, &steps) == 0) {
+		for (size_t i = 0; i < steps.n; i++)
+			step_helper_keep(step_scancel_start(u->a->t->job_id, steps.v[i], sig));
 	}
+	strv_free(&steps);
 }
 
 static void on_signal(void *arg, int sig)
@@ -116,7 +140,44 @@ static void begin_stop(struct run *u, const char *why)
 	u->stopping = true;
 	u->stop_until = mono_ms() + u->a->grace_ms;
 	watch_tell_stop(u->a->watch, why);
-	signal_attempt(u, SIGURG);
+	scancel_attempt(u, SIGURG);
+}
+
+/* The suspects that srun still waits for after ATTEMPT_LOSS_MS (all of
+ * them with now_all, when srun is about to be killed) are lost: named in
+ * one line each. */
+static void confirm_lost(struct run *u, bool now_all)
+{
+	long long now = mono_ms();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < u->nsus; i++) {
+		struct suspect *s = &u->sus[i];
+
+		if (!now_all && now - s->since < ATTEMPT_LOSS_MS) {
+			u->sus[kept++] = *s;
+			continue;
+		}
+		if (strv_push(&u->r->lost, s->host) < 0 || strv_push(&u->r->why, s->why) < 0)
+			continue;
+		if (!u->a->quiet)
+			fprintf(stderr, "ctrun: node %s left out: lost during the step: %s\n",
+				s->host, s->why);
+	}
+	u->nsus = kept;
+}
+
+static void suspect(struct run *u, const char *host, const char *why)
+{
+	struct suspect *grown = realloc(u->sus, (u->nsus + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return;
+	u->sus = grown;
+	grown = &u->sus[u->nsus++];
+	snprintf(grown->host, sizeof(grown->host), "%s", host);
+	snprintf(grown->why, sizeof(grown->why), "%s", why);
+	grown->since = mono_ms();
 }
 
 /* What the watch saw since the last round. */
@@ -128,11 +189,9 @@ static void watch_events(struct run *u)
 	while ((ev = watch_check(u->a->watch, host, sizeof(host), why, sizeof(why))) ==
 	       WATCH_EV_LOST || ev == WATCH_EV_HANG) {
 		if (ev == WATCH_EV_LOST) {
-			if (strv_push(&u->r->lost, host) < 0 || strv_push(&u->r->why, why) < 0)
-				continue;
-			if (!u->a->quiet)
-				fprintf(stderr, "ctrun: node %s left out: lost during the step: %s\n",
-					host, why);
+			/* Stopped at once: the other nodes' workers would wait
+			 * for it; lost once srun is seen to wait for it too. */
+			suspect(u, host, why);
 			snprintf(stop, sizeof(stop), "node %s was lost", host);
 		} else {
 			u->r->hung = true;
@@ -144,25 +203,27 @@ static void watch_events(struct run *u)
 		if (u->r->stopped == 0)
 			begin_stop(u, stop);
 	}
-	/* Stopped and every node has ended: srun may still wait for a dead one. */
-	if (ev == WATCH_EV_ALL_DONE && u->stopping)
-		u->stop_until = 0;
+	/* Stopped and every node has ended: srun may still wait for a dead one.
+	 * A moment first for the nodes' last lines, which come through srun,
+	 * and to tell a dead node from a ctrun Slurm killed (the suspects). */
+	if (ev == WATCH_EV_ALL_DONE && u->stopping && !u->settled) {
+		long long until = mono_ms() + ATTEMPT_FLUSH_MS;
+
+		u->settled = true;
+		for (size_t i = 0; i < u->nsus; i++)
+			if (u->sus[i].since + ATTEMPT_LOSS_MS > until)
+				until = u->sus[i].since + ATTEMPT_LOSS_MS;
+		if (u->stop_until > until)
+			u->stop_until = until;
+	}
+	confirm_lost(u, false);
 }
 
 /* srun did not end by itself: its step is cancelled and srun killed. */
 static void finish(struct run *u)
 {
-	struct strv steps = { 0 };
-	char step[32];
-
-	if (u->a->watch != NULL && u->a->watch->step >= 0) {
-		snprintf(step, sizeof(step), "%ld", u->a->watch->step);
-		step_kill(u->a->t->job_id, step);
-	} else if (job_steps(u->a->t->job_id, &steps) == 0) {
-		for (size_t i = 0; i < steps.n; i++)
-			step_kill(u->a->t->job_id, steps.v[i]);
-	}
-	strv_free(&steps);
+	confirm_lost(u, true);
+	scancel_attempt(u, 0);
 	kill(u->pid, SIGKILL);
 	while (waitpid(u->pid, &u->ws, 0) < 0 && errno == EINTR)
 		;
@@ -189,6 +250,7 @@ static int loop(struct run *u, struct sigloop *l)
 		}
 		if (sigloop_wait(l, w != NULL ? w->pfd : NULL, n, timeout) < 0)
 			return -1;
+		step_helpers_reap(0);
 		if (w != NULL)
 			watch_events(u);
 	}
@@ -231,6 +293,8 @@ int attempt_run(const struct attempt *a, struct attempt_result *r, struct err *e
 		r->signalled = false;
 	rv = 0;
 out:
+	/* A suspect srun did not wait for is no lost node. */
+	free(u.sus);
 	sigloop_close(&l);
 	return rv;
 }

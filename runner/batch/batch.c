@@ -214,6 +214,7 @@ static int check_health(struct batch *b, int *stopped, struct err *e)
 {
 	struct strv nodes = { 0 };
 	struct health h;
+	long long t0;
 	int rv = -1;
 
 	for (size_t i = 0; i < b->plan.nodes.n; i++)
@@ -221,8 +222,12 @@ static int check_health(struct batch *b, int *stopped, struct err *e)
 			err_sys(e, EXIT_CTRUN, "health check");
 			goto out;
 		}
+	t0 = mono_ms();
 	if (health_run(b->o, b->t, b->env.v, b->self, nodes.v, &h, e) < 0)
 		goto out;
+	if (b->o->verbose > 0)
+		fprintf(stderr, "ctrun: batch mode: health check of %zu nodes: %zu unhealthy, %lld ms\n",
+			nodes.n, h.bad.n, mono_ms() - t0);
 	*stopped = h.stopped;
 	for (size_t i = 0; i < h.bad.n; i++) {
 		char why[600];
@@ -288,7 +293,8 @@ static int run_attempt(struct batch *b, long restart, struct attempt_result *r, 
 	if (batch_srun_argv(b->o, b->t, b->env.v, b->self, resilient ? &on : NULL, &argv, e) < 0)
 		goto out;
 	if (b->watched &&
-	    watch_begin(&b->watch, restart, b->order.v, b->o->hang_timeout * 1000LL) < 0) {
+	    watch_begin(&b->watch, restart, b->order.v, b->o->hang_timeout * 1000LL,
+			options_hang_first(b->o) * 1000LL) < 0) {
 		err_sys(e, EXIT_CTRUN, "watch");
 		goto out;
 	}
@@ -299,6 +305,8 @@ static int run_attempt(struct batch *b, long restart, struct attempt_result *r, 
 	a.envp = b->env.v;
 	if (attempt_run(&a, r, e) < 0)
 		goto out;
+	if (b->o->verbose > 0)
+		fprintf(stderr, "ctrun: batch mode: the step ended with status %d\n", r->status);
 	for (size_t i = 0; i < r->lost.n; i++)
 		nodeplan_leave_out(&b->plan, r->lost.v[i], r->why.v[i]);
 	rv = 0;
@@ -318,9 +326,11 @@ static bool may_restart(struct batch *b, long restart, const struct attempt_resu
 	if (r->status == 0 || r->signalled || r->stopped != 0)
 		return false;
 	if (restart >= o->max_restarts) {
-		if ((r->hung || r->lost.n > 0) && !o->quiet)
-			fprintf(stderr, "ctrun: not restarting the step: --max-restarts %ld %s\n",
-				o->max_restarts, o->max_restarts == 0 ? "" : "spent");
+		if ((r->hung || r->lost.n > 0) && !o->quiet && o->max_restarts == 0)
+			fprintf(stderr, "ctrun: not restarting the step: no restarts (--max-restarts 0)\n");
+		else if ((r->hung || r->lost.n > 0) && !o->quiet)
+			fprintf(stderr, "ctrun: not restarting the step: --max-restarts %ld spent\n",
+				o->max_restarts);
 		return false;
 	}
 	return !stopped_from_outside(o, b->t, b->stops);
@@ -405,6 +415,8 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	}
 	if (batch_setup(&b, envp, e) == 0)
 		rv = batch_loop(&b, e);
+	/* The scancels of steps with a dead node: done before the job goes on. */
+	step_helpers_reap(6000);
 out:
 	if (b.env.n > 0)
 		stage_remove(t, b.env.v, &b.stage);

@@ -128,7 +128,8 @@ static void take_line(struct check *c, int k, const char *line)
 		record(c, host, ok, why);
 	} else if (health_srun_failure(line, host, sizeof(host), why, sizeof(why)) == 0) {
 		record(c, host, 0, why);
-	} else if (strstr(line, "error") != NULL) {
+	} else if (strncmp(line, "ctrun: ", 7) == 0 || strstr(line, "error") != NULL) {
+		/* A node's ctrun that could not check (its one line), or srun's. */
 		snprintf(c->last_err, sizeof(c->last_err), "%s", line);
 	}
 }
@@ -264,7 +265,7 @@ static void end_check(struct check *c, const struct topo *t)
 	if (!c->done) {
 		if (c->step >= 0) {
 			snprintf(step, sizeof(step), "%ld", c->step);
-			step_kill(t->job_id, step);
+			step_helper_keep(step_scancel_start(t->job_id, step, 0));
 		}
 		kill(-c->pid, SIGKILL);
 		while (waitpid(c->pid, &c->ws, 0) < 0 && errno == EINTR)
@@ -291,7 +292,9 @@ int health_run(const struct options *o, const struct topo *t, char *const *env,
 	if (c.n == 0)
 		return 0;
 	c.a = calloc(c.n, sizeof(*c.a));
+	/* The attempts' node order is not this step's. */
 	if (c.a == NULL || health_argv(o, self, nodes, &argv) < 0 || strv_extend(&envv, env) < 0 ||
+	    strv_unsetenv(&envv, TOPO_BATCH_NODES_ENV) < 0 ||
 	    strv_setenv(&envv, HEALTH_ENV, "1", 1) < 0) {
 		err_sys(e, EXIT_CTRUN, "health check");
 		goto out;
@@ -316,8 +319,11 @@ int health_run(const struct options *o, const struct topo *t, char *const *env,
 			continue;
 		if (c.a[i].got == 0)
 			snprintf(why, sizeof(why), "%s", c.a[i].why);
+		else if (c.done)
+			snprintf(why, sizeof(why), "its check gave no answer%s%s%s",
+				 c.last_err[0] ? " (" : "", c.last_err, c.last_err[0] ? ")" : "");
 		else
-			snprintf(why, sizeof(why), "no answer from its check within %ld s%s%s%s",
+			snprintf(why, sizeof(why), "its check gave no answer within %ld s%s%s%s",
 				 o->health_timeout, c.last_err[0] ? " (" : "", c.last_err,
 				 c.last_err[0] ? ")" : "");
 		if (strv_push(&h->bad, nodes[i]) < 0 || strv_push(&h->why, why) < 0) {

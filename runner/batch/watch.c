@@ -134,7 +134,8 @@ void watch_close(struct watch *w)
 	explicit_bzero(w->key, sizeof(w->key));
 }
 
-int watch_begin(struct watch *w, long attempt, char *const *nodes, long long hang_ms)
+int watch_begin(struct watch *w, long attempt, char *const *nodes, long long hang_ms,
+		long long first_ms)
 {
 	size_t n;
 
@@ -149,6 +150,7 @@ int watch_begin(struct watch *w, long attempt, char *const *nodes, long long han
 	w->attempt = attempt;
 	w->step = -1;
 	w->hang_ms = hang_ms;
+	w->first_ms = first_ms > hang_ms ? first_ms : hang_ms;
 	w->start = mono_ms();
 	return 0;
 }
@@ -232,13 +234,15 @@ static void progress(struct watch_node *c, const struct watch_msg *m)
 	for (size_t i = 0; i < c->nranks; i++)
 		if (c->ranks[i].rank == m->rank) {
 			c->ranks[i].last = last;
+			c->ranks[i].started = m->started;
 			return;
 		}
 	if (c->nranks >= RANKS_MAX ||
 	    (grown = realloc(c->ranks, (c->nranks + 1) * sizeof(*grown))) == NULL)
 		return;
 	c->ranks = grown;
-	c->ranks[c->nranks++] = (struct watch_rank){ .rank = m->rank, .last = last };
+	c->ranks[c->nranks++] = (struct watch_rank){ .rank = m->rank, .last = last,
+						     .started = m->started };
 }
 
 #define GARBLED "its ctrun sent what the watch cannot read"
@@ -365,8 +369,9 @@ static void stalled_first(const struct watch *w, long long now, char *out, size_
 		snprintf(out + len, size - len, " and %zu more", more);
 }
 
-/* Whether no rank of the nodes still running made progress for hang_ms:
- * only once every node has said hello and reported its workers. */
+/* Whether no rank of the nodes still running made progress for hang_ms
+ * (first_ms for one that made none since it started): only once every
+ * node has said hello and reported its workers. */
 static bool hung(const struct watch *w, long long now)
 {
 	size_t up = 0;
@@ -381,9 +386,12 @@ static bool hung(const struct watch *w, long long now)
 			continue;
 		if (w->c[i].nranks == 0)
 			return false;
-		for (size_t r = 0; r < w->c[i].nranks; r++)
-			if (now - w->c[i].ranks[r].last < w->hang_ms)
+		for (size_t r = 0; r < w->c[i].nranks; r++) {
+			const struct watch_rank *k = &w->c[i].ranks[r];
+
+			if (now - k->last < (k->started ? w->hang_ms : w->first_ms))
 				return false;
+		}
 		up++;
 	}
 	return up > 0;

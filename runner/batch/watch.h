@@ -31,6 +31,7 @@
 struct watch_rank {
 	long rank;
 	long long last; /* mono_ms of its last progress */
+	bool started;   /* it made progress since it started */
 };
 
 struct watch_node;
@@ -49,6 +50,7 @@ struct watch {
 	size_t nc;
 	long long start;           /* mono_ms the attempt began */
 	long long hang_ms;         /* 0: no hang watch */
+	long long first_ms;        /* the bound before a rank's first progress */
 	struct pollfd *pfd;        /* watch_pollfds': the listener, then each connection */
 	size_t pfd_cap;
 };
@@ -71,8 +73,11 @@ int watch_open(struct watch *w, const char *job, const uint8_t secret[JOBKEY_LEN
 	       const char *addr, struct err *e);
 void watch_close(struct watch *w);
 
-/* A new attempt on nodes: earlier connections are closed. */
-int watch_begin(struct watch *w, long attempt, char *const *nodes, long long hang_ms);
+/* A new attempt on nodes: earlier connections are closed.  hang_ms: no
+ * rank made progress for that long is a hang (0: none); first_ms, the
+ * same for a rank that made none yet since it started. */
+int watch_begin(struct watch *w, long attempt, char *const *nodes, long long hang_ms,
+		long long first_ms);
 
 /* The descriptors to poll, in w->pfd; how many. */
 size_t watch_pollfds(struct watch *w);

@@ -149,9 +149,9 @@ fail:
 			"a loss of this node will be seen only by Slurm\n", where, host, why);
 }
 
-void watchc_progress(long rank, long long ms)
+void watchc_progress(long rank, long long ms, bool started)
 {
-	struct watch_msg m = { .kind = WATCH_PROGRESS, .rank = rank, .ms = ms };
+	struct watch_msg m = { .kind = WATCH_PROGRESS, .rank = rank, .ms = ms, .started = started };
 
 	(void)say(&m, MSG_DONTWAIT);
 }

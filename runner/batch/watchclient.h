@@ -16,8 +16,9 @@
 void watchc_open(const char *host, const char *job, char *const *envp, bool quiet);
 /* Whether this process is connected. */
 bool watchc_on(void);
-/* Rank made no progress for ms (best effort: dropped when the socket is full). */
-void watchc_progress(long rank, long long ms);
+/* Rank made no progress for ms, and made some since it started or not
+ * (best effort: dropped when the socket is full). */
+void watchc_progress(long rank, long long ms, bool started);
 /* The last word: this ctrun ends with status (waits at most 2 s to send it). */
 void watchc_done(int status);
 /* Why the batch ctrun stopped the step, if it said so ("" if not). */

@@ -110,7 +110,7 @@ int watchproto_encode(const struct watch_msg *m, char *buf, size_t size)
 	case WATCH_PROGRESS:
 		if (m->rank < 0 || m->rank >= WATCH_RANK_MAX || m->ms < 0)
 			return -1;
-		len = snprintf(buf, size, "P %ld %lld\n", m->rank, m->ms);
+		len = snprintf(buf, size, "P %ld %lld %d\n", m->rank, m->ms, m->started ? 1 : 0);
 		break;
 	case WATCH_DONE:
 		if (m->status < 0 || m->status > 255)
@@ -158,7 +158,7 @@ int watchproto_parse(const char *line, struct watch_msg *m)
 {
 	const char *p = line + 2;
 	char hex[2 * JOBKEY_LEN + 2];
-	long long a, b;
+	long long a, b, c;
 
 	memset(m, 0, sizeof(*m));
 	if (line[0] == '\0' || line[1] != ' ')
@@ -175,10 +175,11 @@ int watchproto_parse(const char *line, struct watch_msg *m)
 		break;
 	case 'P':
 		if (number(&p, WATCH_RANK_MAX - 1, &a) < 0 || number(&p, 1LL << 40, &b) < 0 ||
-		    *p != '\0')
+		    number(&p, 1, &c) < 0 || *p != '\0')
 			return -1;
 		m->rank = (long)a;
 		m->ms = b;
+		m->started = c == 1;
 		break;
 	case 'D':
 		if (number(&p, 255, &a) < 0 || *p != '\0')

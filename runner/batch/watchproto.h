@@ -9,8 +9,9 @@
  *
  *   batch -> node   "CTRUN-WATCH 1 <nonce: 32 hex>"
  *   node -> batch   "H <attempt> <step> <host> <mac: 64 hex>"   hello
- *                   "P <rank> <ms>"  rank's workers made no progress for ms
- *                                    (output, or a touch of its heartbeat file)
+ *                   "P <rank> <ms> <0|1>"  rank made no progress for ms (output,
+ *                                    or a touch of its heartbeat file); 1 once
+ *                                    it made any since it started
  *                   "D <status>"     this node's ctrun ends with status
  *   batch -> node   "S <why>"        the batch ctrun stops the step (why: a
  *                                    few words for the node's own line)
@@ -53,6 +54,7 @@ struct watch_msg {
 	uint8_t mac[JOBKEY_LEN];     /* H */
 	long rank;                   /* P */
 	long long ms;                /* P */
+	bool started;                /* P */
 	int status;                  /* D: 0..255 */
 	char why[WATCH_WHY_MAX];     /* S */
 };

@@ -16,7 +16,7 @@
 #include "util.h"
 #include "runtimes.h"
 
-enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV, K_NNODES };
+enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV, K_NNODES, K_HANG };
 
 struct key {
 	const char *section; /* ini section */
@@ -46,7 +46,7 @@ static const struct key keys[] = {
 	{ "run", "node_rank", "node-rank", K_LONG, OFF(node_rank), 0, 1 << 20, NULL },
 	{ "run", "max_restarts", "max-restarts", K_LONG, OFF(max_restarts), 0, 1000, NULL },
 	{ "run", "spares", "spares", K_LONG, OFF(spares), 0, 1 << 20, NULL },
-	{ "run", "hang_timeout", "hang-timeout", K_LONG, OFF(hang_timeout), 0, 1L << 30, NULL },
+	{ "run", "hang_timeout", "hang-timeout", K_HANG, OFF(hang_timeout), 0, 1L << 30, NULL },
 	{ "run", "health_check", NULL, K_STR, OFF(health_check), 0, 0, NULL },
 	{ "run", "health_timeout", NULL, K_LONG, OFF(health_timeout), 1, 86400, NULL },
 	{ "run", "kill_timeout", "kill-timeout", K_LONG, OFF(kill_timeout), 0, 3600, NULL },
@@ -204,6 +204,33 @@ static int set_nnodes(struct options *o, const struct key *k, const char *value,
 	return 0;
 }
 
+/* --hang-timeout SEC, or SEC:FIRST (the bound before a worker's first progress). */
+static int set_hang(struct options *o, const struct key *k, const char *value,
+		    const char *where, struct err *e)
+{
+	const char *colon = strchr(value, ':');
+	char sec[32];
+	long s, f = 0;
+
+	if (xsnprintf(sec, sizeof(sec), "%.*s", colon != NULL ? (int)(colon - value) : 31,
+		      value) < 0 || parse_long(sec, k->min, k->max, &s) < 0 ||
+	    (colon != NULL && parse_long(colon + 1, 1, k->max, &f) < 0))
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not SEC or SEC:FIRST (seconds, 0 = "
+			       "off)", where, value);
+	o->hang_timeout = s;
+	o->hang_first = f;
+	return 0;
+}
+
+long options_hang_first(const struct options *o)
+{
+	if (o->hang_timeout <= 0)
+		return 0;
+	if (o->hang_first > 0)
+		return o->hang_first;
+	return o->hang_timeout > HANG_FIRST_MIN ? o->hang_timeout : HANG_FIRST_MIN;
+}
+
 static int set_key(struct options *o, const struct key *k, const char *value,
 		   const char *where, struct err *e)
 {
@@ -261,6 +288,8 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 		break;
 	case K_NNODES:
 		return set_nnodes(o, k, value, where, e);
+	case K_HANG:
+		return set_hang(o, k, value, where, e);
 	case K_SIZE:
 		if (parse_size(value, (unsigned long long *)(void *)base) < 0)
 			return err_set(e, EXIT_USAGE, "%s: '%s' is not a size (bytes, or with "

@@ -45,6 +45,7 @@ struct watch {
 	struct hangwatch hw;
 	long *ranks;
 	long long *silent;
+	bool *begun;         /* each worker made progress since it started */
 	size_t reported;     /* this tick's reports so far */
 	bool hung;           /* judged here: the agent was told to stop them */
 };
@@ -73,10 +74,12 @@ static void progress(struct watch *w, const struct agent_msg *m)
 	if (w->ranks == NULL || i < 0 || i >= w->t->nproc)
 		return;
 	w->silent[i] = m->ms;
+	w->begun[i] = m->started;
 	if (++w->reported < (size_t)w->t->nproc)
 		return;
 	w->reported = 0;
-	if (hangwatch_tick(&w->hw, w->ranks, w->silent, (size_t)w->t->nproc) && !w->hung &&
+	if (hangwatch_tick(&w->hw, w->ranks, w->silent, w->begun, (size_t)w->t->nproc) &&
+	    !w->hung &&
 	    !w->peer_failed && w->failed_rank < 0) {
 		w->hung = true;
 		if (agentproto_send(w->cfd, &stop) < 0)
@@ -216,7 +219,8 @@ int ctr_watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct 
 	if (w.hw.on) {
 		w.ranks = calloc((size_t)rd->t->nproc, sizeof(*w.ranks));
 		w.silent = calloc((size_t)rd->t->nproc, sizeof(*w.silent));
-		if (w.ranks == NULL || w.silent == NULL) {
+		w.begun = calloc((size_t)rd->t->nproc, sizeof(*w.begun));
+		if (w.ranks == NULL || w.silent == NULL || w.begun == NULL) {
 			err_sys(e, EXIT_CTRUN, "hang watch");
 			goto out;
 		}
@@ -248,6 +252,7 @@ restore:
 out:
 	free(w.ranks);
 	free(w.silent);
+	free(w.begun);
 	if (w.efd >= 0)
 		close(w.efd);
 	if (w.cfd >= 0)

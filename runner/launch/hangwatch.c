@@ -14,6 +14,7 @@ void hangwatch_init(struct hangwatch *h, const struct options *o, const struct t
 {
 	memset(h, 0, sizeof(*h));
 	h->hang_ms = o->hang_timeout * 1000LL;
+	h->first_ms = options_hang_first(o) * 1000LL;
 	h->host = t->host;
 	h->quiet = o->quiet;
 	if (h->hang_ms <= 0 || o->dry_run)
@@ -58,22 +59,24 @@ int hangwatch_env(const struct hangwatch *h, long rank, struct strv *env)
 }
 
 bool hangwatch_tick(struct hangwatch *h, const long *ranks, const long long *silent_ms,
-		    size_t n)
+		    const bool *started, size_t n)
 {
-	long long least = -1, most = 0;
+	long long most = 0;
 	long first = -1;
+	bool hung = n > 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!h->local)
-			watchc_progress(ranks[i], silent_ms[i]);
-		if (least < 0 || silent_ms[i] < least)
-			least = silent_ms[i];
+			watchc_progress(ranks[i], silent_ms[i], started[i]);
+		/* Each within its bound: hung only when every one is past it. */
+		if (silent_ms[i] < (started[i] ? h->hang_ms : h->first_ms))
+			hung = false;
 		if (silent_ms[i] > most) {
 			most = silent_ms[i];
 			first = ranks[i];
 		}
 	}
-	if (!h->local || n == 0 || least < h->hang_ms)
+	if (!h->local || !hung)
 		return false;
 	if (!h->quiet)
 		fprintf(stderr, "ctrun: the workers on %s hung: no rank made progress (a line of "
@@ -83,7 +86,8 @@ bool hangwatch_tick(struct hangwatch *h, const long *ranks, const long long *sil
 	return true;
 }
 
-bool hangwatch_cb(void *arg, const struct worker *w, const long long *silent_ms, size_t n)
+bool hangwatch_cb(void *arg, const struct worker *w, const long long *silent_ms,
+		  const bool *started, size_t n)
 {
 	long *ranks = malloc(n * sizeof(*ranks));
 	bool hung;
@@ -92,7 +96,7 @@ bool hangwatch_cb(void *arg, const struct worker *w, const long long *silent_ms,
 		return false;
 	for (size_t i = 0; i < n; i++)
 		ranks[i] = w[i].rank;
-	hung = hangwatch_tick(arg, ranks, silent_ms, n);
+	hung = hangwatch_tick(arg, ranks, silent_ms, started, n);
 	free(ranks);
 	return hung;
 }

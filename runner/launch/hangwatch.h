@@ -21,6 +21,7 @@ struct hangwatch {
 	bool on;             /* progress is tracked */
 	bool local;          /* judged here, not by the batch ctrun */
 	long long hang_ms;
+	long long first_ms;  /* the bound before a worker's first progress */
 	char dir[PATH_MAX];  /* the heartbeat files' directory here, "" for none */
 	const char *host;
 	bool quiet;
@@ -36,9 +37,10 @@ int hangwatch_env(const struct hangwatch *h, long rank, struct strv *env);
 /* The silences of one tick: to the batch ctrun, or judged here (true: the
  * workers hung, said in one line). */
 bool hangwatch_tick(struct hangwatch *h, const long *ranks, const long long *silent_ms,
-		    size_t n);
+		    const bool *started, size_t n);
 /* supervise_opts.on_progress over hangwatch_tick (arg: the hangwatch). */
-bool hangwatch_cb(void *arg, const struct worker *w, const long long *silent_ms, size_t n);
+bool hangwatch_cb(void *arg, const struct worker *w, const long long *silent_ms,
+		  const bool *started, size_t n);
 /* Removes the heartbeat directory. */
 void hangwatch_end(struct hangwatch *h);
 

@@ -50,7 +50,8 @@ int progress_init(struct progress *p, size_t n, const long *ranks, const char *d
 	p->last = calloc(n, sizeof(*p->last));
 	p->file = calloc(n, sizeof(*p->file));
 	p->mtime = calloc(n, sizeof(*p->mtime));
-	if (p->last == NULL || p->file == NULL || p->mtime == NULL)
+	p->started = calloc(n, sizeof(*p->started));
+	if (p->last == NULL || p->file == NULL || p->mtime == NULL || p->started == NULL)
 		return err_sys(e, EXIT_CTRUN, "progress");
 	p->next_tick = now + PROGRESS_TICK_MS;
 	for (size_t i = 0; i < n; i++) {
@@ -85,6 +86,7 @@ void progress_fini(struct progress *p)
 		free(p->file[i]);
 	}
 	free(p->file);
+	free(p->started);
 	free(p->last);
 	free(p->mtime);
 	memset(p, 0, sizeof(*p));
@@ -92,8 +94,10 @@ void progress_fini(struct progress *p)
 
 void progress_saw(struct progress *p, size_t i)
 {
-	if (i < p->n)
+	if (i < p->n) {
 		p->last[i] = mono_ms();
+		p->started[i] = true;
+	}
 }
 
 void progress_poll(struct progress *p)
@@ -110,6 +114,7 @@ void progress_poll(struct progress *p)
 		    st.st_mtim.tv_nsec != p->mtime[i].tv_nsec) {
 			p->mtime[i] = st.st_mtim;
 			p->last[i] = now;
+			p->started[i] = true;
 		}
 	}
 }
@@ -119,4 +124,9 @@ long long progress_silent(const struct progress *p, size_t i)
 	long long d = i < p->n ? mono_ms() - p->last[i] : 0;
 
 	return d > 0 ? d : 0;
+}
+
+bool progress_started(const struct progress *p, size_t i)
+{
+	return i < p->n && p->started[i];
 }

@@ -24,6 +24,7 @@
 struct progress {
 	size_t n;
 	long long *last;        /* per worker: mono_ms of its last progress */
+	bool *started;          /* per worker: it made progress since it started */
 	char **file;            /* per worker: its heartbeat file, NULL for none */
 	struct timespec *mtime; /* per worker: the file's time when last looked at */
 	long long next_tick;    /* mono_ms of the next tick */
@@ -47,7 +48,11 @@ void progress_fini(struct progress *p);
 void progress_saw(struct progress *p, size_t i);
 /* Looks at the heartbeat files: a file whose time changed is progress now. */
 void progress_poll(struct progress *p);
-/* How long worker i has been silent, in ms. */
+/* How long worker i has been silent, in ms (since its start, before its
+ * first progress). */
 long long progress_silent(const struct progress *p, size_t i);
+/* Whether worker i made progress since it started: before, it is starting
+ * (imports, a checkpoint read), which --hang-timeout gives longer. */
+bool progress_started(const struct progress *p, size_t i);
 
 #endif

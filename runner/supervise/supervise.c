@@ -284,9 +284,13 @@ static void tick(struct sup *s, long long now)
 {
 	s->prog.next_tick = now + PROGRESS_TICK_MS;
 	progress_poll(&s->prog);
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
+		/* A worker that ended is no worker that hangs. */
 		s->silent[i] = s->p[i].alive ? progress_silent(&s->prog, i) : 0;
-	if (s->o->on_progress(s->o->progress_arg, s->w, s->silent, s->n) && s->alive > 0) {
+		s->started[i] = progress_started(&s->prog, i) || !s->p[i].alive;
+	}
+	if (s->o->on_progress(s->o->progress_arg, s->w, s->silent, s->started, s->n) &&
+	    s->alive > 0) {
 		s->r->hung = true;
 		begin_stop(s, SIGTERM);
 	}

@@ -66,12 +66,13 @@ struct supervise_opts {
 	/* The hang watch (heartbeat.h): with on_progress, every
 	 * PROGRESS_TICK_MS while the workers run it gets how long each has
 	 * been silent (ms since its last line of output, or the last touch of
-	 * its heartbeat file DIR/rank-R when heartbeat_dir is set); true stops
-	 * the workers as hung (supervise_result.hung, no failure named).
+	 * its heartbeat file DIR/rank-R when heartbeat_dir is set) and whether
+	 * it made any progress yet; true stops the workers as hung
+	 * (supervise_result.hung, no failure named).
 	 * Output is read through pipes then, even without prefix or log files. */
 	const char *heartbeat_dir;
 	bool (*on_progress)(void *arg, const struct worker *w, const long long *silent_ms,
-			    size_t n);
+			    const bool *started, size_t n);
 	void *progress_arg;
 };
 

@@ -70,6 +70,7 @@ struct sup {
 	bool track;
 	struct progress prog;
 	long long *silent;
+	bool *started;
 };
 
 /* Opens what a run needs (pipes' targets, log files, the signal loop with

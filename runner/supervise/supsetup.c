@@ -99,7 +99,8 @@ static int setup_progress(struct sup *s, struct err *e)
 	int rv;
 
 	s->silent = calloc(s->n, sizeof(*s->silent));
-	if (ranks == NULL || s->silent == NULL) {
+	s->started = calloc(s->n, sizeof(*s->started));
+	if (ranks == NULL || s->silent == NULL || s->started == NULL) {
 		free(ranks);
 		return err_sys(e, EXIT_CTRUN, "supervise");
 	}
@@ -192,6 +193,7 @@ void sup_teardown(struct sup *s)
 	out_writer_fini(&s->out);
 	progress_fini(&s->prog);
 	free(s->silent);
+	free(s->started);
 	free(s->st);
 	free(s->p);
 	free(s->log_fd);

@@ -49,7 +49,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-enum how { SAY_DONE, DIE, STALL, WRONG_ATTEMPT };
+enum how { SAY_DONE, DIE, STALL, WRONG_ATTEMPT, STARTING };
 
 /* A node's ctrun: connects as host, then behaves as how says. */
 static void node(struct fx *f, const char *host, enum how how)
@@ -71,11 +71,17 @@ static void node(struct fx *f, const char *host, enum how how)
 	if (!watchc_on())
 		_exit(3);
 	if (how == STALL) {
-		watchc_progress(5, 60000);
-		watchc_progress(4, 1000);
+		watchc_progress(5, 60000, true);
+		watchc_progress(4, 1000, true);
 		pause();
 	}
-	watchc_progress(0, 10);
+	if (how == STARTING) {
+		/* Silent as long, but rank 2 has not made its first progress. */
+		watchc_progress(1, 60000, true);
+		watchc_progress(2, 60000, false);
+		pause();
+	}
+	watchc_progress(0, 10, true);
 	if (how == SAY_DONE)
 		watchc_done(0);
 	_exit(0); /* DIE: the kernel closes the connection, no last word */
@@ -103,7 +109,7 @@ static void test_nodes_that_end_say_so(void **state)
 	struct fx *f = *state;
 	char *nodes[] = { "n1", "n2", NULL }, host[WATCH_HOST_MAX], why[512];
 
-	assert_int_equal(watch_begin(&f->w, 0, nodes, 0), 0);
+	assert_int_equal(watch_begin(&f->w, 0, nodes, 0, 0), 0);
 	node(f, "n1", SAY_DONE);
 	node(f, "n2", SAY_DONE);
 	assert_int_equal(wait_event(f, host, why, sizeof(why)), WATCH_EV_ALL_DONE);
@@ -115,7 +121,7 @@ static void test_a_node_that_dies_is_lost_at_once(void **state)
 	struct fx *f = *state;
 	char *nodes[] = { "n1", "n2", NULL }, host[WATCH_HOST_MAX], why[512];
 
-	assert_int_equal(watch_begin(&f->w, 2, nodes, 0), 0);
+	assert_int_equal(watch_begin(&f->w, 2, nodes, 0, 0), 0);
 	node(f, "n1", SAY_DONE);
 	node(f, "n2", DIE);
 	assert_int_equal(wait_event(f, host, why, sizeof(why)), WATCH_EV_LOST);
@@ -135,7 +141,7 @@ static void test_strangers_and_old_attempts_are_not_heard(void **state)
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	long long until = mono_ms() + 1500;
 
-	assert_int_equal(watch_begin(&f->w, 1, nodes, 0), 0);
+	assert_int_equal(watch_begin(&f->w, 1, nodes, 0, 0), 0);
 	sa.sin_port = htons((uint16_t)atoi(strrchr(f->w.where, ':') + 1));
 	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(write(s, "D 0\n", 4), 4);
@@ -158,12 +164,29 @@ static void test_ranks_without_progress_are_a_hang(void **state)
 	struct fx *f = *state;
 	char *nodes[] = { "n1", NULL }, host[WATCH_HOST_MAX], why[512];
 
-	assert_int_equal(watch_begin(&f->w, 0, nodes, 500), 0);
+	assert_int_equal(watch_begin(&f->w, 0, nodes, 500, 0), 0);
 	node(f, "n1", STALL);
 	assert_int_equal(wait_event(f, host, why, sizeof(why)), WATCH_EV_HANG);
 	/* Rank 5 was silent for a minute already: the first to stall. */
 	assert_non_null(strstr(why, "the first to stall: rank 5 on n1 (60 s)"));
 	assert_null(strstr(why, "rank 4"));
+}
+
+/* A rank that has not made its first progress has first_ms: no hang before. */
+static void test_a_starting_rank_has_longer(void **state)
+{
+	struct fx *f = *state;
+	char *nodes[] = { "n1", NULL }, host[WATCH_HOST_MAX], why[512];
+	long long until;
+
+	assert_int_equal(watch_begin(&f->w, 0, nodes, 500, 120000), 0);
+	node(f, "n1", STARTING);
+	/* Reported, and no hang: rank 2 has two minutes for its first progress. */
+	until = mono_ms() + 10000;
+	while (mono_ms() < until && (f->w.nc == 0 || f->w.expect.n == 0 || !f->w.said_hello[0]))
+		wait_event(f, host, why, sizeof(why));
+	for (until = mono_ms() + 1500; mono_ms() < until;)
+		assert_int_equal(wait_event(f, host, why, sizeof(why)), WATCH_EV_NONE);
 }
 
 int main(void)
@@ -174,6 +197,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strangers_and_old_attempts_are_not_heard, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ranks_without_progress_are_a_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_starting_rank_has_longer, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -22,6 +22,7 @@ static void roundtrip(const struct watch_msg *m)
 	assert_memory_equal(back.mac, m->mac, JOBKEY_LEN);
 	assert_int_equal(back.rank, m->rank);
 	assert_int_equal(back.ms, m->ms);
+	assert_int_equal(back.started, m->started);
 	assert_int_equal(back.status, m->status);
 	assert_string_equal(back.why, m->why);
 }
@@ -29,7 +30,8 @@ static void roundtrip(const struct watch_msg *m)
 static void test_every_message_reads_back(void **state)
 {
 	struct watch_msg h = { .kind = WATCH_HELLO, .attempt = 3, .step = 12, .host = "node-07.ib" };
-	struct watch_msg p = { .kind = WATCH_PROGRESS, .rank = 4095, .ms = 123456789 };
+	struct watch_msg p = { .kind = WATCH_PROGRESS, .rank = 4095, .ms = 123456789, .started = true };
+	struct watch_msg q = { .kind = WATCH_PROGRESS, .rank = 0, .ms = 0 };
 	struct watch_msg d = { .kind = WATCH_DONE, .status = 137 };
 	struct watch_msg s = { .kind = WATCH_STOP, .why = "node n2 was lost" };
 
@@ -38,6 +40,7 @@ static void test_every_message_reads_back(void **state)
 		h.mac[i] = (uint8_t)(i * 7);
 	roundtrip(&h);
 	roundtrip(&p);
+	roundtrip(&q);
 	roundtrip(&d);
 	roundtrip(&s);
 }
@@ -86,10 +89,11 @@ static void test_mac_binds_each_part(void **state)
 static void test_anything_else_is_refused(void **state)
 {
 	static const char *const bad[] = {
-		"", "H", "P 1", "P -1 5", "P 1 -5", "P 16777216 5", "P 1 5 6", "D 256", "D x",
+		"", "H", "P 1", "P 1 5", "P -1 5 1", "P 1 -5 1", "P 16777216 5 1", "P 1 5 2",
+		"P 1 5 1 1", "D 256", "D x",
 		"D  1", "S ", "X 1", "H 1 2 n1 zz", "H 1 2 bad/host " /* no mac */,
 		"H 1 2 n\x01 0000000000000000000000000000000000000000000000000000000000000000",
-		"P1 5", NULL,
+		"P1 5 1", NULL,
 	};
 	struct watch_msg m;
 

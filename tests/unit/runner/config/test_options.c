@@ -280,6 +280,8 @@ static void test_resilience_settings(void **state)
 	char *a2[] = { "ctrun", "--nnodes", "3", "x", NULL };
 	char *a3[] = { "ctrun", "--nnodes", "4:1", "x", NULL };
 	char *a4[] = { "ctrun", "--nnodes", "1:", "x", NULL };
+	char *a5[] = { "ctrun", "--hang-timeout", "30:900", "x", NULL };
+	char *a6[] = { "ctrun", "--hang-timeout", "30:", "x", NULL };
 	const char *path = write_tmp(f, "[run]\nhealth_check = /etc/slurm/nodecheck --quick\n"
 				     "health_timeout = 20\nspares = 1\n");
 	struct err e = { 0 };
@@ -292,6 +294,16 @@ static void test_resilience_settings(void **state)
 	assert_int_equal(f->o.nnodes, -1); /* elastic: the count is the batch ctrun's */
 	assert_int_equal(f->o.spares, 2);
 	assert_int_equal(f->o.hang_timeout, 600);
+	assert_int_equal(options_hang_first(&f->o), 600); /* SEC, being above the minimum */
+	fresh(f);
+	assert_int_equal(parse(&f->o, a5, &e), 0);
+	assert_int_equal(f->o.hang_timeout, 30);
+	assert_int_equal(options_hang_first(&f->o), 900);
+	f->o.hang_first = 0;
+	assert_int_equal(options_hang_first(&f->o), HANG_FIRST_MIN);
+	fresh(f);
+	assert_int_equal(parse(&f->o, a6, &e), -1);
+	assert_non_null(strstr(e.msg, "is not SEC or SEC:FIRST"));
 	fresh(f);
 	assert_int_equal(parse(&f->o, a2, &e), 0);
 	assert_int_equal(f->o.nnodes, 3);

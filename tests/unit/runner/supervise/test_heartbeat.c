@@ -16,7 +16,8 @@
 static char ticks_path[PATH_MAX];
 static int hang_after; /* ticks before it calls the workers hung; 0 never */
 
-static bool record(void *arg, const struct worker *w, const long long *silent, size_t n)
+static bool record(void *arg, const struct worker *w, const long long *silent,
+		   const bool *started, size_t n)
 {
 	static int count;
 	FILE *f = fopen(ticks_path, "a");
@@ -25,22 +26,27 @@ static bool record(void *arg, const struct worker *w, const long long *silent, s
 	(void)w;
 	if (f != NULL) {
 		for (size_t i = 0; i < n; i++)
-			fprintf(f, "%s%lld", i ? " " : "", silent[i]);
+			fprintf(f, "%s%lld %d", i ? " " : "", silent[i], started[i]);
 		fputc('\n', f);
 		fclose(f);
 	}
 	return hang_after > 0 && ++count >= hang_after;
 }
 
-/* The last tick's silences that the test's wait found. */
+/* The last tick's silences that the test's wait found; rank 0 made
+ * progress, rank 1 none since it started. */
 static void last_tick(long long *s0, long long *s1)
 {
 	char *text = read_file(ticks_path, NULL), *last;
+	int b0, b1;
 
 	assert_non_null(text);
 	text[strlen(text) - 1] = '\0';
 	last = strrchr(text, '\n');
-	assert_int_equal(sscanf(last != NULL ? last + 1 : text, "%lld %lld", s0, s1), 2);
+	assert_int_equal(sscanf(last != NULL ? last + 1 : text, "%lld %d %lld %d", s0, &b0, s1,
+				&b1), 4);
+	assert_int_equal(b0, 1);
+	assert_int_equal(b1, 0);
 	free(text);
 }
 
