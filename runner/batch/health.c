@@ -276,14 +276,82 @@ static void end_check(struct check *c, const struct topo *t)
 			close(c->fd[k]);
 }
 
+/* One check step over nodes: each node's answer into c (c.a, c.n filled
+ * by the caller).  -1 with e only for ctrun's own failure. */
+static int check_step(const struct options *o, const struct topo *t, char *const *env,
+		      const char *self, struct check *c, struct err *e)
+{
+	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
+					 .on_fd = on_fd, .arg = c };
+	struct strv argv = { 0 }, envv = { 0 };
+	struct sigloop l;
+	int rv = -1;
+
+	/* The attempts' node order is not this step's. */
+	if (health_argv(o, self, c->nodes, &argv) < 0 || strv_extend(&envv, env) < 0 ||
+	    strv_unsetenv(&envv, TOPO_BATCH_NODES_ENV) < 0 ||
+	    strv_setenv(&envv, HEALTH_ENV, "1", 1) < 0) {
+		err_sys(e, EXIT_CTRUN, "health check");
+		goto out;
+	}
+	if (sigloop_start(&l, 0, &ops, e) < 0)
+		goto out;
+	if (start(c, argv.v, envv.v, &l.old, e) == 0) {
+		sigloop_add_child(&l, c->pid);
+		rv = wait_answers(c, &l, mono_ms() + o->health_timeout * 1000);
+		if (rv < 0)
+			err_sys(e, EXIT_CTRUN, "health check: waiting for srun");
+		end_check(c, t);
+	}
+	sigloop_close(&l);
+out:
+	strv_free(&argv);
+	strv_free(&envv);
+	return rv;
+}
+
+/* Whether srun named a node it could not start on while others gave no
+ * answer: srun aborted the step then, and their checks may have been cut
+ * short; they are asked again, on their own. */
+static bool ask_again(const struct check *c)
+{
+	bool named = false, silent = false;
+
+	for (size_t i = 0; i < c->n; i++) {
+		named |= c->a[i].got == 0 && strncmp(c->a[i].why, "srun could not", 14) == 0;
+		silent |= c->a[i].got < 0;
+	}
+	return named && silent && c->stopped == 0;
+}
+
+static int verdicts(const struct options *o, const struct check *c, struct health *h,
+		    struct err *e)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		char why[512];
+
+		if (c->a[i].got == 1)
+			continue;
+		if (c->a[i].got == 0)
+			snprintf(why, sizeof(why), "%s", c->a[i].why);
+		else if (c->done)
+			snprintf(why, sizeof(why), "its check gave no answer%s%s%s",
+				 c->last_err[0] ? " (" : "", c->last_err, c->last_err[0] ? ")" : "");
+		else
+			snprintf(why, sizeof(why), "its check gave no answer within %ld s%s%s%s",
+				 o->health_timeout, c->last_err[0] ? " (" : "", c->last_err,
+				 c->last_err[0] ? ")" : "");
+		if (strv_push(&h->bad, c->nodes[i]) < 0 || strv_push(&h->why, why) < 0)
+			return err_sys(e, EXIT_CTRUN, "health check");
+	}
+	return 0;
+}
+
 int health_run(const struct options *o, const struct topo *t, char *const *env,
 	       const char *self, char *const *nodes, struct health *h, struct err *e)
 {
 	struct check c = { .nodes = nodes, .fd = { -1, -1 }, .step = -1 };
-	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
-					 .on_fd = on_fd, .arg = &c };
-	struct strv argv = { 0 }, envv = { 0 };
-	struct sigloop l;
+	struct strv again = { 0 };
 	int rv = -1;
 
 	memset(h, 0, sizeof(*h));
@@ -291,50 +359,40 @@ int health_run(const struct options *o, const struct topo *t, char *const *env,
 		c.n++;
 	if (c.n == 0)
 		return 0;
-	c.a = calloc(c.n, sizeof(*c.a));
-	/* The attempts' node order is not this step's. */
-	if (c.a == NULL || health_argv(o, self, nodes, &argv) < 0 || strv_extend(&envv, env) < 0 ||
-	    strv_unsetenv(&envv, TOPO_BATCH_NODES_ENV) < 0 ||
-	    strv_setenv(&envv, HEALTH_ENV, "1", 1) < 0) {
+	if ((c.a = calloc(c.n, sizeof(*c.a))) == NULL) {
 		err_sys(e, EXIT_CTRUN, "health check");
 		goto out;
 	}
 	for (size_t i = 0; i < c.n; i++)
 		c.a[i].got = -1;
-	if (sigloop_start(&l, 0, &ops, e) < 0)
+	if (check_step(o, t, env, self, &c, e) < 0)
 		goto out;
-	if (start(&c, argv.v, envv.v, &l.old, e) == 0) {
-		sigloop_add_child(&l, c.pid);
-		rv = wait_answers(&c, &l, mono_ms() + o->health_timeout * 1000);
-		if (rv < 0)
-			err_sys(e, EXIT_CTRUN, "health check: waiting for srun");
-		end_check(&c, t);
-	}
-	sigloop_close(&l);
 	h->stopped = c.stopped;
-	for (size_t i = 0; rv == 0 && i < c.n; i++) {
-		char why[512];
+	if (ask_again(&c)) {
+		struct health h2;
 
-		if (c.a[i].got == 1)
-			continue;
-		if (c.a[i].got == 0)
-			snprintf(why, sizeof(why), "%s", c.a[i].why);
-		else if (c.done)
-			snprintf(why, sizeof(why), "its check gave no answer%s%s%s",
-				 c.last_err[0] ? " (" : "", c.last_err, c.last_err[0] ? ")" : "");
-		else
-			snprintf(why, sizeof(why), "its check gave no answer within %ld s%s%s%s",
-				 o->health_timeout, c.last_err[0] ? " (" : "", c.last_err,
-				 c.last_err[0] ? ")" : "");
-		if (strv_push(&h->bad, nodes[i]) < 0 || strv_push(&h->why, why) < 0) {
-			rv = err_sys(e, EXIT_CTRUN, "health check");
-			break;
+		for (size_t i = 0; i < c.n; i++)
+			if (c.a[i].got < 0 && strv_push(&again, nodes[i]) < 0) {
+				err_sys(e, EXIT_CTRUN, "health check");
+				goto out;
+			}
+		if (health_run(o, t, env, self, again.v, &h2, e) < 0)
+			goto out;
+		for (size_t i = 0; i < c.n; i++) {
+			long at = c.a[i].got < 0 ? strv_find(&h2.bad, nodes[i]) : -2;
+
+			if (at == -1)
+				c.a[i].got = 1;
+			else if (at >= 0)
+				record(&c, nodes[i], 0, h2.why.v[at]);
 		}
+		h->stopped = h2.stopped;
+		health_free(&h2);
 	}
+	rv = verdicts(o, &c, h, e);
 out:
 	free(c.a);
-	strv_free(&argv);
-	strv_free(&envv);
+	strv_free(&again);
 	return rv;
 }
 

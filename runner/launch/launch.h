@@ -1,9 +1,10 @@
 /* launch.h - this node's part of a run: workers, supervision, restarts.
  *
  * Folder runner/launch/: this node's part of a run: the worker environment
- * contract, CPU binding, the restart loop, launch_run_here.  May use:
- * runner/slurm/, runner/config/, runner/node/, runner/supervise/, core/ (the
- * GNUmakefile's include paths enforce it).
+ * contract, CPU binding, the restart loop, launch_run_here, the hang watch's
+ * node side.  May use: runner/batch/ (the watch's node side), runner/slurm/,
+ * runner/config/, runner/node/, runner/supervise/, core/ (the GNUmakefile's
+ * include paths enforce it).
  */
 #ifndef CTRUN_LAUNCH_H
 #define CTRUN_LAUNCH_H

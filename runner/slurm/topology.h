@@ -6,8 +6,8 @@
  * set exactly the Slurm variables a real step would.
  *
  * Folder runner/slurm/: where a ctrun stands in Slurm: topology, hostlists
- * (builtin + libslurm), tasks per node, the batch re-launch, cancelling the
- * step.  May use: runner/config/, runner/node/, core/ (the GNUmakefile's
+ * (builtin + libslurm), tasks per node, staging the image, a batch step's
+ * stop notes, acting on steps (scancel, squeue).  May use: runner/config/, runner/node/, core/ (the GNUmakefile's
  * include paths enforce it).
  */
 #ifndef CTRUN_TOPOLOGY_H

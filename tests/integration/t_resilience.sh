@@ -96,6 +96,7 @@ train() { # DIR [ELASTIC-TRAIN-ARGS...]: the command line of elastic_train.py
 nothing_left() {
 	assert_no_leftovers "elastic_train.py" 15
 	assert_no_leftovers "$TMPD/w.sh" 5
+	assert_no_leftovers "$TMPD/k.sh" 5
 	assert_no_containers 5
 }
 
@@ -243,6 +244,30 @@ heartbeat_is_progress() {
 	if grep -q 'hung' beat.out; then fail "a hang was seen"; fi
 }
 
+# Only the ctrun of node 2 killed, its node alive (the out-of-memory
+# killer): its guardian ends the step and srun ends; not a lost node, the
+# step restarts with it.
+cat > k.sh <<'W'
+#!/bin/sh
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then echo "$RANK" >> "$OUT/up"; exec sleep 300; fi
+echo "rank $RANK $SLURMD_NODENAME" >> "$OUT/up1"
+W
+chmod +x k.sh
+ctrun_killed() {
+	rm -f up up1
+	OUT=$TMPD job killed -N2 -- --max-restarts 1 --nproc-per-node 2 -- "$TMPD/k.sh"
+	wait_lines up 4 60 || { cat killed.out; fail "the workers did not start"; }
+	"$CLUSTER" exec "$N2" pkill -o -KILL -f "^$CTRUN --max-restarts 1"
+	ended killed
+	wait_job_gone "$job" 60
+	cat killed.out
+	grep -qx 'ctrun exit 0' killed.out || fail "the job did not end well"
+	if grep -q 'left out' killed.out; then fail "a node whose ctrun was killed was left out"; fi
+	grep -qx 'ctrun: step failed with status [0-9]*; restarting (1/1)' killed.out ||
+		fail "not restarted on the same nodes"
+	assert_eq 2 "$(grep -c " $N2\$" up1)" "ranks of the restart on $N2"
+}
+
 # Refused in one line, exit 2, before any step; no worker ran.
 bad_input() {
 	local args
@@ -287,5 +312,7 @@ behaviour "--max-restarts 0: a hung job is stopped, said, status 124" hang_stopp
 behaviour "--max-restarts 0 and a hang, in containers" hang_stopped_in_container
 behaviour "a touch of the heartbeat file is progress" heartbeat_is_progress
 behaviour "nothing left on any node (hangs)" nothing_left
+behaviour "a ctrun killed on a living node: no lost node, the step restarts with it" ctrun_killed
+behaviour "nothing left on any node (ctrun killed)" nothing_left
 behaviour "bad --spares or --nnodes: one line, exit 2, no step" bad_input
 behaviour "under the user's own srun the options are said to be ignored" node_mode_says_so
