@@ -138,17 +138,20 @@ static int word(const char **p, char *out, size_t size)
 	memcpy(out, *p, len);
 	out[len] = '\0';
 	*p += len;
-	if (**p == ' ')
-		(*p)++;
+	/* One space between words, none at the end: one way to write a line. */
+	if (**p == ' ' && *++*p == '\0')
+		return -1;
 	return 0;
 }
 
+/* A decimal number as encode writes it: digits, no sign, no leading 0. */
 static int number(const char **p, long long max, long long *out)
 {
 	char w[24];
 	long v;
 
-	if (word(p, w, sizeof(w)) < 0 || parse_long(w, 0, (long)max, &v) < 0)
+	if (word(p, w, sizeof(w)) < 0 || strspn(w, "0123456789") != strlen(w) ||
+	    (w[0] == '0' && w[1] != '\0') || parse_long(w, 0, (long)max, &v) < 0)
 		return -1;
 	*out = v;
 	return 0;

@@ -93,7 +93,10 @@ static void test_anything_else_is_refused(void **state)
 		"P 1 5 1 1", "D 256", "D x",
 		"D  1", "S ", "X 1", "H 1 2 n1 zz", "H 1 2 bad/host " /* no mac */,
 		"H 1 2 n\x01 0000000000000000000000000000000000000000000000000000000000000000",
-		"P1 5 1", NULL,
+		"P1 5 1",
+		/* One way to write each line (found by fuzz_watchproto): no trailing
+		 * space, no sign, no leading zero. */
+		"D 3 ", "D 03", "D +3", "P 1 5 1 ", NULL,
 	};
 	struct watch_msg m;
 
