@@ -244,6 +244,27 @@ heartbeat_is_progress() {
 	if grep -q 'hung' beat.out; then fail "a hang was seen"; fi
 }
 
+# Outside Slurm one ctrun runs every worker: it judges a hang itself, and
+# restarts the workers within --max-restarts (in a container, from the
+# agent's reports).
+standalone_hang() {
+	run_rc "$CTRUN" --nproc-per-node 2 --hang-timeout 2 --max-restarts 1 -- sh -c \
+		'echo "up $RANK"; [ "$TORCHELASTIC_RESTART_COUNT" = 1 ] && exit 0; exec sleep 300' \
+		> sa.out 2>&1
+	cat sa.out
+	assert_eq 0 "$rc" "status after the restart"
+	grep -q "^ctrun: the workers on .* hung: no rank made progress (a line of output or a touch of its heartbeat file) for 2 s; the first to stall: rank [01] (" \
+		sa.out || fail "no line says they hung"
+	grep -qx "ctrun: restarting workers (1/1) after they hung" sa.out || fail "no restart"
+}
+standalone_hang_container() {
+	run_rc "$CTRUN" --image "$BB" --nproc-per-node 2 --hang-timeout 2 -- sh -c \
+		'echo up; exec sleep 300' > sc.out 2>&1
+	cat sc.out
+	assert_eq 124 "$rc" "a hung run's status"
+	grep -q "^ctrun: the workers on .* hung: " sc.out || fail "no line says they hung"
+}
+
 # Only the ctrun of node 2 killed, its node alive (the out-of-memory
 # killer): its guardian ends the step and srun ends; not a lost node, the
 # step restarts with it.
@@ -311,6 +332,8 @@ behaviour "a hang caught and restarted, in containers" hang_in_container
 behaviour "--max-restarts 0: a hung job is stopped, said, status 124" hang_stopped
 behaviour "--max-restarts 0 and a hang, in containers" hang_stopped_in_container
 behaviour "a touch of the heartbeat file is progress" heartbeat_is_progress
+behaviour "outside Slurm: a hang caught, the workers restarted" standalone_hang
+behaviour "outside Slurm, in a container: a hang caught, status 124" standalone_hang_container
 behaviour "nothing left on any node (hangs)" nothing_left
 behaviour "a ctrun killed on a living node: no lost node, the step restarts with it" ctrun_killed
 behaviour "nothing left on any node (ctrun killed)" nothing_left
