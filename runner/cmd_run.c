@@ -106,6 +106,8 @@ int cmd_health(struct options *o, struct err *e)
 	struct topo t;
 	int rv = -1;
 
+	/* The check's step has every candidate node: no count of the run's applies. */
+	o->nnodes = o->node_rank = -1;
 	if (launch_topology(o, &t, e) == 0)
 		rv = t.step_id != NULL ? nodehealth_main(o, &t, environ)
 				       : err_set(e, EXIT_CTRUN, "the health check runs in a step");

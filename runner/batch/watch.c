@@ -18,9 +18,11 @@
 /* The most ranks one node may report (--nproc-per-node's bound). */
 #define RANKS_MAX 4096
 /* TCP keepalive on every node's connection: a node that stops answering
- * ends it after about IDLE + INTVL * CNT seconds. */
-#define KEEP_IDLE 5
-#define KEEP_INTVL 2
+ * ends it after about IDLE + INTVL * CNT seconds, 30: long enough for a
+ * blip of the network the watch uses (often not the training's), short
+ * next to Slurm's SlurmdTimeout (300 s by default). */
+#define KEEP_IDLE 10
+#define KEEP_INTVL 5
 #define KEEP_CNT 4
 
 enum { WN_CLOSED, WN_GREETED, WN_UP, WN_DONE };
@@ -187,6 +189,15 @@ static void accept_one(struct watch *w)
 		w->c = grown;
 		c = &w->c[w->nc++];
 	}
+	/* Full: the oldest connection that has not proven itself goes, so
+	 * strangers that keep connecting cannot keep the nodes out. */
+	if (c == NULL) {
+		for (size_t i = 0; i < w->nc; i++)
+			if (w->c[i].state == WN_GREETED && (c == NULL || w->c[i].since < c->since))
+				c = &w->c[i];
+		if (c != NULL)
+			drop(c);
+	}
 	if (c == NULL || jobkey_random(nonce, sizeof(nonce), &e) < 0 ||
 	    (len = watchproto_greeting(nonce, line, sizeof(line))) < 0 ||
 	    send(fd, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len) {
@@ -295,7 +306,7 @@ static void readable(struct watch *w, struct watch_node *c)
 	/* Ended (or garbled) before the node's ctrun said its last word. */
 	if (c->state == WN_UP) {
 		if (why == NULL && got < 0 && errno == ETIMEDOUT)
-			why = "it stopped answering (no TCP answer for about 13 s)";
+			why = "it stopped answering (no TCP answer for about 30 s)";
 		else if (why == NULL)
 			why = "its ctrun's connection to the batch ctrun ended before its ctrun did "
 			      "(the node, its slurmd or its ctrun died)";
@@ -409,11 +420,6 @@ enum watch_event watch_check(struct watch *w, char *lost_host, size_t lsize, cha
 	for (size_t h = 0; h < w->expect.n; h++) {
 		struct watch_lost *l = &lost_of(w)[h];
 
-		if (!w->said_hello[h] && !l->told && now - w->start > WATCH_HELLO_MS) {
-			snprintf(l->why, sizeof(l->why), "its ctrun did not report within %d s of the "
-				 "step's start", WATCH_HELLO_MS / 1000);
-			l->pending = true;
-		}
 		if (l->pending) {
 			l->pending = false;
 			l->told = true;

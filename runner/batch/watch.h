@@ -23,9 +23,9 @@
 #include "strv.h"
 #include "watchproto.h"
 
-/* How long a node may take to say hello after the step starts. */
-#define WATCH_HELLO_MS 120000
-/* How long a connection may stay without a valid hello. */
+/* How long a connection may stay without a valid hello.  A node whose
+ * ctrun never says hello (it cannot reach the watch: it says so) is left
+ * to Slurm; the hang watch waits for every node's hello. */
 #define WATCH_GREET_MS 10000
 
 struct watch_rank {

@@ -172,6 +172,28 @@ static void test_ranks_without_progress_are_a_hang(void **state)
 	assert_null(strstr(why, "rank 4"));
 }
 
+/* Strangers that fill every slot, saying nothing: the node still gets in. */
+static void test_strangers_cannot_keep_a_node_out(void **state)
+{
+	struct fx *f = *state;
+	char *nodes[] = { "n1", NULL }, host[WATCH_HOST_MAX], why[512];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int s[40];
+
+	assert_int_equal(watch_begin(&f->w, 0, nodes, 0, 0), 0);
+	sa.sin_port = htons((uint16_t)atoi(strrchr(f->w.where, ':') + 1));
+	for (size_t i = 0; i < 40; i++) {
+		s[i] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(s[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+		watch_ready(&f->w, 0, POLLIN); /* accepted, greeted, waits for a hello */
+	}
+	assert_true(f->w.nc <= 2 * 1 + 16);
+	node(f, "n1", SAY_DONE);
+	assert_int_equal(wait_event(f, host, why, sizeof(why)), WATCH_EV_ALL_DONE);
+	for (size_t i = 0; i < 40; i++)
+		close(s[i]);
+}
+
 /* A rank that has not made its first progress has first_ms: no hang before. */
 static void test_a_starting_rank_has_longer(void **state)
 {
@@ -198,6 +220,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ranks_without_progress_are_a_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_starting_rank_has_longer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strangers_cannot_keep_a_node_out, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
