@@ -80,6 +80,7 @@ ended() {
 stalled() {
 	for ((i = 0; i < 2400; i++)); do
 		[ "$(grep -c stalled "$1/progress" 2>/dev/null)" = "$2" ] && return 0
+		grep -q '^ctrun exit' "$1.out" 2>/dev/null && break
 		sleep 0.05
 	done
 	cat "$1.out"
