@@ -230,6 +230,25 @@ hang_stopped() {
 }
 hang_stopped_in_container() { hang_stopped --image "$BB"; }
 
+# An HPC user (not root): the watch, the heartbeat files in the container
+# (rootless runc), the hang line and the status are the same.
+as_user_hang() {
+	local user
+	user=$("$CTRUN_REPO/tests/cluster/ensure-user.sh")
+	{
+		echo '#!/bin/bash'
+		printf '%q ' "$CTRUN" --hang-timeout 2 --image "$BB" --nproc-per-node 2 -- "$TMPD/w.sh"
+		echo
+		echo 'echo "ctrun exit $?"'
+	} > user.sh
+	chmod 755 user.sh
+	run_rc su "$user" -s /bin/bash -c "cd '$TMPD' && SLURM_CONF='$SLURM_CONF' sbatch --wait --quiet --no-kill -N2 -o '$TMPD/user.out' user.sh"
+	cat user.out
+	grep -qx 'ctrun exit 124' user.out || fail "$user's hung job: not 124"
+	grep -q "^ctrun: the step hung: .*; the first to stall: rank 1 on $N1 (" user.out ||
+		fail "$user's hung job: no line names rank 1"
+}
+
 # Silent, but touching its heartbeat file: no hang.
 cat > hb.sh <<'W'
 #!/bin/sh
@@ -334,6 +353,7 @@ behaviour "a hang caught and restarted, in containers" hang_in_container
 behaviour "--max-restarts 0: a hung job is stopped, said, status 124" hang_stopped
 behaviour "--max-restarts 0 and a hang, in containers" hang_stopped_in_container
 behaviour "a touch of the heartbeat file is progress" heartbeat_is_progress
+behaviour "as an unprivileged user, in containers: a hang caught, status 124" as_user_hang
 behaviour "outside Slurm: a hang caught, the workers restarted" standalone_hang
 behaviour "outside Slurm, in a container: a hang caught, status 124" standalone_hang_container
 behaviour "nothing left on any node (hangs)" nothing_left
