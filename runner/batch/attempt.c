@@ -191,8 +191,9 @@ static void watch_events(struct run *u)
 		if (ev == WATCH_EV_LOST) {
 			/* Stopped at once: the other nodes' workers would wait
 			 * for it; lost once srun is seen to wait for it too. */
+			u->r->silent_end = true;
 			suspect(u, host, why);
-			snprintf(stop, sizeof(stop), "node %s was lost", host);
+			snprintf(stop, sizeof(stop), "node %s went away", host);
 		} else {
 			u->r->hung = true;
 			if (!u->a->quiet)

@@ -32,6 +32,7 @@ struct attempt_result {
 	bool signalled;    /* srun died of a signal */
 	int stopped;       /* the first stop signal the batch ctrun received, 0 if none */
 	bool hung;
+	bool silent_end;   /* a node's ctrun ended without its last word (lost or not) */
 	struct strv lost;  /* the nodes lost during the attempt */
 	struct strv why;   /* why, for each */
 };

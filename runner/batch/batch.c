@@ -94,13 +94,19 @@ static int set_stage_timings(const struct topo *t, struct strv *env)
 
 /* Whether a failed step must not start again because it was stopped from
  * outside (batchstop.h) or its job is ending or gone; if so, one line
- * says why. */
-static bool stopped_from_outside(const struct options *o, const struct topo *t, const char *stops)
+ * says why.  After a node's ctrun ended without its last word (killed:
+ * the out-of-memory killer), srun's --kill-on-bad-exit SIGTERMs the other
+ * nodes, and can beat that ctrun's guardian's SIGURG to them: a note then
+ * is that TERM's, and only the job's state says whether it ends. */
+static bool stopped_from_outside(const struct options *o, const struct topo *t, const char *stops,
+				 bool silent_end)
 {
 	char host[256], sig[32], state[64] = "";
 	const char *why;
 
-	if (batchstop_read(stops, host, sizeof(host), sig, sizeof(sig)) == 1) {
+	if (silent_end)
+		batchstop_clear(stops);
+	else if (batchstop_read(stops, host, sizeof(host), sig, sizeof(sig)) == 1) {
 		if (!o->quiet)
 			fprintf(stderr, "ctrun: not restarting the step: ctrun on host %s received "
 				"SIG%s from outside the job (scancel, preemption or a time limit)\n",
@@ -333,7 +339,7 @@ static bool may_restart(struct batch *b, long restart, const struct attempt_resu
 				o->max_restarts);
 		return false;
 	}
-	return !stopped_from_outside(o, b->t, b->stops);
+	return !stopped_from_outside(o, b->t, b->stops, r->silent_end);
 }
 
 static int batch_loop(struct batch *b, struct err *e)

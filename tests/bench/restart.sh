@@ -60,9 +60,10 @@ job() {
 	sbatch --parsable --no-kill -N"$n" -o "$d.out" "$d.sh"
 }
 wait_for() { # file pattern count
-	local i
+	local i n
 	for ((i = 0; i < 3000; i++)); do
-		[ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		n=$(grep -c -- "$2" "$1" 2>/dev/null) || true
+		[ "${n:-0}" -ge "$3" ] && return 0
 		sleep 0.05
 	done
 	echo "bench: no '$2' in $1" >&2

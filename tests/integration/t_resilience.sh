@@ -312,8 +312,8 @@ ctrun_killed() {
 
 # Refused in one line, exit 2, before any step; no worker ran.
 bad_input() {
-	local args
-	for args in "--spares 3" "--nnodes 1:4" "--nnodes 2:3 --spares 1" "--nnodes 3:1"; do
+	local args want
+	while IFS='|' read -r args want; do
 		rm -f ran
 		# shellcheck disable=SC2086
 		job bad -N3 -- $args -- touch "$TMPD/ran"
@@ -322,8 +322,14 @@ bad_input() {
 		cat bad.out
 		grep -qx 'ctrun exit 2' bad.out || fail "$args: not exit 2"
 		assert_eq 2 "$(wc -l < bad.out)" "$args: lines (one of ctrun's, one of the script's)"
+		grep -qF "ctrun: $want" bad.out || fail "$args: the line does not say '$want'"
 		[ ! -e ran ] || fail "$args: a worker ran"
-	done
+	done <<'CASES'
+--spares 3|--spares 3: the job has 3 nodes and at least one must train (ask sbatch for 4 nodes or more)
+--nnodes 1:4|--nnodes 1:4: the job has only 3 nodes (a node count outside the allocation)
+--nnodes 2:3 --spares 1|--nnodes 2:3 with --spares 1: the job's 3 nodes leave 2 to train (lower MAX to 2, or ask for more nodes)
+--nnodes 3:1|--nnodes: '3:1' is reversed: MIN 3 is above MAX 1 (write 1:3)
+CASES
 }
 
 # ctrun under the user's own srun: as before, and says so.
