@@ -110,8 +110,9 @@ for s in spare elastic; do
 		rm -rf "${work:?}/$s$r"
 		if [ "$s" = spare ]; then
 			res[$s]+=$(crash_run "$s$r" 3 --spares 1 --max-restarts 1)$'\n'
-			if cmp -s "$work/ref/weights" "$work/$s$r/weights"; then weights[$s]+=" equal"
-			else weights[$s]+=" differ"; fi
+			w=differ
+			cmp -s "$work/ref/weights" "$work/$s$r/weights" && w=equal
+			weights[$s]+="${weights[$s]:+, }$w"
 		else
 			res[$s]+=$(crash_run "$s$r" 2 --nnodes 1:2 --max-restarts 1)$'\n'
 		fi
@@ -137,7 +138,7 @@ the same ranks, bit for bit.
 
 | scenario | lost node named | next step started | script started | first step | first step, each run | weights |
 |---|---|---|---|---|---|---|
-| spare | $(col spare 1) | $(col spare 2) | $(col spare 3) | $(col spare 4) | $(raw spare) |${weights[spare]} |
+| spare | $(col spare 1) | $(col spare 2) | $(col spare 3) | $(col spare 4) | $(raw spare) | ${weights[spare]} |
 | elastic | $(col elastic 1) | $(col elastic 2) | $(col elastic 3) | $(col elastic 4) | $(raw elastic) | (another world) |
 
 The target (issue 43): back to training within 10 s of the node's death plus the script's
