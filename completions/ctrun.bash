@@ -28,7 +28,8 @@ _ctrun()
 	fi
 
 	local global="--nproc-per-node --mode --master-addr --master-port --nnodes --node-rank
-		--max-restarts --kill-timeout --gpu-isolation --env --env-file --clean-env --python
+		--max-restarts --spares --hang-timeout --kill-timeout --gpu-isolation --env --env-file
+		--clean-env --python
 		--no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
 		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home
@@ -50,13 +51,14 @@ _ctrun()
 	--env-file)
 		COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--master-addr | --master-port | --nnodes | --node-rank | --max-restarts | --kill-timeout | \
-	--env | --rdzv-timeout)
+	--spares | --hang-timeout | --env | --rdzv-timeout)
 		return ;;
 	esac
 
 	# The first word that is not an option (or an option's value) decides.
 	local i sub="" takes="--nproc-per-node --mode --master-addr --master-port --nnodes
-		--node-rank --max-restarts --kill-timeout --env --env-file --python --log-dir --image --runtime
+		--node-rank --max-restarts --spares --hang-timeout --kill-timeout --env --env-file --python
+		--log-dir --image --runtime
 		--mount --workdir --image-mode --stage --rdzv-timeout"
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in

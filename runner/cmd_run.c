@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "container.h"
 #include "launch.h"
+#include "nodehealth.h"
+#include "watchclient.h"
 #include "phase.h"
 #include "topology.h"
 #include "tsummary.h"
@@ -82,7 +84,12 @@ int cmd_run(struct options *o, struct err *e)
 	}
 	if (o->timings || o->verbose > 0)
 		tfd = tsum_listen(&t, (int)o->verbose);
+	/* A node of a batch-mode step: the batch ctrun's watch hears from it
+	 * until its last word, whatever the outcome (watchclient.h). */
+	if (o->cmd == CMD_RUN)
+		watchc_open(t.host, t.job_id, environ, o->quiet);
 	rv = run_workers(o, &t, environ, e);
+	watchc_done(rv >= 0 ? rv : e->code != 0 ? e->code : EXIT_CTRUN);
 	if (o->timings || o->verbose > 0) {
 		phase_report(stderr, t.host);
 		/* The others' reports come as they end: wait a little for them,
@@ -90,6 +97,20 @@ int cmd_run(struct options *o, struct err *e)
 		tsum_finish(tfd, &t, rv == 0 ? 2000 : 0, stderr);
 	}
 out:
+	topo_free(&t);
+	return rv;
+}
+
+int cmd_health(struct options *o, struct err *e)
+{
+	struct topo t;
+	int rv = -1;
+
+	/* The check's step has every candidate node: no count of the run's applies. */
+	o->nnodes = o->node_rank = -1;
+	if (launch_topology(o, &t, e) == 0)
+		rv = t.step_id != NULL ? nodehealth_main(o, &t, environ)
+				       : err_set(e, EXIT_CTRUN, "the health check runs in a step");
 	topo_free(&t);
 	return rv;
 }

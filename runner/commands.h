@@ -19,6 +19,8 @@
 #include "options.h"
 #include "topology.h"
 
+/* A node's health check in the batch ctrun's check step (health.h: $CTRUN_BATCH_HEALTH). */
+int cmd_health(struct options *o, struct err *e);
 int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
 int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
 int cmd_hold(struct options *o, struct err *e);   /* cmd_hold.c: the SPANK plugin's container */

@@ -9,6 +9,7 @@
 #include "err.h"
 #include "options.h"
 #include "phase.h"
+#include "health.h"
 #include "stage.h"
 
 extern char **environ;
@@ -29,6 +30,13 @@ int main(int argc, char **argv)
 	}
 	if (ret < 0)
 		goto fail;
+	/* The batch ctrun's health check of this node: before any pull. */
+	if (o.cmd == CMD_RUN && getenv(HEALTH_ENV) != NULL && strcmp(getenv(HEALTH_ENV), "1") == 0) {
+		status = cmd_health(&o, &e);
+		if (status < 0)
+			goto fail;
+		goto out;
+	}
 	if ((o.cmd == CMD_RUN || o.cmd == CMD_SHELL || o.cmd == CMD_CHECK || o.cmd == CMD_BENCH ||
 	     o.cmd == CMD_HOLD) &&
 	    image_resolve(&o, &e) < 0)

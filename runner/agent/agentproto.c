@@ -27,6 +27,11 @@ ssize_t agentproto_encode(const struct agent_msg *m, char *buf, size_t size)
 			return -1;
 		n = snprintf(buf, size, "F%ld %d\n", m->rank, m->sig);
 		break;
+	case AGENT_MSG_PROGRESS:
+		if (m->rank < 0 || m->ms < 0 || m->ms > AGENTPROTO_MS_MAX)
+			return -1;
+		n = snprintf(buf, size, "P%ld %lld %d\n", m->rank, m->ms, m->started ? 1 : 0);
+		break;
 	default:
 		return -1;
 	}
@@ -63,6 +68,25 @@ static int parse_failure(char *text, struct agent_msg *m)
 	return 0;
 }
 
+/* "P<rank> <ms> <0|1>": the text after the P. */
+static int parse_progress(char *text, struct agent_msg *m)
+{
+	char *sp = strchr(text, ' '), *sp2;
+	long rank, ms, started;
+
+	if (sp == NULL || (sp2 = strchr(sp + 1, ' ')) == NULL)
+		return -1;
+	*sp = *sp2 = '\0';
+	if (parse_long(text, 0, LONG_MAX, &rank) < 0 ||
+	    parse_long(sp + 1, 0, AGENTPROTO_MS_MAX, &ms) < 0 ||
+	    parse_long(sp2 + 1, 0, 1, &started) < 0)
+		return -1;
+	m->rank = rank;
+	m->ms = ms;
+	m->started = started == 1;
+	return 0;
+}
+
 /* A whole line, without its newline. */
 static void decode_line(struct agentproto_reader *r, struct agent_msg *m)
 {
@@ -74,6 +98,8 @@ static void decode_line(struct agentproto_reader *r, struct agent_msg *m)
 		m->kind = AGENT_MSG_ENDED;
 	else if (r->line[0] == 'F' && parse_failure(r->line + 1, m) == 0)
 		m->kind = AGENT_MSG_FAILED;
+	else if (r->line[0] == 'P' && parse_progress(r->line + 1, m) == 0)
+		m->kind = AGENT_MSG_PROGRESS;
 }
 
 size_t agentproto_feed(struct agentproto_reader *r, const char *buf, size_t len,

@@ -15,6 +15,9 @@
  *     "E\n"                the supervisor ended and reported the workers'
  *                          end: a container that ends without it lost its
  *                          agent (killed, out of memory)
+ *     "P<rank> <ms> <0|1>\n" --hang-timeout: that rank made no progress (a
+ *                          line of output, a touch of its heartbeat file) for
+ *                          ms; 1 once it made any (every second, each worker)
  *   control (ctrun -> agent)
  *     "U"                  a peer node failed (SIGURG from its cancel)
  *     end of file          ctrun is gone: the agent stops its workers
@@ -35,18 +38,23 @@ enum agent_msg_kind {
 	AGENT_MSG_STARTED = 'S',
 	AGENT_MSG_FAILED = 'F',
 	AGENT_MSG_ENDED = 'E',
+	AGENT_MSG_PROGRESS = 'P',
 	AGENT_MSG_PEER_FAILED = 'U',
 	AGENT_MSG_BAD = '?',           /* a line none of the above: skip it */
 };
 
 struct agent_msg {
 	enum agent_msg_kind kind;
-	long rank; /* F: the rank that failed first, >= 0 */
-	int sig;   /* F: the signal that killed it, 0 when it exited */
+	long rank;    /* F: the rank that failed first, >= 0; P: the rank */
+	int sig;      /* F: the signal that killed it, 0 when it exited */
+	long long ms; /* P: how long the rank made no progress */
+	bool started; /* P: it made progress since it started */
 };
 
 /* The longest line the decoder takes (a longer one decodes as BAD). */
 #define AGENTPROTO_LINE_MAX 64
+/* The longest silence a P message carries (ms, about 34 years). */
+#define AGENTPROTO_MS_MAX (1L << 40)
 /* Room for any encoded message. */
 #define AGENTPROTO_MSG_MAX 48
 

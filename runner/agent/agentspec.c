@@ -100,6 +100,8 @@ int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct
 		puts_(&b, 'F', "1");
 	if (s->pmi_fd3)
 		puts_(&b, 'B', "1");
+	if (s->heartbeat_base != NULL)
+		puts_(&b, 'h', s->heartbeat_base);
 	if (s->as_user) {
 		char ids[64];
 
@@ -248,6 +250,11 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 					 : tag == 'T' ? &s->host_over
 						      : &s->host_drop, v, n);
 			break;
+		case 'h':
+			if (n == 0 || v[0] != '/')
+				goto malformed;
+			bad = set_str(&s->heartbeat_base, v, n);
+			break;
 		case 'J':
 		case 'Y':
 			if (n == 0 || v[0] != '/')
@@ -323,6 +330,7 @@ void agentspec_free(struct agent_spec *s)
 	free(s->cwd);
 	free(s->events);
 	free(s->control);
+	free(s->heartbeat_base);
 	strv_free(&s->inherit);
 	strv_free(&s->over);
 	strv_free(&s->host_over);

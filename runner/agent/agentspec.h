@@ -37,6 +37,9 @@
  *           B 0|1 descriptor 3 is the step's PMI2 socket (PMI_FD; pmifd.h):
  *             the agent checks, before it opens anything, that the runtime
  *             passed it, and says so in one line where it did not
+ *           h --hang-timeout: a directory in the container under which the
+ *             agent makes the workers' heartbeat files (heartbeat.h) and
+ *             reports every worker's silence each second (agentproto.h P)
  *   worker: W rank (starts a worker), R local rank, A argv word (repeatable),
  *           S variable K=V set for this worker (repeatable), U CPU list "0-3,8"
  * Both directions are pure functions, so unit tests and fuzzers call them.
@@ -99,6 +102,7 @@ struct agent_spec {
 	bool image_scripts;   /* source the image's /.singularity.d/env scripts */
 	bool as_user;         /* X: switch to uid, gid (asuser.h) */
 	bool pmi_fd3;         /* B: descriptor 3 must be the step's PMI2 socket */
+	char *heartbeat_base; /* h: where the heartbeat files go; NULL = no progress reports */
 	long uid, gid;
 	struct agent_worker *w;
 	size_t n;

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agentprog.h"
 #include "agentproto.h"
 #include "agentspec.h"
 #include "asuser.h"
@@ -270,6 +271,7 @@ static int supervisor(struct agent_spec *s)
 	struct err e = { 0 };
 	char **paths = calloc(s->n, sizeof(*paths));
 	struct strv own = { 0 };
+	struct agentprog prog;
 	const char *entry = NULL;
 	bool via_sh = false;
 	int rc;
@@ -317,10 +319,16 @@ static int supervisor(struct agent_spec *s)
 		w[i].envp = envs[i].v;
 		w[i].cpus = s->w[i].has_cpus ? &s->w[i].cpus : NULL;
 	}
-	if (supervise_run(w, s->n, &so, &r, &e) < 0) {
+	/* It adds to each worker's environment: the vectors may move. */
+	rc = agentprog_start(&prog, s, envs, events_fd, &so, &e);
+	for (size_t i = 0; i < s->n; i++)
+		w[i].envp = envs[i].v;
+	if (rc < 0 || supervise_run(w, s->n, &so, &r, &e) < 0) {
+		agentprog_end(&prog);
 		fail("agent", &e);
 		return e.code != 0 ? e.code : EXIT_CTRUN;
 	}
+	agentprog_end(&prog);
 	return r.status;
 }
 

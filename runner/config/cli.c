@@ -24,8 +24,8 @@ static const char usage[] =
 	"       ctrun save NAME -o FILE.sqsh            a named container as an image\n"
 	"Launch:\n"
 	"  --nproc-per-node N|gpu|auto  --mode auto|node|task|standalone\n"
-	"  --master-addr ADDR  --master-port PORT  --nnodes N  --node-rank R\n"
-	"  --max-restarts N  --kill-timeout SEC  --gpu-isolation\n"
+	"  --master-addr ADDR  --master-port PORT  --nnodes N|MIN:MAX  --node-rank R\n"
+	"  --max-restarts N  --spares S  --hang-timeout SEC  --kill-timeout SEC  --gpu-isolation\n"
 	"  --env KEY=VALUE|KEY  --env-file FILE  --clean-env\n"
 	"  --python PATH  --no-python\n"
 	"Output:\n"
@@ -80,6 +80,8 @@ static const struct option longopts[] = {
 	{ "nnodes", required_argument, NULL, OPT_FLAG_BASE },
 	{ "node-rank", required_argument, NULL, OPT_FLAG_BASE },
 	{ "max-restarts", required_argument, NULL, OPT_FLAG_BASE },
+	{ "spares", required_argument, NULL, OPT_FLAG_BASE },
+	{ "hang-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "kill-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "python", required_argument, NULL, OPT_FLAG_BASE },
 	{ "env", required_argument, NULL, OPT_FLAG_BASE },

@@ -17,7 +17,7 @@
 #include "util.h"
 #include "runtimes.h"
 
-enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV };
+enum kind { K_STR, K_LONG, K_BOOL, K_ENUM, K_LIST, K_NPROC, K_KV, K_SIZE, K_ENV, K_NNODES, K_HANG };
 
 struct key {
 	const char *section; /* ini section */
@@ -46,9 +46,13 @@ static const struct key keys[] = {
 	{ "run", "nproc_per_node", "nproc-per-node", K_NPROC, OFF(nproc_per_node), 0, 0, NULL },
 	{ "run", "master_addr", "master-addr", K_STR, OFF(master_addr), 0, 0, NULL },
 	{ "run", "master_port", "master-port", K_LONG, OFF(master_port), 1, 65535, NULL },
-	{ "run", "nnodes", "nnodes", K_LONG, OFF(nnodes), 1, 1 << 20, NULL },
+	{ "run", "nnodes", "nnodes", K_NNODES, OFF(nnodes), 1, 1 << 20, NULL },
 	{ "run", "node_rank", "node-rank", K_LONG, OFF(node_rank), 0, 1 << 20, NULL },
 	{ "run", "max_restarts", "max-restarts", K_LONG, OFF(max_restarts), 0, 1000, NULL },
+	{ "run", "spares", "spares", K_LONG, OFF(spares), 0, 1 << 20, NULL },
+	{ "run", "hang_timeout", "hang-timeout", K_HANG, OFF(hang_timeout), 0, 1L << 30, NULL },
+	{ "run", "health_check", NULL, K_STR, OFF(health_check), 0, 0, NULL },
+	{ "run", "health_timeout", NULL, K_LONG, OFF(health_timeout), 1, 86400, NULL },
 	{ "run", "kill_timeout", "kill-timeout", K_LONG, OFF(kill_timeout), 0, 3600, NULL },
 	{ "run", "gpu_isolation", "gpu-isolation", K_BOOL, OFF(gpu_isolation), 0, 0, NULL },
 	{ "run", "python", "python", K_STR, OFF(python), 0, 0, NULL },
@@ -116,7 +120,10 @@ void options_init(struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->mode = MODE_AUTO;
 	o->nnodes = -1;
+	o->nnodes_min = -1;
+	o->nnodes_max = -1;
 	o->node_rank = -1;
+	o->health_timeout = 60;
 	o->kill_timeout = 3;
 	o->prefix = true;
 	o->rdzv_timeout = 60;
@@ -141,6 +148,7 @@ void options_free(struct options *o)
 	free_str(&o->nproc_per_node);
 	free_str(&o->master_addr);
 	free_str(&o->python);
+	free_str(&o->health_check);
 	free_str(&o->log_dir);
 	free_str(&o->image);
 	free_str(&o->name);
@@ -196,6 +204,61 @@ static const struct key *find_key(const char *section, const char *name)
 		    (section == NULL || strcmp(keys[i].section, section) == 0))
 			return &keys[i];
 	return NULL;
+}
+
+/* --nnodes N, or MIN:MAX as torchrun's (an elastic count: batch mode). */
+static int set_nnodes(struct options *o, const struct key *k, const char *value,
+		      const char *where, struct err *e)
+{
+	const char *colon = strchr(value, ':');
+	char min[32];
+	long lo, hi;
+
+	if (colon == NULL) {
+		if (parse_long(value, k->min, k->max, &lo) < 0)
+			return err_set(e, EXIT_USAGE, "%s: '%s' is not a node count N or MIN:MAX "
+				       "(numbers in %ld..%ld)", where, value, k->min, k->max);
+		o->nnodes = o->nnodes_min = o->nnodes_max = lo;
+		return 0;
+	}
+	if (xsnprintf(min, sizeof(min), "%.*s", (int)(colon - value), value) < 0 ||
+	    parse_long(min, k->min, k->max, &lo) < 0 || parse_long(colon + 1, k->min, k->max, &hi) < 0)
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not a node count N or MIN:MAX "
+			       "(numbers in %ld..%ld)", where, value, k->min, k->max);
+	if (lo > hi)
+		return err_set(e, EXIT_USAGE, "%s: '%s' is reversed: MIN %ld is above MAX %ld "
+			       "(write %ld:%ld)", where, value, lo, hi, hi, lo);
+	o->nnodes_min = lo;
+	o->nnodes_max = hi;
+	o->nnodes = lo == hi ? lo : -1;
+	return 0;
+}
+
+/* --hang-timeout SEC, or SEC:FIRST (the bound before a worker's first progress). */
+static int set_hang(struct options *o, const struct key *k, const char *value,
+		    const char *where, struct err *e)
+{
+	const char *colon = strchr(value, ':');
+	char sec[32];
+	long s, f = 0;
+
+	if (xsnprintf(sec, sizeof(sec), "%.*s", colon != NULL ? (int)(colon - value) : 31,
+		      value) < 0 || parse_long(sec, k->min, k->max, &s) < 0 ||
+	    (colon != NULL && parse_long(colon + 1, 1, k->max, &f) < 0))
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not SEC or SEC:FIRST (seconds, 0 = "
+			       "off)", where, value);
+	o->hang_timeout = s;
+	o->hang_first = f;
+	return 0;
+}
+
+long options_hang_first(const struct options *o)
+{
+	if (o->hang_timeout <= 0)
+		return 0;
+	if (o->hang_first > 0)
+		return o->hang_first;
+	return o->hang_timeout > HANG_FIRST_MIN ? o->hang_timeout : HANG_FIRST_MIN;
 }
 
 static int set_key(struct options *o, const struct key *k, const char *value,
@@ -261,6 +324,10 @@ static int set_key(struct options *o, const struct key *k, const char *value,
 		free(*(char **)base);
 		*(char **)base = strdup(value);
 		break;
+	case K_NNODES:
+		return set_nnodes(o, k, value, where, e);
+	case K_HANG:
+		return set_hang(o, k, value, where, e);
 	case K_SIZE:
 		if (parse_size(value, (unsigned long long *)(void *)base) < 0)
 			return err_set(e, EXIT_USAGE, "%s: '%s' is not a size (bytes, or with "

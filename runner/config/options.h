@@ -28,9 +28,17 @@ struct options {
 	char *nproc_per_node; /* "auto", "gpu" or a number */
 	char *master_addr;    /* NULL = first node of the step */
 	long master_port;     /* 0 = derived from job and step ids */
-	long nnodes;          /* -1 = from Slurm */
+	long nnodes;          /* -1 = from Slurm (or elastic: nnodes_min < nnodes_max) */
+	long nnodes_min;      /* --nnodes MIN:MAX (N: both N); -1 = not given */
+	long nnodes_max;
 	long node_rank;       /* -1 = from Slurm */
 	long max_restarts;
+	long spares;          /* batch mode: nodes of the job kept to replace lost ones */
+	long hang_timeout;    /* seconds without progress that make a hang; 0 = off */
+	long hang_first;      /* --hang-timeout SEC:FIRST: seconds a worker may take to make
+			       * its first progress; 0 = the larger of SEC and HANG_FIRST_MIN */
+	char *health_check;   /* batch mode: the site's node check, words split on blanks */
+	long health_timeout;  /* batch mode: seconds a node's health check may take */
 	long kill_timeout;    /* seconds between SIGTERM and SIGKILL */
 	bool gpu_isolation;   /* each worker sees only its own GPU */
 	char *python;         /* interpreter for COMMAND ending in .py */
@@ -110,6 +118,12 @@ struct options {
 	const char *container_flag; /* the first container-only flag on the command
 				     * line ("mount"), refused without an image */
 };
+
+/* Before its first line or heartbeat a worker is starting (imports, NCCL's
+ * set-up, a checkpoint read): by default it is given at least this long. */
+#define HANG_FIRST_MIN 300
+/* The bound on a worker's first progress, in seconds (0: no hang watch). */
+long options_hang_first(const struct options *o);
 
 void options_init(struct options *o);
 void options_free(struct options *o);

@@ -6,7 +6,7 @@
  * (image, cache or the mounted image and its holder, runtime, mounts, GPUs,
  * run directory), spawning the plan,
  * watching the agent.  May use: runner/container/rt/, runner/agent/,
- * runner/launch/, runner/slurm/, runner/config/, runner/node/,
+ * runner/launch/, runner/batch/, runner/slurm/, runner/config/, runner/node/,
  * runner/supervise/, images/, core/ (the GNUmakefile's include paths enforce
  * it).
  */

@@ -21,10 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agentproto.h"
 #include "agentspec.h"
+#include "agentwatch.h"
 #include "batchstop.h"
 #include "envctl.h"
+#include "hangwatch.h"
 #include "launch.h"
 #include "step.h"
 #include "quote.h"
@@ -34,19 +35,11 @@
 #include "util.h"
 #include "workerenv.h"
 
-/* One round of this node's workers, as launch_local asks for it. */
-struct round {
-	const struct options *o;
-	const struct topo *t;
-	char *const *envp;
-	const struct strv *argv;
-	long restart;
-};
 
 /* What every spec inherits of the host's environment: its inheritable
  * variables (--clean-env: only the few it keeps), and --env KEY's host
  * values over the image's (agentspec.h, T). */
-static int inherit(struct agent_spec *as, const struct round *rd)
+static int inherit(struct agent_spec *as, const struct ctr_round *rd)
 {
 	for (char *const *p = rd->envp; p != NULL && *p != NULL; p++)
 		if (agentspec_inheritable(*p) && (!rd->o->clean_env || envctl_clean_keep(*p)) &&
@@ -78,13 +71,14 @@ static int pmi_socket(const struct topo *t, char *const *envp)
 
 /* The spec of a round of workers: the supervisor's settings, and each
  * worker's argv, environment (the torchrun contract) and CPUs. */
-static int workers_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
+static int workers_spec(struct agent_spec *as, const struct ctr_setup *c, const struct ctr_round *rd,
 			struct err *e)
 {
 	const struct options *o = rd->o;
 	const struct topo *t = rd->t;
 	cpu_set_t all;
 	struct strv base = { 0 }; /* what the contract's defaults look at */
+	struct hangwatch hw;
 
 	as->host = strdup(t->host);
 	as->prefix = o->prefix;
@@ -122,12 +116,16 @@ static int workers_spec(struct agent_spec *as, const struct ctr_setup *c, const 
 	}
 	as->pmi_fd3 = c->spec.pmi_fd > 0;
 	strv_free(&base);
+	/* --hang-timeout: the agent makes the heartbeat files in the container. */
+	hangwatch_init(&hw, o, t);
+	if (hw.on && (as->heartbeat_base = strdup("/tmp")) == NULL)
+		return err_sys(e, EXIT_CTRUN, "agent spec");
 	return 0;
 }
 
 /* The spec of a shell (or a command in the foreground): one process, no
  * contract (a shell is no worker), --env KEY=VALUE over everything. */
-static int shell_spec(struct agent_spec *as, const struct ctr_setup *c, const struct round *rd,
+static int shell_spec(struct agent_spec *as, const struct ctr_setup *c, const struct ctr_round *rd,
 		      struct err *e)
 {
 	const struct options *o = rd->o;
@@ -149,7 +147,7 @@ static int shell_spec(struct agent_spec *as, const struct ctr_setup *c, const st
  * worker's own GPU under --gpu-isolation named as the container numbers
  * it when the container renumbers its GPUs 0..n-1. */
 static int plan_to_spec(struct agent_spec *as, const struct ctr_setup *c,
-			const struct ctr_plan *p, const struct round *rd, struct err *e)
+			const struct ctr_plan *p, const struct ctr_round *rd, struct err *e)
 {
 	const struct topo *t = rd->t;
 	size_t ngpus = 0;
@@ -286,7 +284,7 @@ static int write_spec(const struct agent_spec *as, const struct ctr_setup *c, st
  * the agent, and under --dry-run both printed (1: nothing more to do), else
  * the spec written (0). */
 static int plan(struct agent_spec *as, struct ctr_setup *c, struct ctr_plan *p,
-		const struct round *rd, const char *mode, struct err *e)
+		const struct ctr_round *rd, const char *mode, struct err *e)
 {
 	strv_free(&c->spec.argv);
 	if (strv_push(&c->spec.argv, AGENT_BIN) < 0 ||
@@ -302,199 +300,11 @@ static int plan(struct agent_spec *as, struct ctr_setup *c, struct ctr_plan *p,
 	return write_spec(as, c, e);
 }
 
-struct watch {
-	const struct topo *t;
-	bool cancel;         /* ours to cancel the step on a failure here */
-	int efd, cfd;        /* the events and control FIFOs */
-	struct sigloop loop;
-	struct agentproto_reader rd;
-	pid_t pid;
-	int status;          /* the runtime's, once reaped (-1 before) */
-	bool started;        /* the agent said 'S' */
-	bool ended;          /* the agent's supervisor said 'E': it reported its end */
-	bool cancelled;      /* we cancelled our own Slurm step */
-	pid_t helper;        /* that scancel, until reaped */
-	long failed_rank;
-	int failed_signal;   /* that rank was killed by it (0: it exited) */
-	int got_signal;
-	bool peer_failed;
-};
-
-/* The agent's first failure report: end the step on every node now. */
-static void agent_failed(struct watch *w, const struct agent_msg *m)
-{
-	if (w->failed_rank >= 0)
-		return;
-	w->failed_rank = m->rank;
-	w->failed_signal = m->sig;
-	if (w->cancel && !w->peer_failed && w->got_signal == 0 && !w->cancelled) {
-		w->cancelled = true;
-		w->helper = step_cancel_start(w->t);
-		if (w->helper > 0)
-			sigloop_add_child(&w->loop, w->helper);
-	}
-}
-
-static void events(struct watch *w)
-{
-	char buf[256];
-	ssize_t n;
-
-	while ((n = read(w->efd, buf, sizeof(buf))) > 0) {
-		for (size_t off = 0; off < (size_t)n;) {
-			struct agent_msg m;
-
-			off += agentproto_feed(&w->rd, buf + off, (size_t)n - off, &m);
-			if (m.kind == AGENT_MSG_STARTED) {
-				w->started = true;
-				phase_mark("container start");
-			} else if (m.kind == AGENT_MSG_ENDED) {
-				w->ended = true;
-			} else if (m.kind == AGENT_MSG_FAILED) {
-				agent_failed(w, &m);
-			}
-		}
-	}
-}
-
-static void on_events(void *arg, size_t k, short revents)
-{
-	(void)k;
-	if (revents & POLLIN)
-		events(arg);
-}
-
-static void on_exit_cb(void *arg, pid_t pid, int ws)
-{
-	struct watch *w = arg;
-
-	if (pid == w->helper)
-		w->helper = 0;
-	else if (pid == w->pid)
-		w->status = supervise_status(ws);
-}
-
-static void on_signal(void *arg, int sig)
-{
-	struct watch *w = arg;
-	const struct agent_msg peer = { .kind = AGENT_MSG_PEER_FAILED };
-
-	if (sig == SIGURG) {
-		/* Our own cancel coming back, or a peer's: tell the agent. */
-		if (!w->cancelled && w->failed_rank < 0 && !w->peer_failed) {
-			w->peer_failed = true;
-			if (agentproto_send(w->cfd, &peer) < 0)
-				kill(w->pid, SIGTERM);
-		}
-		return;
-	}
-	kill(w->pid, sig);
-	if (sigloop_is_checkpoint(sig) || w->got_signal != 0)
-		return;
-	w->got_signal = sig;
-	/* From outside, not our fail-fast (as supervise.h on_stop_signal):
-	 * the batch ctrun must know. */
-	if (!w->peer_failed && (w->failed_rank < 0 || w->failed_signal == sig))
-		batchstop_note(sig, w->t->host);
-}
-
-/* The container ended without its agent's report: nobody inside could say
- * why, so ctrun does (the agent's own errors are printed by the agent). */
-static void lost_agent(const struct ctr_setup *c, const struct topo *t, int status)
-{
-	char how[96];
-
-	if (status > 128 && status < 128 + NSIG)
-		snprintf(how, sizeof(how), "killed by signal %d (%s)", status - 128,
-			 sigabbrev_np(status - 128) != NULL ? sigabbrev_np(status - 128) : "?");
-	else
-		snprintf(how, sizeof(how), "status %d", status);
-	fprintf(stderr, "ctrun: the container on host %s ended (%s) before its agent reported "
-		"the workers' end: the agent or %s was killed; see the node's kernel log for "
-		"the out-of-memory killer\n", t->host, how, c->spec.bin);
-}
-
-/* What the runtime's run told: into r, or an error when it failed before
- * the container started. */
-static int watch_result(const struct watch *w, const struct ctr_setup *c,
-			struct supervise_result *r, struct err *e)
-{
-	if (!w->started && w->status != 0) {
-		if (w->got_signal == 0)
-			return err_set(e, EXIT_CTRUN, "%s exited with status %d before the container "
-				       "started (see its message above)", c->spec.bin, w->status);
-		r->status = 128 + w->got_signal;
-		r->got_signal = w->got_signal;
-		return 0;
-	}
-	if (w->status != 0 && !w->ended && w->got_signal == 0 && !w->peer_failed)
-		lost_agent(c, w->t, w->status);
-	r->status = w->status;
-	r->failed_rank = w->failed_rank;
-	r->got_signal = w->got_signal;
-	r->peer_failed = w->peer_failed && w->failed_rank < 0;
-	return 0;
-}
-
-static int open_fifo(const struct ctr_setup *c, const char *name, int *fd, struct err *e)
-{
-	char path[PATH_MAX];
-
-	if (xsnprintf(path, sizeof(path), "%s/%s", c->rundir, name) < 0 ||
-	    (*fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return err_sys(e, EXIT_CTRUN, "FIFO %s", path);
-	return 0;
-}
-
-/* Starts the runtime and watches it: the agent's events (core/sigloop.h
- * with the events first in each round), signals passed on to the
- * runtime, SIGURG to the agent as 'U'. */
-static int watch(const struct ctr_setup *c, const struct ctr_plan *p, const struct round *rd,
-		 struct supervise_result *r, struct err *e)
-{
-	/* Other nodes' workers are in the step: a failure here cancels it. */
-	struct watch w = { .t = rd->t, .efd = -1, .cfd = -1, .pid = -1, .status = -1,
-			   .failed_rank = -1,
-			   .cancel = rd->t->step_id != NULL && rd->t->world_size > rd->t->nproc };
-	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
-					 .on_fd = on_events, .arg = &w };
-	int rv = -1;
-
-	if (open_fifo(c, "events", &w.efd, e) < 0 || open_fifo(c, "control", &w.cfd, e) < 0)
-		goto out;
-	if (sigloop_start(&w.loop, SIGLOOP_URG | SIGLOOP_KEEP_IGNORED | SIGLOOP_FDS_FIRST, &ops,
-			  e) < 0)
-		goto out;
-	phase_mark("setup");
-	w.pid = ctr_plan_spawn(&c->spec, p, rd->envp, e);
-	if (w.pid < 0)
-		goto restore;
-	sigloop_add_child(&w.loop, w.pid);
-	while (w.status < 0) {
-		struct pollfd pfd = { .fd = w.efd, .events = POLLIN };
-
-		if (sigloop_wait(&w.loop, &pfd, 1, -1) < 0)
-			break;
-	}
-	events(&w);
-	phase_mark("workers");
-	step_helper_finish(w.helper);
-	rv = watch_result(&w, c, r, e);
-restore:
-	sigloop_close(&w.loop);
-out:
-	if (w.efd >= 0)
-		close(w.efd);
-	if (w.cfd >= 0)
-		close(w.cfd);
-	return rv;
-}
-
 int container_run(const struct options *o, struct topo *t, char *const *envp,
 		  const struct strv *argv, long restart, struct supervise_result *r,
 		  struct err *e)
 {
-	const struct round rd = { o, t, envp, argv, restart };
+	const struct ctr_round rd = { o, t, envp, argv, restart };
 	struct ctr_setup c;
 	struct agent_spec as = { 0 };
 	struct ctr_plan p = { 0 };
@@ -515,7 +325,7 @@ int container_run(const struct options *o, struct topo *t, char *const *envp,
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: %s container %s on %s (%s), image %s\n",
 			ctr_runtime_name(c.spec.rt), c.id, t->host, c.spec.bin, c.image);
-	rv = watch(&c, &p, &rd, r, e);
+	rv = ctr_watch(&c, &p, &rd, r, e);
 	/* --save: after a successful run, by node rank 0's first task. */
 	if (rv == 0 && r->status == 0 && o->save != NULL && t->node_rank == 0 &&
 	    t->local_rank_base == 0 && ctr_save(&c, o->save, o->cache_compression, o->quiet, e) < 0)
@@ -578,7 +388,7 @@ int ctr_run_exec(struct ctr_setup *c, const struct options *o, const struct topo
 	struct agent_spec as = { 0 };
 	struct ctr_plan p = { 0 };
 	struct strv cmd = { 0 };
-	const struct round rd = { o, t, envp, &cmd, 0 };
+	const struct ctr_round rd = { o, t, envp, &cmd, 0 };
 	int rv;
 
 	/* The command (or shell) as given; the container runs the agent. */

@@ -18,12 +18,14 @@
 #include "gpu.h"
 #include "hostlist.h"
 #include "cpubind.h"
+#include "hangwatch.h"
 #include "step.h"
 #include "netinfo.h"
 #include "quote.h"
 #include "supervise.h"
 #include "trustdir.h"
 #include "util.h"
+#include "watchclient.h"
 #include "workerenv.h"
 
 extern char **environ;
@@ -162,18 +164,26 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 	cpu_set_t *cpus = calloc((size_t)t->nproc, sizeof(*cpus));
 	char logdir[PATH_MAX];
 	struct step_cancel cancel;
+	struct hangwatch hw;
 	cpu_set_t all;
 	int rv = -1;
 
+	hangwatch_init(&hw, o, t);
 	if (w == NULL || envs == NULL || cpus == NULL) {
 		err_sys(e, EXIT_CTRUN, "workers");
 		goto out;
 	}
+	if (hangwatch_dir(&hw, envp, e) < 0)
+		goto out;
 	if (sched_getaffinity(0, sizeof(all), &all) < 0)
 		CPU_ZERO(&all);
 	for (long i = 0; i < t->nproc; i++) {
 		if (workerenv_build(t, o, envp, restart, i, &envs[i], e) < 0)
 			goto out;
+		if (hangwatch_env(&hw, t->rank_base + i, &envs[i]) < 0) {
+			err_sys(e, EXIT_CTRUN, "worker environment");
+			goto out;
+		}
 		w[i].rank = t->rank_base + i;
 		w[i].local_rank = t->local_rank_base + i;
 		w[i].argv = argv->v;
@@ -198,10 +208,16 @@ int launch_run_here(const struct options *o, struct topo *t, char *const *envp,
 		if (step_cancel_argv(t, &cancel) == 0)
 			so.on_death = cancel.argv;
 	}
+	if (hw.on) {
+		so.heartbeat_dir = hw.dir;
+		so.on_progress = hangwatch_cb;
+		so.progress_arg = &hw;
+	}
 	phase_mark("setup");
 	rv = supervise_run(w, (size_t)t->nproc, &so, r, e);
 	phase_mark("workers");
 out:
+	hangwatch_end(&hw);
 	for (long i = 0; envs != NULL && i < t->nproc; i++)
 		strv_free(&envs[i]);
 	free(envs);
@@ -224,6 +240,27 @@ int launch_log_dir(const char *dir, const struct topo *t, bool make, char *out, 
 		return err_wrap(e, "--log-dir %s", dir);
 	close(fd);
 	return 0;
+}
+
+/* Task and node mode (the user's own srun) and a run outside Slurm keep
+ * their behaviour: the batch ctrun's options are said to do nothing here. */
+static void say_batch_only(const struct options *o, const struct topo *t)
+{
+	char which[96] = "";
+
+	if (o->quiet || t->node_rank != 0 || t->local_rank_base != 0)
+		return;
+	if (o->spares > 0)
+		snprintf(which, sizeof(which), "--spares");
+	if (o->nnodes_min != o->nnodes_max)
+		snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s--nnodes MIN:MAX",
+			 which[0] ? ", " : "");
+	if (o->hang_timeout > 0 && t->world_size > t->nproc)
+		snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s--hang-timeout",
+			 which[0] ? ", " : "");
+	if (which[0] != '\0')
+		fprintf(stderr, "ctrun: %s: for ctrun called from the batch script, which restarts "
+			"the step on the nodes left; ignored in %s mode\n", which, mode_name(t->mode));
 }
 
 int launch_local(const struct options *o, struct topo *t, char *const *envp, launch_run_fn run,
@@ -260,6 +297,8 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, lau
 				"batch script (it restarts the whole step); not restarting here\n");
 		max = 0;
 	}
+	if (!batch_step)
+		say_batch_only(o, t);
 	if (o->verbose > 0)
 		fprintf(stderr, "ctrun: %s mode on %s: node %ld/%ld, ranks %ld-%ld of %ld, "
 			"master %s:%ld\n", mode_name(t->mode), t->host, t->node_rank, t->nnodes,
@@ -272,15 +311,27 @@ int launch_local(const struct options *o, struct topo *t, char *const *envp, lau
 			goto out;
 		rv = r.status;
 		if (r.peer_failed) {
-			if (!o->quiet)
+			const char *why = watchc_stop_why();
+
+			if (!o->quiet && why[0] != '\0')
+				fprintf(stderr, "ctrun: stopped ranks %ld-%ld on %s: the batch ctrun "
+					"stopped the step (%s)\n", t->rank_base,
+					t->rank_base + t->nproc - 1, t->host, why);
+			else if (!o->quiet)
 				fprintf(stderr, "ctrun: stopped ranks %ld-%ld on %s: a rank on another "
 					"node failed first\n", t->rank_base, t->rank_base + t->nproc - 1,
 					t->host);
 			break;
 		}
+		/* Hung (judged here: this ctrun runs the whole job), as timeout(1). */
+		if (r.hung)
+			rv = LAUNCH_HUNG;
 		if (rv == 0 || r.got_signal != 0 || restart >= max)
 			break;
-		if (!o->quiet)
+		if (!o->quiet && r.hung)
+			fprintf(stderr, "ctrun: restarting workers (%ld/%ld) after they hung\n",
+				restart + 1, max);
+		else if (!o->quiet)
 			fprintf(stderr, "ctrun: restarting workers (%ld/%ld) after rank %ld failed\n",
 				restart + 1, max, r.failed_rank);
 	}

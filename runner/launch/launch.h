@@ -1,9 +1,10 @@
 /* launch.h - this node's part of a run: workers, supervision, restarts.
  *
  * Folder runner/launch/: this node's part of a run: the worker environment
- * contract, CPU binding, the restart loop, launch_run_here.  May use:
- * runner/slurm/, runner/config/, runner/node/, runner/supervise/, core/ (the
- * GNUmakefile's include paths enforce it).
+ * contract, CPU binding, the restart loop, launch_run_here, the hang watch's
+ * node side.  May use: runner/batch/ (the watch's node side), runner/slurm/,
+ * runner/config/, runner/node/, runner/supervise/, core/ (the GNUmakefile's
+ * include paths enforce it).
  */
 #ifndef CTRUN_LAUNCH_H
 #define CTRUN_LAUNCH_H
@@ -16,6 +17,10 @@
 #include "strv.h"
 #include "supervise.h"
 #include "topology.h"
+
+/* The exit status of workers ctrun stopped as hung (--hang-timeout), as
+ * timeout(1)'s. */
+#define LAUNCH_HUNG 124
 
 /* topo_detect for this process: its environment, short host name and
  * /dev/nvidiaN count. */

@@ -3,6 +3,7 @@
 
 #include "envctl.h"
 #include "jobkey.h"
+#include "watchproto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,11 @@ int workerenv_build(const struct topo *t, const struct options *o, char *const *
 		err_sys(e, EXIT_CTRUN, "worker environment");
 		goto out;
 	}
-	/* The job's secret is ctrun's (jobkey.h), not the workers'. */
+	/* The job's secret is ctrun's (jobkey.h), not the workers', and so is
+	 * the batch ctrun's watch (in a container no CTRUN_ variable passes). */
 	strv_unsetenv(out, JOBKEY_SECRET_ENV);
+	strv_unsetenv(out, WATCH_ENV);
+	strv_unsetenv(out, TOPO_BATCH_NODES_ENV);
 	if (workerenv_vars(t, o, out->v, restart, i, &vars, e) < 0)
 		goto out;
 	for (size_t k = 0; k < vars.n; k++) {

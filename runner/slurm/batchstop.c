@@ -111,7 +111,7 @@ int batchstop_read(const char *dir, char *host, size_t hsize, char *sig, size_t 
 	return found;
 }
 
-void batchstop_remove(const char *dir)
+void batchstop_clear(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -122,5 +122,10 @@ void batchstop_remove(const char *dir)
 		if (de->d_name[0] != '.')
 			unlinkat(dirfd(d), de->d_name, 0);
 	closedir(d);
+}
+
+void batchstop_remove(const char *dir)
+{
+	batchstop_clear(dir);
 	rmdir(dir);
 }

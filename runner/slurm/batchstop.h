@@ -39,6 +39,9 @@ void batchstop_cb(void *topo, int sig);
  * name ("TERM"), 0 when there is none. */
 int batchstop_read(const char *dir, char *host, size_t hsize, char *sig, size_t ssize);
 
+/* Removes the notes in dir (a note that did not stop the job). */
+void batchstop_clear(const char *dir);
+
 /* Removes dir and the notes in it. */
 void batchstop_remove(const char *dir);
 

@@ -112,6 +112,21 @@ int step_signal(const char *job_id, const char *step_id, int sig)
 	return run_slurm(argv, NULL, 0) == 0 ? 0 : -1;
 }
 
+pid_t step_scancel_start(const char *job_id, const char *step_id, int sig)
+{
+	char step[160], signal_opt[32];
+	char *argv[] = { "scancel", "--quiet", step, sig != 0 ? signal_opt : NULL, NULL };
+	pid_t pid;
+
+	if (scancel_argv(job_id, step_id, sig, step, sizeof(step), signal_opt,
+			 sizeof(signal_opt)) < 0)
+		return 0;
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, -1);
+	return pid > 0 ? pid : 0;
+}
+
 int step_cancel_argv(const struct topo *t, struct step_cancel *c)
 {
 	if (scancel_argv(t->job_id, t->step_id, SIGURG, c->step, sizeof(c->step), c->signal_opt,
@@ -136,6 +151,37 @@ pid_t step_cancel_start(const struct topo *t)
 	if (pid == 0)
 		child_exec(c.argv, -1);
 	return pid > 0 ? pid : 0;
+}
+
+/* The scancels started by step_scancel_start, until reaped. */
+static pid_t helpers[16];
+
+void step_helper_keep(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	step_helpers_reap(0);
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(*helpers); i++)
+		if (helpers[i] == 0) {
+			helpers[i] = pid;
+			return;
+		}
+	step_helper_finish(pid); /* no room: now, then */
+}
+
+void step_helpers_reap(long wait_ms)
+{
+	long long until = mono_ms() + wait_ms;
+
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(*helpers); i++) {
+		if (helpers[i] == 0)
+			continue;
+		if (wait_ms > 0)
+			wait_child(helpers[i], (long)(until > mono_ms() ? until - mono_ms() : 0));
+		else if (waitpid(helpers[i], NULL, WNOHANG) == 0)
+			continue;
+		helpers[i] = 0;
+	}
 }
 
 void step_helper_finish(pid_t pid)

@@ -13,6 +13,12 @@
  * scancel said so, -1 otherwise. */
 int step_signal(const char *job_id, const char *step_id, int sig);
 
+/* Starts scancel --signal=SIG JOB.STEP (sig 0: scancel JOB.STEP, the step
+ * cancelled, its tasks killed) and returns its pid (0 if it could not
+ * start) without waiting: where a node of the step no longer answers,
+ * scancel waits for it as long as Slurm's MessageTimeout.  The caller reaps it. */
+pid_t step_scancel_start(const char *job_id, const char *step_id, int sig);
+
 /* The numbered steps of a job that Slurm lists as running ("0", "3"; not
  * the batch or extern step), appended to out.  -1 when squeue failed. */
 int job_steps(const char *job_id, struct strv *out);
@@ -51,6 +57,12 @@ int step_cancel_argv(const struct topo *t, struct step_cancel *c);
 
 /* step_cancel_start for a supervisor's on_first_failure callback (arg: the topo). */
 pid_t step_cancel_cb(void *topo);
+
+/* Keeps a helper step_scancel_start started, to reap it later. */
+void step_helper_keep(pid_t pid);
+/* Reaps the helpers kept that have ended; with wait_ms, waits that long
+ * for the others (then kills them). */
+void step_helpers_reap(long wait_ms);
 
 /* Waits for a helper step_cancel_start started, at most 5 s (then kills
  * it); nothing when it was reaped already (pid 0). */

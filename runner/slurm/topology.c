@@ -81,6 +81,10 @@ static int detect_standalone(const struct options *o, struct topo *t, struct err
 
 	if (nproc < 0)
 		return -1;
+	if (o->nnodes_min != o->nnodes_max)
+		return err_set(e, EXIT_USAGE, "--nnodes %ld:%ld: an elastic node count needs a batch "
+			       "script, whose ctrun restarts the step on the nodes left; outside "
+			       "Slurm give --nnodes N", o->nnodes_min, o->nnodes_max);
 	t->nnodes = o->nnodes > 0 ? o->nnodes : 1;
 	t->node_rank = o->node_rank >= 0 ? o->node_rank : 0;
 	if (t->node_rank >= t->nnodes)
@@ -98,11 +102,60 @@ static int detect_standalone(const struct options *o, struct topo *t, struct err
 	return 0;
 }
 
+/* The batch ctrun's node order for its step (TOPO_BATCH_NODES_ENV): the
+ * same nodes as the step's list, node rank 0 first.  Slurm lists a step's
+ * nodes in the job's order whatever srun -w says, and a spare that takes a
+ * lost node's place takes its rank.  The tasks per node follow. */
+static int batch_order(const char *order, struct topo *t, long *counts, struct err *e)
+{
+	struct strv v = { 0 };
+	long *was = NULL;
+	size_t n = t->nodes.n;
+	int rv = -1;
+
+	for (const char *p = order;; p++) {
+		size_t len = strcspn(p, ",");
+
+		if (strv_pushn(&v, p, len) < 0)
+			goto sys;
+		p += len;
+		if (*p == '\0')
+			break;
+	}
+	if ((was = calloc(n, sizeof(*was))) == NULL)
+		goto sys;
+	if (v.n != n)
+		goto bad;
+	for (size_t i = 0; i < n; i++) {
+		long at = strv_find(&t->nodes, v.v[i]);
+
+		if (at < 0 || strv_find(&v, v.v[i]) != (long)i)
+			goto bad;
+		was[i] = counts[at];
+	}
+	memcpy(counts, was, n * sizeof(*counts));
+	strv_free(&t->nodes);
+	t->nodes = v;
+	v = (struct strv){ 0 };
+	rv = 0;
+	goto out;
+sys:
+	err_sys(e, EXIT_CTRUN, "topology");
+	goto out;
+bad:
+	err_set(e, EXIT_CTRUN, "%s='%.200s' is not an order of the step's nodes",
+		TOPO_BATCH_NODES_ENV, order);
+out:
+	strv_free(&v);
+	free(was);
+	return rv;
+}
+
 /* Inside a Slurm step (node or task mode). */
 static int detect_step(const struct options *o, char *const *envp, struct topo *t,
 		       struct err *e)
 {
-	const char *nodelist, *tpn;
+	const char *nodelist, *tpn, *order;
 	long *counts = NULL, procid = -1, localid = 0, ntasks = 0, nodeid = -1, step = 0;
 	size_t ncounts = 0;
 	int rv = -1, nproc;
@@ -123,6 +176,9 @@ static int detect_step(const struct options *o, char *const *envp, struct topo *
 			"nodelist '%s' has %zu", tpn, ncounts, nodelist, t->nodes.n);
 		goto out;
 	}
+	order = envp_get(envp, TOPO_BATCH_NODES_ENV);
+	if (order != NULL && *order != '\0' && batch_order(order, t, counts, e) < 0)
+		goto out;
 	if (env_long(envp, "SLURM_PROCID", 0, &procid, e) < 0 ||
 	    env_long(envp, "SLURM_LOCALID", 0, &localid, e) < 0 ||
 	    env_long(envp, "SLURM_NODEID", 0, &nodeid, e) < 0)

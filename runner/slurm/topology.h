@@ -6,8 +6,8 @@
  * set exactly the Slurm variables a real step would.
  *
  * Folder runner/slurm/: where a ctrun stands in Slurm: topology, hostlists
- * (builtin + libslurm), tasks per node, the batch re-launch, cancelling the
- * step.  May use: runner/config/, runner/node/, core/ (the GNUmakefile's
+ * (builtin + libslurm), tasks per node, staging the image, a batch step's
+ * stop notes, acting on steps (scancel, squeue).  May use: runner/config/, runner/node/, core/ (the GNUmakefile's
  * include paths enforce it).
  */
 #ifndef CTRUN_TOPOLOGY_H
@@ -39,6 +39,10 @@ struct topo {
 	char ifname[16];       /* interface that routes to the master ("" = unknown);
 				* an array so topo_free has nothing more to own */
 };
+
+/* Set by the batch-mode ctrun for its step: the step's nodes in node-rank
+ * order ("n1,n4,n3"), when a spare took a lost node's rank. */
+#define TOPO_BATCH_NODES_ENV "CTRUN_BATCH_NODES"
 
 int topo_detect(const struct options *o, char *const *envp, const char *hostname,
 		long ndevfiles, struct topo *t, struct err *e);

@@ -20,65 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guardian.h"
-#include "logfiles.h"
 #include "orphans.h"
-#include "output.h"
-#include "sigloop.h"
-#include "workerexec.h"
+#include "supervise_int.h"
 #include "util.h"
-
-/* After the last worker: how long silent pipes (held open by something
- * that left the process groups) may keep ctrun from returning. */
-#define DRAIN_IDLE_MS 1000
-/* After SIGKILL: how long to wait for the groups to empty. */
-#define KILL_WAIT_MS 2000
-/* With every worker gone, how often to look whether their groups emptied
- * (a grandchild reaped by its own parent sends us no SIGCHLD). */
-#define GROUP_POLL_MS 50
-
-enum phase { RUN, STOP, KILL };
-
-struct proc {
-	pid_t pid;       /* also its process group id; 0 = not started */
-	bool alive;      /* not reaped yet */
-	bool group_gone; /* nothing left in its process group */
-};
-
-struct sup {
-	const struct worker *w;
-	size_t n;
-	const struct supervise_opts *o;
-	struct supervise_result *r;
-	const char *host;
-	char hostbuf[HOST_NAME_MAX + 1];
-	struct proc *p;
-	int *log_fd;           /* of each worker: its --log-dir file, or -1 */
-	struct out_stream *st; /* stdout, stderr of each worker; NULL when inherited */
-	size_t nst;
-	struct pollfd *pfd;
-	size_t *pmap;          /* pfd index -> stream index */
-	int wfd;               /* in pfd: the blocked output, polled to wake */
-	struct out_writer out;
-	struct guardian g;
-	struct sigloop loop;
-	int devnull, grace_ms, old_subreaper;
-	struct sigaction old_pipe, old_chld;
-	pid_t self;
-	pid_t helper;          /* what on_first_failure started, until reaped */
-	bool fg;               /* the only worker gets the terminal's foreground */
-	bool aborting;         /* ctrun's own failure: deaths are ours, not failures */
-	bool stuck_told;
-	size_t alive;
-	enum phase phase;
-	long long kill_at, give_up_at, last_io;
-	/* A worker's death by a stop signal ctrun has not received yet: held
-	 * until that signal comes (a stop: no failure) or held_until (the
-	 * first failure after all); -1: none. */
-	long held;
-	int held_ws;
-	long long held_until;
-};
 
 int supervise_status(int ws)
 {
@@ -185,7 +129,7 @@ static void first_failure(struct sup *s, size_t i, int ws)
 	r->status = supervise_status(ws);
 	/* Dying of a signal ctrun forwarded is no failure to name, and no
 	 * reason to cancel the step: "received SIGTERM" said why already. */
-	if (s->phase != RUN && r->got_signal != 0)
+	if (s->phase != RUN && (r->got_signal != 0 || r->hung))
 		return;
 	if (WIFSIGNALED(ws))
 		snprintf(how, sizeof(how), "killed by signal %d (%s)", r->term_signal,
@@ -311,17 +255,6 @@ static void on_signal(void *arg, int sig)
 	}
 }
 
-/* Signals after the last round: too late to forward, but the caller
- * must know of a stop request. */
-static void late_signals(struct sup *s)
-{
-	int sig;
-
-	while ((sig = sigloop_next(&s->loop)) > 0)
-		if (sig != SIGCHLD && sig != SIGURG && !sigloop_is_checkpoint(sig) &&
-		    s->r->got_signal == 0)
-			s->r->got_signal = sig;
-}
 
 /* A worker's pipe is ready. */
 static void on_fd(void *arg, size_t k, short revents)
@@ -334,6 +267,8 @@ static void on_fd(void *arg, size_t k, short revents)
 	if (s->pfd[k].fd == s->wfd)
 		return;
 	st = &s->st[s->pmap[k]];
+	if (s->track)
+		progress_saw(&s->prog, s->pmap[k] / 2);
 	/* Keep reading while data is there: a writer that sends 4 KiB at a
 	 * time then costs one poll and one write per buffer, not per 4 KiB. */
 	while ((got = out_stream_read(st)) > 0 && out_stream_wants_read(st))
@@ -342,61 +277,23 @@ static void on_fd(void *arg, size_t k, short revents)
 		s->last_io = mono_ms();
 }
 
-static int start_worker(struct sup *s, size_t i, struct err *e)
+
+/* The hang watch's tick: each worker's silence to on_progress, which may
+ * call them hung. */
+static void tick(struct sup *s, long long now)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-	char prefix[OUT_PREFIX_MAX] = "";
-	long rank = s->w[i].rank;
-	pid_t pid;
-
-	if (s->st != NULL) {
-		/* O_CLOEXEC: no worker may hold another one's pipe. */
-		if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-			err_sys(e, EXIT_CTRUN, "rank %ld: pipe", rank);
-			goto fail;
-		}
-		if (fcntl(po[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(pe[0], F_SETFL, O_NONBLOCK) < 0) {
-			err_sys(e, EXIT_CTRUN, "rank %ld: pipe", rank);
-			goto fail;
-		}
+	s->prog.next_tick = now + PROGRESS_TICK_MS;
+	progress_poll(&s->prog);
+	for (size_t i = 0; i < s->n; i++) {
+		/* A worker that ended is no worker that hangs. */
+		s->silent[i] = s->p[i].alive ? progress_silent(&s->prog, i) : 0;
+		s->started[i] = progress_started(&s->prog, i) || !s->p[i].alive;
 	}
-	pid = fork();
-	if (pid < 0) {
-		err_sys(e, EXIT_CTRUN, "rank %ld: fork", rank);
-		goto fail;
+	if (s->o->on_progress(s->o->progress_arg, s->w, s->silent, s->started, s->n) &&
+	    s->alive > 0) {
+		s->r->hung = true;
+		begin_stop(s, SIGTERM);
 	}
-	if (pid == 0) {
-		const struct worker_image wi = { s->w[i].rank, s->w[i].argv, s->w[i].envp,
-						 s->w[i].cpus };
-
-		worker_exec(&wi, s->self, s->fg, s->devnull, &s->loop.old, po[1], pe[1]);
-	}
-	/* Parent and child both set the group, so a signal sent right after
-	 * fork reaches the group whichever of them ran first. */
-	setpgid(pid, pid);
-	if (s->fg)
-		set_foreground(pid);
-	guardian_add(&s->g, pid);
-	s->p[i].pid = pid;
-	s->p[i].alive = true;
-	s->alive++;
-	if (s->st != NULL) {
-		close(po[1]);
-		close(pe[1]);
-		if (s->o->prefix)
-			snprintf(prefix, sizeof(prefix), "[rank%ld]: ", rank);
-		out_stream_init(&s->st[2 * i], po[0], OUT_STDOUT, s->log_fd[i], prefix);
-		out_stream_init(&s->st[2 * i + 1], pe[0], OUT_STDERR, s->log_fd[i], prefix);
-	}
-	return 0;
-fail:
-	for (int k = 0; k < 2; k++) {
-		if (po[k] >= 0)
-			close(po[k]);
-		if (pe[k] >= 0)
-			close(pe[k]);
-	}
-	return -1;
 }
 
 /* One poll round; false once supervision is over. */
@@ -408,6 +305,8 @@ static bool step(struct sup *s)
 
 	if (s->held >= 0 && now >= s->held_until)
 		release_held(s);
+	if (s->track && s->phase == RUN && now >= s->prog.next_tick)
+		tick(s, now);
 	if (s->phase == STOP && now >= s->kill_at) {
 		if (!groups_empty(s)) {
 			info(s, "ctrun: workers on host %s still running %d ms after being told "
@@ -444,6 +343,8 @@ static bool step(struct sup *s)
 		deadline = s->kill_at;
 	} else if (s->phase == KILL) {
 		deadline = s->give_up_at;
+	} else if (s->track) {
+		deadline = s->prog.next_tick;
 	}
 	for (size_t j = 0; j < s->nst; j++) {
 		if (!out_stream_wants_read(&s->st[j]))
@@ -464,96 +365,14 @@ static bool step(struct sup *s)
 	return true;
 }
 
-static int setup(struct sup *s, struct err *e)
-{
-	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
-					 .on_fd = on_fd, .arg = s };
-	struct sigaction ign = { .sa_handler = SIG_IGN }, dfl = { .sa_handler = SIG_DFL };
-	bool piped = s->o->prefix || s->o->log_dir != NULL;
 
-	/* Pipes must never land on 0-2, where dup2 in the child would be a
-	 * no-op that leaves O_CLOEXEC set. */
-	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
-			return err_sys(e, EXIT_CTRUN, "/dev/null");
-	s->p = calloc(s->n, sizeof(*s->p));
-	s->log_fd = calloc(s->n, sizeof(*s->log_fd));
-	s->pfd = calloc(2 * s->n + 1, sizeof(*s->pfd));
-	s->pmap = calloc(2 * s->n + 1, sizeof(*s->pmap));
-	s->st = piped ? calloc(2 * s->n, sizeof(*s->st)) : NULL;
-	if (s->p == NULL || s->log_fd == NULL || s->pfd == NULL || s->pmap == NULL ||
-	    (piped && s->st == NULL) || out_writer_init(&s->out, !s->o->log_only, piped) < 0)
-		return err_sys(e, EXIT_CTRUN, "supervise");
-	for (size_t i = 0; i < s->n; i++)
-		s->log_fd[i] = -1;
-	if (piped) {
-		s->nst = 2 * s->n;
-		for (size_t j = 0; j < s->nst; j++)
-			s->st[j].fd = -1;
-	}
-	if (s->o->log_dir != NULL) {
-		int dfd = logdir_open(s->o->log_dir, e), fd = dfd;
-
-		for (size_t i = 0; fd >= 0 && i < s->n; i++)
-			fd = s->log_fd[i] = logfile_open(dfd, s->o->log_dir, s->w[i].rank, e);
-		if (dfd >= 0)
-			close(dfd);
-		if (fd < 0)
-			return -1;
-	}
-	if (s->n > 1 && (s->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-		return err_sys(e, EXIT_CTRUN, "/dev/null");
-	/* Signals: blocked and read from a signalfd.  One the caller ignores
-	 * (nohup's SIGHUP) stays ignored.  teardown restores the mask and
-	 * dispositions once the loop is open. */
-	if (sigloop_start(&s->loop, SIGLOOP_URG | SIGLOOP_KEEP_IGNORED | SIGLOOP_REAP_ANY, &ops,
-			  e) < 0)
-		return -1;
-	sigaction(SIGPIPE, &ign, &s->old_pipe);
-	sigaction(SIGCHLD, &dfl, &s->old_chld); /* SIG_IGN would auto-reap */
-	prctl(PR_GET_CHILD_SUBREAPER, &s->old_subreaper);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		return err_sys(e, EXIT_CTRUN, "prctl(PR_SET_CHILD_SUBREAPER)");
-	s->self = getpid();
-	s->fg = s->n == 1 && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	return guardian_start(&s->g, s->n, s->o->on_death, e);
-}
-
-static void teardown(struct sup *s)
-{
-	/* What on_first_failure started (scancel): at most 5 s more. */
-	if (s->helper > 0)
-		wait_child(s->helper, 5000);
-	s->helper = 0;
-	guardian_stop(&s->g);
-	if (s->fg)
-		set_foreground(getpgrp());
-	if (s->loop.sfd >= 0) {
-		prctl(PR_SET_CHILD_SUBREAPER, s->old_subreaper);
-		late_signals(s);
-		sigaction(SIGPIPE, &s->old_pipe, NULL);
-		sigaction(SIGCHLD, &s->old_chld, NULL);
-		sigloop_close(&s->loop);
-	}
-	for (size_t j = 0; j < s->nst; j++)
-		out_stream_free(&s->st[j]);
-	for (size_t i = 0; s->log_fd != NULL && i < s->n; i++)
-		if (s->log_fd[i] >= 0)
-			close(s->log_fd[i]);
-	if (s->devnull >= 0)
-		close(s->devnull);
-	out_writer_fini(&s->out);
-	free(s->st);
-	free(s->p);
-	free(s->log_fd);
-	free(s->pfd);
-	free(s->pmap);
-}
 
 int supervise_run(const struct worker *w, size_t n, const struct supervise_opts *o,
 		  struct supervise_result *r, struct err *e)
 {
 	struct sup s = { .w = w, .n = n, .o = o, .r = r, .devnull = -1, .wfd = -1, .held = -1 };
+	const struct sigloop_ops ops = { .on_signal = on_signal, .on_exit = on_exit_cb,
+					 .on_fd = on_fd, .arg = &s };
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -574,11 +393,11 @@ int supervise_run(const struct worker *w, size_t n, const struct supervise_opts 
 	for (size_t i = 0; i < n; i++)
 		if (w[i].argv == NULL || w[i].argv[0] == NULL)
 			return err_set(e, EXIT_CTRUN, "rank %ld: empty command", w[i].rank);
-	if (setup(&s, e) < 0)
+	if (sup_setup(&s, &ops, e) < 0)
 		goto out;
 	rv = 0;
 	for (size_t i = 0; i < n && rv == 0; i++)
-		rv = start_worker(&s, i, e);
+		rv = sup_start_worker(&s, i, e);
 	if (rv < 0) {
 		/* ctrun's own failure: take back what started. */
 		s.aborting = true;
@@ -595,6 +414,6 @@ int supervise_run(const struct worker *w, size_t n, const struct supervise_opts 
 	out_pump(&s.out, s.st, s.nst);
 	out_writer_flush(&s.out, DRAIN_IDLE_MS);
 out:
-	teardown(&s);
+	sup_teardown(&s);
 	return rv;
 }

@@ -63,6 +63,17 @@ struct supervise_opts {
 	/* What the guardian runs if ctrun itself is killed (guardian.h), after
 	 * it has killed the workers; NULL = nothing. */
 	char *const *on_death;
+	/* The hang watch (heartbeat.h): with on_progress, every
+	 * PROGRESS_TICK_MS while the workers run it gets how long each has
+	 * been silent (ms since its last line of output, or the last touch of
+	 * its heartbeat file DIR/rank-R when heartbeat_dir is set) and whether
+	 * it made any progress yet; true stops the workers as hung
+	 * (supervise_result.hung, no failure named).
+	 * Output is read through pipes then, even without prefix or log files. */
+	const char *heartbeat_dir;
+	bool (*on_progress)(void *arg, const struct worker *w, const long long *silent_ms,
+			    const bool *started, size_t n);
+	void *progress_arg;
 };
 
 #define SUPERVISE_GRACE_MS 3000
@@ -79,6 +90,7 @@ struct supervise_result {
 	int got_signal;   /* a terminating signal ctrun received and forwarded (SIGTERM...),
 			   * 0 if none */
 	bool peer_failed; /* supervision stopped because a peer node failed (SIGURG) */
+	bool hung;        /* on_progress stopped the workers as hung */
 };
 
 /* Runs workers w[0..n-1] until every one has exited (fail-fast: the first

@@ -139,14 +139,33 @@ run_tests() {
 	done
 }
 
-if CTRUN_CLUSTER_NAME=$name0 CTRUN_CLUSTER_SUBNET=$subnet0 CTRUN_CLUSTER_PORT_BASE=$port0 \
-	up ""; then
-	echo "cluster: $CTRUN_CLUSTER_SLURM ($(command -v slurmctld))"
+# A test that needs a cluster of another size than the default 2 nodes says
+# so on a line `# nodes: N` (t_resilience: a spare beside 2 training
+# nodes); the tests of each size run on a cluster of that size, brought up
+# for them, in the order of their sizes.
+nodes_of() {
+	local n
+	n=$(sed -n 's/^# nodes: \([1-9][0-9]*\)$/\1/p' "tests/integration/${1%.sh}.sh" 2>/dev/null | head -1)
+	echo "${n:-2}"
+}
+sizes_of() { local t; for t in "$@"; do nodes_of "$t"; done | sort -n -u; }
+of_size() { local n=$1 t; shift; for t in "$@"; do [ "$(nodes_of "$t")" = "$n" ] && echo "$t"; done; return 0; }
+size_label() { [ "$1" = 2 ] || echo "-${1}n"; }
+
+# shellcheck disable=SC2086
+for size in $(sizes_of $tests); do
 	# shellcheck disable=SC2086
-	run_tests "" $tests
-	CTRUN_CLUSTER_NAME=$name0 "$cluster" down > "$logs/cluster-down.log" 2>&1 ||
-		{ failed=$((failed + 1)); echo "FAIL cluster down: $(tail -3 "$logs/cluster-down.log")"; }
-fi
+	group=$(of_size "$size" $tests)
+	label=$(size_label "$size")
+	if CTRUN_CLUSTER_NAME=$name0 CTRUN_CLUSTER_SUBNET=$subnet0 CTRUN_CLUSTER_PORT_BASE=$port0 \
+		CTRUN_CLUSTER_NODES=$size up "$label"; then
+		echo "cluster: $CTRUN_CLUSTER_SLURM ($(command -v slurmctld)), $size nodes"
+		# shellcheck disable=SC2086
+		run_tests "" $group
+		CTRUN_CLUSTER_NAME=$name0 "$cluster" down > "$logs/cluster-down$label.log" 2>&1 ||
+			{ failed=$((failed + 1)); echo "FAIL cluster down$label: $(tail -3 "$logs/cluster-down$label.log")"; }
+	fi
+done
 
 # Every other Slurm install: the tests that talk to Slurm, on its own cluster.
 first=$(readlink -f "$(command -v slurmctld)")
@@ -170,13 +189,19 @@ for p in $prefixes; do
 		else
 			echo "cluster: no mpi/pmix for $v: $(tail -1 "$logs/slurm-pmix@$v.log")"
 		fi
-		if up "@$v"; then
-			echo "cluster: $CTRUN_CLUSTER_SLURM ($p)"
+		# shellcheck disable=SC2086
+		for size in $(sizes_of $every); do
 			# shellcheck disable=SC2086
-			run_tests "@$v" $every
-			"$cluster" down > "$logs/cluster-down@$v.log" 2>&1 ||
-				{ failed=$((failed + 1)); echo "FAIL cluster down@$v: $(tail -3 "$logs/cluster-down@$v.log")"; }
-		fi
+			group=$(of_size "$size" $every)
+			label=$(size_label "$size")
+			if CTRUN_CLUSTER_NODES=$size up "@$v$label"; then
+				echo "cluster: $CTRUN_CLUSTER_SLURM ($p), $size nodes"
+				# shellcheck disable=SC2086
+				run_tests "@$v" $group
+				"$cluster" down > "$logs/cluster-down@$v$label.log" 2>&1 ||
+					{ failed=$((failed + 1)); echo "FAIL cluster down@$v$label: $(tail -3 "$logs/cluster-down@$v$label.log")"; }
+			fi
+		done
 		echo "$passed $failed $skipped" > "$logs/.counts"
 	)
 	read -r passed failed skipped < "$logs/.counts"

@@ -1,9 +1,10 @@
 #!/bin/bash
+# nodes: 3
 # The fault campaign: rounds of a job on the cluster with one fault
 # injected at a random moment, then the checks every fault must pass: the
 # job ends with a status and a one-line message that name the cause, no
 # process of the job is left on any node, no cache entry is published
-# incomplete, and the next run succeeds.  CTRUN_FAULTS rounds (10 in make
+# incomplete, and the next run succeeds.  CTRUN_FAULTS rounds (11 in make
 # check: node, each other kind once, node again; `make faults` runs more),
 # seeded by CTRUN_FAULT_SEED, each fault kind in turn:
 #   node     every process of node 2 killed, slurmd too (a node crash): Slurm
@@ -21,6 +22,10 @@
 #   replace  the image replaced while a container job runs: that job is
 #            intact, the next one gets the new image
 #   stranger a silent connection to MASTER_PORT while `ctrun check` meets
+#   spare    node 2 crashed (as node) under a batch-mode ctrun with a spare
+#            (sbatch --no-kill -N3, --spares 1): the step restarts at once
+#            on nodes 1 and 3, node 3 in node 2's ranks, and ends well; node
+#            2 comes back
 # CTRUN_FAULT_KINDS="ctrun stranger" narrows the campaign to some kinds
 # (the same kind twice, "node node", crashes a node twice in a row).
 # Counts go to the log's last line: "faults: N injected (KIND N, ...), 0 left
@@ -30,11 +35,11 @@
 need_image BB busybox.sqsh
 need_image TORCH torch.sqsh
 cd "$TMPD"
-rounds=${CTRUN_FAULTS:-10}
+rounds=${CTRUN_FAULTS:-11}
 RANDOM=${CTRUN_FAULT_SEED:-4242}
-# node first: 10 rounds crash node 2 twice (rounds 0 and 9), the second
+# node first: 11 rounds crash node 2 twice (rounds 0 and 10), the second
 # time after a restart from outside, which is where it once broke.
-all_kinds="node worker ctrun agent scancel create full replace stranger"
+all_kinds="node worker ctrun agent scancel create full replace stranger spare"
 read -r -a kinds <<<"${CTRUN_FAULT_KINDS:-$all_kinds}"
 injected=0
 declare -A per_kind=()
@@ -44,7 +49,7 @@ declare -A per_kind=()
 # a subshell, and a behaviour is one, so a draw there would not follow
 # CTRUN_FAULT_SEED.  The kinds that call delay call it once a round, so the
 # draws follow the seed as they did before.
-delay_kinds=" worker ctrun agent scancel create node "
+delay_kinds=" worker ctrun agent scancel create node spare "
 pause=""
 delay() {
 	[ -n "$pause" ] || fail "$kind: delay called, but no moment was drawn for it"
@@ -102,6 +107,16 @@ echo "$RANK $$" >> "$OUT/up"
 while :; do sleep 0.05; done
 W
 chmod +x worker.sh
+# spare: running until the restart; then each rank says where it runs.
+cat > spare.sh <<'W'
+#!/bin/bash
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then
+	echo "$RANK $$" >> "$OUT/up"
+	while :; do sleep 0.05; done
+fi
+echo "rank $RANK $SLURMD_NODENAME" >> "$OUT/up1"
+W
+chmod +x spare.sh
 start_job() { # a node-mode job of 2x2 workers; sets job, waits until all are up
 	rm -f up term
 	job=$(sbatch --parsable --no-requeue -N2 -o "$TMPD/job-$1.out" --wrap \
@@ -248,6 +263,35 @@ time.sleep(8)" &
 		assert_eq 0 "$rc" "$kind: ctrun check with a stranger on the port"
 		grep -qx "check: ok" check.out || fail "$kind: no verdict"
 		;;
+	spare)
+		rm -f up up1
+		job=$(sbatch --parsable --no-kill -N3 -o "$TMPD/job-$round.out" --wrap \
+			"OUT=$TMPD $CTRUN --spares 1 --max-restarts 1 --nproc-per-node 2 -- $TMPD/spare.sh; echo ctrun exit \$?")
+		trap 'scancel "$job" 2>/dev/null || true' EXIT
+		wait_lines up 4 30 || { cat "job-$round.out"; fail "$kind: workers did not start"; }
+		delay
+		on2 bash -c 'kill -9 -1' || true
+		for ((i = 0; i < 1200; i++)); do
+			grep -q '^ctrun exit' "job-$round.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		cat "job-$round.out"
+		grep -qx 'ctrun exit 0' "job-$round.out" || fail "$kind: the job did not end well"
+		grep -q "^ctrun: node ${NODES[1]} left out: lost during the step" "job-$round.out" ||
+			fail "$kind: the lost node is not named"
+		grep -q "restarting (1/1) on ${NODES[0]},${NODES[2]}: ${NODES[2]} in ${NODES[1]}'s place" \
+			"job-$round.out" || fail "$kind: the spare did not take the lost node's place"
+		assert_eq 4 "$(sort -u up1 | wc -l)" "$kind: ranks of the restart"
+		grep -q "rank 2 ${NODES[2]}" up1 || fail "$kind: rank 2 is not on the spare"
+		clean "$TMPD/spare.sh"
+		"$CLUSTER" slurmd "${NODES[1]}"
+		job_gone_within "$job" 120
+		for ((i = 0; i < 1200; i++)); do
+			[ "$(sinfo -h -n "${NODES[1]}" -o %t)" = idle ] && break
+			sleep 0.1
+		done
+		assert_eq idle "$(sinfo -h -n "${NODES[1]}" -o %t)" "$kind: node 2 back"
+		;;
 	node)
 		start_job "$round"
 		delay
@@ -276,6 +320,7 @@ time.sleep(8)" &
 # Nothing of the round left on any node, whether it passed or not.
 round_clean() {
 	clean "$TMPD/worker.sh"
+	clean "$TMPD/spare.sh"
 	clean "/.ctrun/agent"
 }
 

@@ -52,6 +52,9 @@ static void test_wire_bytes_are_those_of_the_first_releases(void **state)
 		       "F3 0\n");
 	assert_encodes((struct agent_msg){ .kind = AGENT_MSG_FAILED, .rank = 12, .sig = SIGKILL },
 		       "F12 9\n");
+	/* --hang-timeout's report: a rank's silence in ms. */
+	assert_encodes((struct agent_msg){ .kind = AGENT_MSG_PROGRESS, .rank = 7, .ms = 61000,
+					   .started = true }, "P7 61000 1\n");
 }
 
 static void test_round_trip_in_every_piece_size(void **state)
@@ -61,6 +64,8 @@ static void test_round_trip_in_every_piece_size(void **state)
 		{ .kind = AGENT_MSG_FAILED, .rank = 4095, .sig = SIGSEGV },
 		{ .kind = AGENT_MSG_PEER_FAILED },
 		{ .kind = AGENT_MSG_FAILED, .rank = 0x7fffffffffffffffL, .sig = 0 },
+		{ .kind = AGENT_MSG_PROGRESS, .rank = 3, .ms = AGENTPROTO_MS_MAX },
+		{ .kind = AGENT_MSG_PROGRESS, .rank = 4, .ms = 0, .started = true },
 		{ .kind = AGENT_MSG_ENDED },
 	};
 	char wire[256];
@@ -76,12 +81,14 @@ static void test_round_trip_in_every_piece_size(void **state)
 	for (size_t piece = 1; piece <= len; piece++) {
 		struct agent_msg out[8];
 
-		assert_int_equal(decode_all(wire, len, piece, out, 8), 5);
-		for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(decode_all(wire, len, piece, out, 8), 7);
+		for (size_t i = 0; i < 7; i++) {
 			assert_int_equal(out[i].kind, in[i].kind);
-			if (in[i].kind == AGENT_MSG_FAILED) {
+			if (in[i].kind == AGENT_MSG_FAILED || in[i].kind == AGENT_MSG_PROGRESS) {
 				assert_int_equal(out[i].rank, in[i].rank);
 				assert_int_equal(out[i].sig, in[i].sig);
+				assert_int_equal(out[i].ms, in[i].ms);
+				assert_int_equal(out[i].started, in[i].started);
 			}
 		}
 	}
@@ -91,7 +98,8 @@ static void test_malformed_lines_decode_as_bad_and_the_next_one_counts(void **st
 {
 	static const char *bad[] = { "F\n", "F3\n", "F3 \n", "F 9\n", "F-1 9\n", "Fx 9\n",
 				     "F3 66\n", "F3 9 9\n", "F99999999999999999999 9\n",
-				     "Ex\n", "Z\n", "\n", "FS 1\n" };
+				     "Ex\n", "Z\n", "\n", "FS 1\n", "P1\n", "P1 5\n", "P1 -5 1\n", "P-1 5 1\n",
+				     "P1 1099511627777 1\n", "P1 5 2\n" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {

@@ -71,6 +71,15 @@ static void test_round_trip(void **state)
 	assert_string_equal(t.w[1].env.v[0], "RANK=5");
 	assert_false(t.as_user);
 	assert_false(t.pmi_fd3);
+	assert_null(t.heartbeat_base);
+	free(buf);
+	agentspec_free(&t);
+	/* --hang-timeout: where the agent makes the heartbeat files (h). */
+	s.heartbeat_base = strdup("/tmp");
+	assert_int_equal(agentspec_format(&s, &buf, &len, &e), 0);
+	assert_non_null(memmem(buf, len, "h4:/tmp\n", 8));
+	assert_int_equal(agentspec_parse(buf, len, &t, &e), 0);
+	assert_string_equal(t.heartbeat_base, "/tmp");
 	free(buf);
 	agentspec_free(&t);
 	/* The workers' identity (X): the agent switches to it first; the
@@ -107,6 +116,7 @@ static void test_truncated_or_malformed_is_refused(void **state)
 		"V1:1\nH9:n1\nZ0:\n",  /* length past the end */
 		"V1:1\nI3:abc\nZ0:\n", /* not K=V */
 		"V1:1\nq1:x\nZ0:\n",   /* unknown tag */
+		"V1:1\nh3:tmp\nZ0:\n", /* heartbeat base not absolute */
 		"V1:1\nX1:x\nZ0:\n",   /* identity: not "UID GID" */
 		"V1:1\nX4:1003\nZ0:\n",
 		"V1:1\nX9:-1 100\nZ0:\n",

@@ -309,6 +309,59 @@ static void test_a_flag_takes_a_boolean_over_the_config(void **state)
 	assert_string_equal(f->o.command.v[0], "false");
 }
 
+/* --nnodes N or MIN:MAX (torchrun's), --spares, --hang-timeout, and the
+ * site's [run] health_check and health_timeout (no flag: a site's). */
+static void test_resilience_settings(void **state)
+{
+	struct fx *f = *state;
+	char *a1[] = { "ctrun", "--nnodes", "1:4", "--spares", "2", "--hang-timeout", "600", "x",
+		       NULL };
+	char *a2[] = { "ctrun", "--nnodes", "3", "x", NULL };
+	char *a3[] = { "ctrun", "--nnodes", "4:1", "x", NULL };
+	char *a4[] = { "ctrun", "--nnodes", "1:", "x", NULL };
+	char *a5[] = { "ctrun", "--hang-timeout", "30:900", "x", NULL };
+	char *a6[] = { "ctrun", "--hang-timeout", "30:", "x", NULL };
+	const char *path = write_tmp(f, "[run]\nhealth_check = /etc/slurm/nodecheck --quick\n"
+				     "health_timeout = 20\nspares = 1\n");
+	struct err e = { 0 };
+
+	assert_int_equal(f->o.nnodes_min, -1);
+	assert_int_equal(f->o.health_timeout, 60);
+	assert_int_equal(parse(&f->o, a1, &e), 0);
+	assert_int_equal(f->o.nnodes_min, 1);
+	assert_int_equal(f->o.nnodes_max, 4);
+	assert_int_equal(f->o.nnodes, -1); /* elastic: the count is the batch ctrun's */
+	assert_int_equal(f->o.spares, 2);
+	assert_int_equal(f->o.hang_timeout, 600);
+	assert_int_equal(options_hang_first(&f->o), 600); /* SEC, being above the minimum */
+	fresh(f);
+	assert_int_equal(parse(&f->o, a5, &e), 0);
+	assert_int_equal(f->o.hang_timeout, 30);
+	assert_int_equal(options_hang_first(&f->o), 900);
+	f->o.hang_first = 0;
+	assert_int_equal(options_hang_first(&f->o), HANG_FIRST_MIN);
+	fresh(f);
+	assert_int_equal(parse(&f->o, a6, &e), -1);
+	assert_non_null(strstr(e.msg, "is not SEC or SEC:FIRST"));
+	fresh(f);
+	assert_int_equal(parse(&f->o, a2, &e), 0);
+	assert_int_equal(f->o.nnodes, 3);
+	assert_int_equal(f->o.nnodes_min, 3);
+	assert_int_equal(f->o.nnodes_max, 3);
+	fresh(f);
+	assert_int_equal(parse(&f->o, a3, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_string_equal(e.msg, "--nnodes: '4:1' is reversed: MIN 4 is above MAX 1 (write 1:4)");
+	fresh(f);
+	assert_int_equal(parse(&f->o, a4, &e), -1);
+	assert_non_null(strstr(e.msg, "is not a node count N or MIN:MAX"));
+	fresh(f);
+	assert_int_equal(options_load_file(&f->o, path, false, &e), 0);
+	assert_string_equal(f->o.health_check, "/etc/slurm/nodecheck --quick");
+	assert_int_equal(f->o.health_timeout, 20);
+	assert_int_equal(f->o.spares, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +380,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_layers_cli_over_env_over_config_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_error_names_the_variable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_flag_takes_a_boolean_over_the_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resilience_settings, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

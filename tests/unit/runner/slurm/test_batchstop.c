@@ -30,6 +30,12 @@ static void test_a_note_names_the_signal_and_the_host(void **state)
 	assert_int_equal(batchstop_read(dir, host, sizeof(host), sig, sizeof(sig)), 1);
 	assert_string_equal(sig, "TERM");
 	assert_string_equal(host, "n1");
+	/* A note that did not stop the job (batch.c): cleared for the next step. */
+	batchstop_clear(dir);
+	assert_int_equal(batchstop_read(dir, host, sizeof(host), sig, sizeof(sig)), 0);
+	batchstop_note(SIGHUP, "n2");
+	assert_int_equal(batchstop_read(dir, host, sizeof(host), sig, sizeof(sig)), 1);
+	assert_string_equal(sig, "HUP");
 	batchstop_remove(dir);
 	assert_int_equal(access(dir, F_OK), -1);
 	unsetenv(BATCHSTOP_ENV);

@@ -260,6 +260,58 @@ static void test_derived_ports_differ_between_neighbouring_jobs_and_steps(void *
 	}
 }
 
+/* A spare (n4) took the lost n2's rank: the batch ctrun's order, not Slurm's. */
+static void test_batch_node_order_gives_the_spare_the_lost_rank(void **state)
+{
+	struct fx *f = *state;
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=1", "SLURM_STEP_NODELIST=n[1,3-4]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x3)", "SLURMD_NODENAME=n4", "SLURM_NODEID=2",
+			"CTRUN_BATCH_NODES=n1,n4,n3", "CUDA_VISIBLE_DEVICES=0,1", NULL };
+
+	assert_int_equal(topo_detect(&f->o, env, "n4", 0, &f->t, &f->e), 0);
+	assert_int_equal(f->t.node_rank, 1);
+	assert_int_equal(f->t.rank_base, 2);
+	assert_int_equal(f->t.world_size, 6);
+	assert_string_equal(f->t.master_addr, "n1");
+	assert_string_equal(f->t.nodes.v[2], "n3");
+}
+
+/* The order names a node the step does not have (or misses one): refused. */
+static void test_batch_node_order_must_be_the_steps_nodes(void **state)
+{
+	struct fx *f = *state;
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=1", "SLURM_STEP_NODELIST=n[1,3]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n3",
+			"CTRUN_BATCH_NODES=n1,n2", NULL };
+	char *dup[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=1", "SLURM_STEP_NODELIST=n[1,3]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n3",
+			"CTRUN_BATCH_NODES=n3,n3", NULL };
+
+	assert_int_equal(topo_detect(&f->o, env, "n3", 0, &f->t, &f->e), -1);
+	assert_non_null(strstr(f->e.msg, "CTRUN_BATCH_NODES='n1,n2' is not an order of the step's"));
+	topo_free(&f->t);
+	assert_int_equal(topo_detect(&f->o, dup, "n3", 0, &f->t, &f->e), -1);
+}
+
+/* --nnodes MIN:MAX: in a step the step's node count; outside Slurm refused. */
+static void test_elastic_nnodes_in_a_step_and_outside(void **state)
+{
+	struct fx *f = *state;
+	char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=2", "SLURM_STEP_NODELIST=n[1,3]",
+			"SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n3", NULL };
+	char *none[] = { NULL };
+
+	f->o.nnodes_min = 1;
+	f->o.nnodes_max = 3;
+	assert_int_equal(topo_detect(&f->o, env, "n3", 0, &f->t, &f->e), 0);
+	assert_int_equal(f->t.nnodes, 2);
+	assert_int_equal(f->t.node_rank, 1);
+	topo_free(&f->t);
+	assert_int_equal(topo_detect(&f->o, none, "h", 0, &f->t, &f->e), -1);
+	assert_int_equal(f->e.code, EXIT_USAGE);
+	assert_non_null(strstr(f->e.msg, "--nnodes 1:3: an elastic node count needs a batch"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +330,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overrides_win_over_slurm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nproc_gpu_without_gpus_is_an_error, setup, teardown),
 		cmocka_unit_test(test_derived_ports_differ_between_neighbouring_jobs_and_steps),
+		cmocka_unit_test_setup_teardown(test_batch_node_order_gives_the_spare_the_lost_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_node_order_must_be_the_steps_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_elastic_nnodes_in_a_step_and_outside, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
