@@ -122,7 +122,8 @@ behaviour "three named containers created at once" concurrent_names
 # appends its number to /steps and waits until the ten steps of its name
 # have: they run at the same time whatever the machine's speed, and each
 # sees the others' writes while they run (one root per name).  All exit 0,
-# and each name keeps its ten numbers after they end.
+# each in a mount namespace of its own (a new container, not another
+# step's), and each name keeps its ten numbers after they end.
 concurrent_reuse() {
 	local i k want
 	for i in 0 1 2 3 4; do
@@ -134,7 +135,7 @@ pids=()
 for i in $(seq 1 50); do
 	srun -n1 --overlap --container-name=concurrent-test-$((i % 5)):no_exec sh -c "echo $i >> /steps
 n=0; while [ \$(wc -l < /steps) -lt 10 ] && [ \$n -lt 3000 ]; do sleep 0.1; n=\$((n + 1)); done
-[ \$(wc -l < /steps) -eq 10 ]" > "step-$i.out" 2>&1 &
+[ \$(wc -l < /steps) -eq 10 ] && readlink /proc/self/ns/mnt" > "step-$i.out" 2>&1 &
 	pids+=($!)
 done
 rc=0
@@ -145,6 +146,9 @@ exit $rc
 EOF
 	run_rc as_user salloc -N1 -w "$node" bash "$TMPD/conc.sh" > conc.out 2>&1
 	assert_eq 0 "$rc" "50 steps over 5 named containers with :no_exec: $(grep -v '^salloc:' conc.out | head -20)"
+	# Each a container of its own (none joined another step's), all alive at once.
+	assert_eq 50 "$(cat step-*.out | grep -c '^mnt:\[')" "the steps' mount namespaces"
+	assert_eq 50 "$(cat step-*.out | grep '^mnt:\[' | sort -u | wc -l)" "distinct mount namespaces of 50 steps at once"
 	for k in 0 1 2 3 4; do
 		want=$(seq 1 50 | awk -v k=$k '$1 % 5 == k' | tr '\n' ' ')
 		assert_eq "$want" "$(on_node --container-name=concurrent-test-$k sort -n /steps | tr '\n' ' ')" \
