@@ -122,20 +122,24 @@ behaviour "three named containers created at once" concurrent_names
 # appends its number to /steps and waits until the ten steps of its name
 # have: they run at the same time whatever the machine's speed, and each
 # sees the others' writes while they run (one root per name).  All exit 0,
-# each in a mount namespace of its own (a new container, not another
-# step's), and each name keeps its ten numbers after they end.
+# each with its own --container-mounts in a mount namespace of its own (a
+# new container, not another step's), and each name keeps its ten numbers
+# after they end.
 concurrent_reuse() {
 	local i k want
 	for i in 0 1 2 3 4; do
 		on_node --container-image="$BB" --container-name=concurrent-test-$i true ||
 			fail "making concurrent-test-$i"
 	done
+	# Each step its own bind (its number at /own/id).
+	for i in $(seq 1 50); do mkdir -p "own-$i" && echo "$i" > "own-$i/id"; done
 	cat > conc.sh <<'EOF'
 pids=()
 for i in $(seq 1 50); do
-	srun -n1 --overlap --container-name=concurrent-test-$((i % 5)):no_exec sh -c "echo $i >> /steps
+	srun -n1 --overlap --container-name=concurrent-test-$((i % 5)):no_exec \
+		--container-mounts="$PWD/own-$i:/own:ro" sh -c "echo $i >> /steps
 n=0; while [ \$(wc -l < /steps) -lt 10 ] && [ \$n -lt 3000 ]; do sleep 0.1; n=\$((n + 1)); done
-[ \$(wc -l < /steps) -eq 10 ] && readlink /proc/self/ns/mnt" > "step-$i.out" 2>&1 &
+[ \$(wc -l < /steps) -eq 10 ] && cat /own/id && readlink /proc/self/ns/mnt" > "step-$i.out" 2>&1 &
 	pids+=($!)
 done
 rc=0
@@ -146,11 +150,15 @@ exit $rc
 EOF
 	run_rc as_user salloc -N1 -w "$node" bash "$TMPD/conc.sh" > conc.out 2>&1
 	assert_eq 0 "$rc" "50 steps over 5 named containers with :no_exec: $(grep -v '^salloc:' conc.out | head -20)"
-	# Each a container of its own (none joined another step's), all alive at once.
-	assert_eq 50 "$(cat step-*.out | grep -c '^mnt:\[')" "the steps' mount namespaces"
-	assert_eq 50 "$(cat step-*.out | grep '^mnt:\[' | sort -u | wc -l)" "distinct mount namespaces of 50 steps at once"
+	for i in $(seq 1 50); do
+		assert_eq "$i" "$(grep -x '[0-9]*' "step-$i.out")" "step $i's own --container-mounts"
+	done
 	for k in 0 1 2 3 4; do
 		want=$(seq 1 50 | awk -v k=$k '$1 % 5 == k' | tr '\n' ' ')
+		# A container of its own for each (none joined another step's):
+		# the ten of a name were alive at once, so their namespaces differ.
+		assert_eq 10 "$(for i in $want; do grep '^mnt:\[' "step-$i.out"; done |
+			sort -u | wc -l)" "distinct mount namespaces of concurrent-test-$k's ten steps"
 		assert_eq "$want" "$(on_node --container-name=concurrent-test-$k sort -n /steps | tr '\n' ' ')" \
 			"the steps' numbers kept in concurrent-test-$k"
 	done
