@@ -32,7 +32,7 @@ _ctrun()
 		--no-python --prefix
 		--no-prefix --log-dir --timings --verbose --quiet --dry-run --help --version --image
 		--runtime --mount --workdir --image-mode --stage --nv --entrypoint --root --no-home
-		--writable --name --name-reset --save --unshare --json
+		--writable --name --name-reset --save --unshare --device --json
 		--rdzv-timeout"
 	local subcommands="env shell check bench cache hooks pull save"
 

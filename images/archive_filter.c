@@ -153,6 +153,46 @@ bool unpack_limit_passed(const struct unpack_limit *l)
 	return l != NULL && l->max != 0 && l->used > l->max;
 }
 
+/* A name or target's length, refused from PATH_MAX bytes on. */
+static int path_len(const char *p, size_t *len, const char *what, const char *name,
+		    const char *kind, struct err *e)
+{
+	*len = p != NULL ? strnlen(p, PATH_MAX) : 0;
+	if (*len < PATH_MAX)
+		return 0;
+	return err_set(e, EXIT_CTRUN, "%s: member '%.64s%s': its %s is %d bytes or longer, more "
+		       "than a path may be (open(2) and symlink(2) refuse it): refused", what, name,
+		       strlen(name) > 64 ? "..." : "", kind, PATH_MAX);
+}
+
+int unpack_limit_member(struct unpack_limit *l, struct archive_entry *ent, const char *what,
+			struct err *e)
+{
+	const char *name = archive_entry_pathname(ent);
+	size_t n, s, h;
+
+	if (name == NULL)
+		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
+	if (path_len(name, &n, what, name, "name", e) < 0 ||
+	    path_len(archive_entry_symlink(ent), &s, what, name, "symlink target", e) < 0 ||
+	    path_len(archive_entry_hardlink(ent), &h, what, name, "hard-link target", e) < 0)
+		return -1;
+	return unpack_limit_add(l, 512 + n + s + h, e);
+}
+
+int unpack_limit_tree(const struct unpack_limit *l, size_t bytes, const char *what,
+		      struct err *e)
+{
+	char max[32];
+
+	if (l == NULL || l->max_tree == 0 || bytes <= l->max_tree)
+		return 0;
+	size_str(l->max_tree, max, sizeof(max));
+	return err_set(e, EXIT_CTRUN, "%s: the image's file tree takes more than %s of memory, the "
+		       "limit of [registry] max_tree (CTRUN_REGISTRY_MAX_TREE): raise it if the "
+		       "image is meant to hold that many names", what, max);
+}
+
 static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const char *p = buf;

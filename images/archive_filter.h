@@ -31,10 +31,13 @@ const char *archive_filter_by_magic(const unsigned char *head, size_t n);
  * which ...").  Else 0. */
 int archive_filter_check(const unsigned char *head, size_t n, const char *what, struct err *e);
 
-/* An image's unpacked bytes counted against a bound ([cache] max_unpacked). */
+/* An image's unpacked bytes counted against a bound ([cache] max_unpacked),
+ * and, where its layers become a tree in memory (a pull: mlayer.c), the
+ * memory of that tree ([registry] max_tree). */
 struct unpack_limit {
 	const char *image;            /* named in the message */
 	unsigned long long max, used; /* max 0 = no bound */
+	unsigned long long max_tree;  /* bytes; 0 = no bound */
 };
 
 /* "64 GiB", "1 MiB" (an exact multiple), "1.5 GiB", else "N bytes". */
@@ -45,6 +48,18 @@ void size_str(unsigned long long v, char *out, size_t size);
 int unpack_limit_add(struct unpack_limit *l, unsigned long long n, struct err *e);
 /* Whether l's bound was passed (its message needs no more context). */
 bool unpack_limit_passed(const struct unpack_limit *l);
+
+/* A layer member's header (layer.c and mlayer.c): 512 bytes for its tar
+ * header plus the bytes of its name and of its link target, added to l
+ * (NULL: no bound), so that long names and targets cost what they are; and
+ * a name or link target of PATH_MAX bytes or more refused, as open(2) and
+ * symlink(2) refuse it.  -1 with e naming `what` (the layer) and the member. */
+int unpack_limit_member(struct unpack_limit *l, struct archive_entry *ent, const char *what,
+			struct err *e);
+/* A tree of `bytes` in memory against l->max_tree: -1 with e naming `what`
+ * (the layer that passed it), the bound and the setting to raise. */
+int unpack_limit_tree(const struct unpack_limit *l, size_t bytes, const char *what,
+		      struct err *e);
 
 /* Decompresses the (compressed) archive at `open` into an unnamed file
  * beside dest, counting against l; returns its descriptor, -1 on error

@@ -112,6 +112,12 @@ static bool keep_own(const char *path, void *arg)
 	return set_has(arg, path);
 }
 
+/* What the layer being applied did so far. */
+struct seen {
+	struct pathset own;     /* the paths it wrote */
+	struct pathset cleared; /* the directories an opaque marker of it cleared */
+};
+
 /* "dir" + "/" + "base", or "base" when dir is the root. */
 static int join(char *out, size_t size, const char *dir, const char *base)
 {
@@ -185,16 +191,15 @@ static int copy_data(struct archive *in, struct archive *out, struct unpack_limi
 
 /* One member; returns 0, or -1 with e filled. */
 static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
-		       struct archive_entry *ent, struct pathset *own, struct unpack_limit *l,
+		       struct archive_entry *ent, struct seen *seen, struct unpack_limit *l,
 		       const char *what, struct err *e)
 {
 	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
 	const char *name = archive_entry_pathname(ent), *base, *hl;
 	mode_t type = archive_entry_filetype(ent);
 
-	if (name == NULL)
-		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
-	if (unpack_limit_add(l, 512, e) < 0)
+	/* Its name (never NULL after this) and link targets: bounded and counted. */
+	if (unpack_limit_member(l, ent, what, e) < 0)
 		return -1;
 	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
@@ -205,7 +210,12 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 		return err_sys(e, EXIT_CTRUN, "%s: resolving '%s'", what, name);
 	if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
 		if (strcmp(base, WH_OPAQUE) == 0) {
-			if (rootpath_clear_dir(rootfd, parent, keep_own, own) < 0)
+			/* Once a layer: what is there after that is its own (a
+			 * walk per marker would be quadratic in the layer). */
+			if (set_has(&seen->cleared, parent))
+				return 0;
+			if (rootpath_clear_dir(rootfd, parent, keep_own, &seen->own) < 0 ||
+			    set_add_one(&seen->cleared, parent) < 0)
 				return err_sys(e, EXIT_CTRUN, "%s: opaque directory '%s'", what, parent);
 			return 0;
 		}
@@ -246,7 +256,7 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	if (archive_write_finish_entry(disk) < ARCHIVE_WARN)
 		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
 			       archive_error_string(disk));
-	if (set_add(own, target) < 0)
+	if (set_add(&seen->own, target) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", what);
 	return 0;
 }
@@ -257,7 +267,7 @@ int layer_apply(struct archive *in, const char *root, const char *what, struct u
 	int flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_UNLINK |
 		    ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 		    ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
-	struct pathset own = { 0 };
+	struct seen seen = { 0 };
 	struct archive *disk = NULL;
 	struct archive_entry *ent;
 	int rootfd = -1, cwd = -1, r, rv = -1;
@@ -288,7 +298,7 @@ int layer_apply(struct archive *in, const char *root, const char *what, struct u
 		goto out;
 	}
 	while ((r = archive_read_next_header(in, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN)
-		if (apply_entry(in, disk, rootfd, ent, &own, l, what, e) < 0)
+		if (apply_entry(in, disk, rootfd, ent, &seen, l, what, e) < 0)
 			goto back;
 	if (r != ARCHIVE_EOF) {
 		err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(in));
@@ -310,6 +320,7 @@ out:
 		close(rootfd);
 	if (cwd >= 0)
 		close(cwd);
-	set_free(&own);
+	set_free(&seen.own);
+	set_free(&seen.cleared);
 	return rv;
 }

@@ -18,8 +18,10 @@ struct unpack_limit; /* archive_filter.h */
 /* Reads every member of `in` (an opened libarchive reader) into directory
  * `root`.  `what` names the layer in errors ("layer 2").  Every member
  * counts against l (NULL: no bound): a 512-byte tar block for its header,
- * plus the data bytes written, so that neither a few huge files nor
- * millions of empty ones pass it. */
+ * the bytes of its name and link target, plus the data bytes written, so
+ * that neither a few huge files, millions of empty ones nor long names or
+ * targets pass it; a name or target of PATH_MAX bytes or more is refused
+ * (unpack_limit_member). */
 int layer_apply(struct archive *in, const char *root, const char *what, struct unpack_limit *l,
 		struct err *e);
 

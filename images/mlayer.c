@@ -100,19 +100,6 @@ static void set_meta(struct minode *ino, struct archive_entry *ent)
 	ino->mtime = (int64_t)archive_entry_mtime(ent);
 }
 
-/* Every name of inode `old` now names `ino` (a hard link carrying data
- * gives its inode new contents: a new squashfs inode for all its names). */
-static void relink(struct mtree *t, struct minode *old, struct minode *ino)
-{
-	for (size_t b = 0; b < t->nbucket; b++)
-		for (struct mnode *n = t->bucket[b]; n != NULL; n = n->hnext)
-			if (n->ino == old) {
-				n->ino = ino;
-				old->nlink--;
-				ino->nlink++;
-			}
-}
-
 /* A hard link `base` in dir to the resolved path `link`. */
 static struct mnode *hard_link(struct archive *in, struct sqimage *s, struct mnode *dir,
 			       const char *base, const char *link, struct archive_entry *ent,
@@ -121,7 +108,7 @@ static struct mnode *hard_link(struct archive *in, struct sqimage *s, struct mno
 {
 	struct mtree *t = sqimage_tree(s);
 	struct mnode *to = mtree_lookup(t, link), *n;
-	struct minode *ino;
+	struct minode *data;
 
 	if (to == NULL) {
 		err_set(e, EXIT_CTRUN, "%s: '%s': Hard-link target '%s' does not exist.", what, name,
@@ -138,16 +125,19 @@ static struct mnode *hard_link(struct archive *in, struct sqimage *s, struct mno
 		err_sys(e, EXIT_CTRUN, "%s", what);
 		return NULL;
 	}
-	/* pax and cpio let a hard link carry data: it becomes the file's. */
+	/* pax and cpio let a hard link carry data: it becomes the file's, for
+	 * every name of it.  Written into an inode of its own (the squashfs
+	 * writer may still be filling in the old data's), which the file takes
+	 * at the end (mtree_settle): no name is visited, so a layer of a
+	 * million such links costs a million steps, not a million squared. */
 	if (archive_entry_size(ent) > 0 && (to->ino->mode & S_IFMT) == S_IFREG) {
-		ino = mtree_inode(t, S_IFREG);
-		if (ino == NULL) {
+		data = mtree_rewrite(t, to->ino);
+		if (data == NULL) {
 			err_sys(e, EXIT_CTRUN, "%s", what);
 			return NULL;
 		}
-		set_meta(ino, ent);
-		relink(t, n->ino, ino);
-		if (file_data(in, s, ino, ent, l, what, name, e) < 0)
+		set_meta(to->ino, ent);
+		if (file_data(in, s, data, ent, l, what, name, e) < 0)
 			return NULL;
 	}
 	return n;
@@ -173,7 +163,8 @@ static struct mnode *create(struct archive *in, struct sqimage *s, struct mnode 
 	if (type != AE_IFDIR && type != AE_IFLNK && type != AE_IFIFO)
 		type = AE_IFREG;
 	ino = mtree_inode(t, (uint32_t)type);
-	if (ino == NULL || (type == AE_IFLNK && (ino->target = strdup(target)) == NULL) ||
+	if (ino == NULL ||
+	    (type == AE_IFLNK && mtree_set_target(t, ino, target, strlen(target)) < 0) ||
 	    (n = mtree_link(t, dir, base, ino)) == NULL) {
 		err_sys(e, EXIT_CTRUN, "%s", what);
 		return NULL;
@@ -213,9 +204,8 @@ static int apply_entry(struct archive *in, struct sqimage *s, struct archive_ent
 	mode_t type = archive_entry_filetype(ent);
 	struct mnode *dir, *old, *n;
 
-	if (name == NULL)
-		return err_set(e, EXIT_CTRUN, "%s: a member has no name", what);
-	if (unpack_limit_add(l, 512, e) < 0)
+	/* Its name (never NULL after this) and link targets: bounded and counted. */
+	if (unpack_limit_member(l, ent, what, e) < 0)
 		return -1;
 	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
 		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
@@ -302,8 +292,11 @@ int mlayer_apply(struct archive *in, struct sqimage *s, const char *what, struct
 	if (archive_dl_load(e) < 0)
 		return err_wrap(e, "%s", what);
 	sqimage_tree(s)->layer++;
+	/* The tree is bounded after each member: one member adds at most its
+	 * name, its target (each under PATH_MAX) and its missing parents. */
 	while ((r = archive_read_next_header(in, &ent)) == ARCHIVE_OK || r == ARCHIVE_WARN)
-		if (apply_entry(in, s, ent, l, what, e) < 0)
+		if (apply_entry(in, s, ent, l, what, e) < 0 ||
+		    unpack_limit_tree(l, sqimage_tree(s)->bytes, what, e) < 0)
 			return -1;
 	if (r != ARCHIVE_EOF)
 		return err_set(e, EXIT_CTRUN, "%s: %s", what, archive_error_string(in));

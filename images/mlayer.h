@@ -10,9 +10,15 @@
  * layers, a member or link target with a `..` is refused, every parent
  * path and link target is resolved inside the image (mtree_resolve: an
  * absolute symlink restarts at the image's root), device nodes are left
- * out, and every member costs 512 bytes plus its data against the
- * unpack_limit.  One difference: the holes of a sparse file count too (on
- * disk they cost nothing; in the squashfs they would be written). */
+ * out, a name or link target of PATH_MAX bytes or more is refused, and
+ * every member costs 512 bytes plus its name, its link target and its data
+ * against the unpack_limit (unpack_limit_member).  One difference: the
+ * holes of a sparse file count too (on disk they cost nothing; in the
+ * squashfs they would be written).  What is not on disk: the tree in
+ * memory, bounded by the unpack_limit's max_tree after each member; and its
+ * cost in time, a few lookups a member whatever the layer holds (a hard
+ * link carrying data rewrites its file once for all its names; an opaque
+ * marker clears its directory once a layer). */
 #ifndef CTRUN_MLAYER_H
 #define CTRUN_MLAYER_H
 

@@ -3,7 +3,8 @@
  * Names are found through one hash table keyed by (directory, name); each
  * directory also keeps its entries in a list, for removal and for writing
  * it out.  Inodes are never freed before mtree_free: the squashfs writer's
- * threads may still be filling in a replaced file's block list. */
+ * threads may still be filling in a replaced file's block list.  Every
+ * allocation is counted in t->bytes as it is made and freed. */
 #include "mtree.h"
 
 #include <errno.h>
@@ -65,6 +66,7 @@ void mtree_free(struct mtree *t, void (*free_data)(void *data))
 	t->inodes = NULL;
 	t->bucket = NULL;
 	t->nbucket = t->count = 0;
+	t->bytes = 0;
 }
 
 struct mnode *mtree_child(const struct mtree *t, const struct mnode *dir, const char *name)
@@ -73,9 +75,11 @@ struct mnode *mtree_child(const struct mtree *t, const struct mnode *dir, const 
 
 	if (t->nbucket == 0)
 		return NULL;
-	for (n = t->bucket[hash(dir, name) & (t->nbucket - 1)]; n != NULL; n = n->hnext)
+	for (n = t->bucket[hash(dir, name) & (t->nbucket - 1)]; n != NULL; n = n->hnext) {
+		((struct mtree *)t)->probes++; /* a count, not the tree: never a const object */
 		if (n->parent == dir && strcmp(n->name, name) == 0)
 			return n;
+	}
 	return NULL;
 }
 
@@ -98,6 +102,9 @@ static int grow(struct mtree *t)
 		}
 	}
 	free(t->bucket);
+	if (t->nbucket > 0)
+		t->bytes -= MTREE_ALLOC(t->nbucket * sizeof(*b));
+	t->bytes += MTREE_ALLOC(cap * sizeof(*b));
 	t->bucket = b;
 	t->nbucket = cap;
 	return 0;
@@ -112,7 +119,44 @@ struct minode *mtree_inode(struct mtree *t, uint32_t mode)
 	i->mode = mode;
 	i->all = t->inodes;
 	t->inodes = i;
+	t->bytes += MTREE_ALLOC(sizeof(*i));
 	return i;
+}
+
+int mtree_set_target(struct mtree *t, struct minode *ino, const char *target, size_t len)
+{
+	char *p = strndup(target, len);
+
+	if (p == NULL)
+		return -1;
+	if (ino->target != NULL)
+		t->bytes -= MTREE_ALLOC(strlen(ino->target) + 1);
+	free(ino->target);
+	ino->target = p;
+	t->bytes += MTREE_ALLOC(strlen(p) + 1);
+	return 0;
+}
+
+struct minode *mtree_rewrite(struct mtree *t, struct minode *ino)
+{
+	struct minode *d = mtree_inode(t, S_IFREG);
+
+	if (d != NULL)
+		ino->rewrite = d;
+	return d;
+}
+
+void mtree_settle(struct mtree *t)
+{
+	for (struct minode *i = t->inodes; i != NULL; i = i->all) {
+		if (i->rewrite != NULL) {
+			void *old = i->data;
+
+			i->data = i->rewrite->data;
+			i->rewrite->data = old;
+			i->rewrite = NULL;
+		}
+	}
 }
 
 struct mnode *mtree_link(struct mtree *t, struct mnode *dir, const char *name,
@@ -128,6 +172,7 @@ struct mnode *mtree_link(struct mtree *t, struct mnode *dir, const char *name,
 		free(n);
 		return NULL;
 	}
+	t->bytes += MTREE_ALLOC(sizeof(*n)) + MTREE_ALLOC(strlen(name) + 1);
 	n->parent = dir;
 	n->ino = ino;
 	ino->nlink++;
@@ -164,6 +209,7 @@ static void drop(struct mtree *t, struct mnode *n)
 	}
 	unhash(t, n);
 	n->ino->nlink--;
+	t->bytes -= MTREE_ALLOC(sizeof(*n)) + MTREE_ALLOC(strlen(n->name) + 1);
 	free(n->name);
 	free(n);
 }
@@ -189,8 +235,14 @@ void mtree_clear_dir(struct mtree *t, struct mnode *dir)
 {
 	struct mnode *n, *next;
 
+	/* A second marker of the layer would find nothing to remove: without
+	 * this, each would walk the directory again (quadratic in a layer). */
+	if (dir->cleared == t->layer)
+		return;
+	dir->cleared = t->layer;
 	for (n = dir->kids; n != NULL; n = next) {
 		next = n->next;
+		t->probes++;
 		if (n->stamp != t->layer)
 			mtree_remove(t, n);
 	}

@@ -24,8 +24,11 @@ struct minode {
 	uint32_t uid, gid;
 	int64_t mtime;
 	uint32_t nlink; /* names in the tree; 0: gone (kept until mtree_free) */
-	char *target;   /* a symlink's */
+	char *target;   /* a symlink's (mtree_set_target) */
 	void *data;     /* a regular file's data: the squashfs writer's inode */
+	/* The file's data written again (a hard link carrying data): that
+	 * inode (nameless) holds it until mtree_settle swaps it into this one. */
+	struct minode *rewrite;
 	uint32_t num;   /* the squashfs inode number, when written */
 	uint64_t ref;   /* its location in the inode table, when written */
 	struct minode *all; /* every inode ever made, for mtree_free */
@@ -40,6 +43,7 @@ struct mnode {
 	struct mnode *hnext;       /* the lookup table's chain */
 	struct minode *ino;
 	unsigned stamp;            /* the layer that wrote it or something below it */
+	unsigned cleared;          /* the layer whose opaque marker last cleared it */
 };
 
 struct mtree {
@@ -51,7 +55,17 @@ struct mtree {
 	unsigned layer; /* the layer being applied (from 1) */
 	int64_t now;    /* the time given to directories made implicitly */
 	unsigned long made; /* directories made implicitly (mtree_mkparents), ever */
+	size_t bytes;       /* the memory the tree holds now (see above) */
+	/* Names compared and entries visited in lookups and clears, ever: the
+	 * tests' measure of the work a layer costs (never a time). */
+	unsigned long long probes;
 };
+
+/* What the tree counts for one allocation of n bytes (the allocator's
+ * header and rounding included), and for a regular file's record in the
+ * squashfs writer (libsquashfs's inode, before its block list). */
+#define MTREE_ALLOC(n) ((((size_t)(n) + 8 + 15) / 16) * 16)
+#define MTREE_FILE_COST MTREE_ALLOC(200)
 
 /* An empty tree: a root directory of mode 0755, root's, made at `now`. */
 void mtree_init(struct mtree *t, int64_t now);
@@ -84,6 +98,16 @@ struct mnode *mtree_mkparents(struct mtree *t, const char *resolved);
 
 /* A new inode (nlink 0 until linked); NULL when out of memory. */
 struct minode *mtree_inode(struct mtree *t, uint32_t mode);
+/* ino's symlink target: the first len bytes of target; -1 when out of memory. */
+int mtree_set_target(struct mtree *t, struct minode *ino, const char *target, size_t len);
+/* The inode that will hold ino's data written again (ino a regular file):
+ * a nameless one, ino->rewrite, that keeps its own data until mtree_settle
+ * (the squashfs writer's threads fill it in until they are finished).  Every
+ * name of ino has the new data then, at no cost per name.  NULL: ENOMEM. */
+struct minode *mtree_rewrite(struct mtree *t, struct minode *ino);
+/* After the squashfs writer is finished: each rewritten inode takes the data
+ * written last (its old data goes to the nameless inode, freed with it). */
+void mtree_settle(struct mtree *t);
 /* Links ino as `name` in dir (where nothing of that name is); NULL: ENOMEM. */
 struct mnode *mtree_link(struct mtree *t, struct mnode *dir, const char *name,
 			 struct minode *ino);
@@ -92,7 +116,8 @@ void mtree_remove(struct mtree *t, struct mnode *n);
 /* Marks n and its ancestors as written by the current layer. */
 void mtree_mark(struct mtree *t, struct mnode *n);
 /* An opaque marker: removes every entry of dir that the current layer has
- * not written (nor written below). */
+ * not written (nor written below).  Once per directory and layer: what is
+ * in it after that is the layer's own. */
 void mtree_clear_dir(struct mtree *t, struct mnode *dir);
 
 #endif

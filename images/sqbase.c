@@ -79,7 +79,7 @@ static int import_dir(struct base *b, const sqfs_tree_node_t *node, struct mnode
 			return bad(b, "a bad or repeated name");
 		if (no == 0 || no > b->super.inode_count)
 			return bad(b, "an inode number out of range");
-		b->unpacked += 512;
+		b->unpacked += 512 + strlen(name); /* as unpack_limit_member counts a member */
 		switch (sq->base.type) {
 		case SQFS_INODE_DIR:
 		case SQFS_INODE_EXT_DIR:
@@ -95,6 +95,7 @@ static int import_dir(struct base *b, const sqfs_tree_node_t *node, struct mnode
 			ino = mtree_inode(t, S_IFREG | (sq->base.mode & 07777));
 			if (ino != NULL) {
 				ino->data = sq; /* taken from the tree node */
+				t->bytes += MTREE_FILE_COST;
 				k->inode = NULL;
 				b->byno[no] = ino;
 			}
@@ -105,10 +106,10 @@ static int import_dir(struct base *b, const sqfs_tree_node_t *node, struct mnode
 			    sq->data.slink.target_size > sq->payload_bytes_used)
 				return bad(b, "a bad symlink");
 			ino = mtree_inode(t, S_IFLNK | 0777);
-			if (ino != NULL &&
-			    (ino->target = strndup((const char *)sq->extra,
-						   sq->data.slink.target_size)) == NULL)
+			if (ino != NULL && mtree_set_target(t, ino, (const char *)sq->extra,
+							    sq->data.slink.target_size) < 0)
 				ino = NULL;
+			b->unpacked += sq->data.slink.target_size;
 			break;
 		default:
 			continue; /* nothing else is in a stored image (sqtree.c) */

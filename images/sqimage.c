@@ -307,6 +307,7 @@ int sqimage_file_begin(struct sqimage *s, struct minode *ino, struct err *e)
 					    flags);
 	if (r != 0)
 		return sq_fail(s, r, "file data", e);
+	s->tree.bytes += MTREE_FILE_COST; /* freed with the tree */
 	s->in_file = true;
 	return 0;
 }

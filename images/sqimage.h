@@ -79,7 +79,8 @@ int sqimage_file_end(struct sqimage *s, struct err *e);
  * its data and fragment blocks are copied into s as they are.  It must
  * have s's compressor, block size and data compression, and no xattrs.
  * *unpacked gets what it holds as a layer would count it (its files' sizes,
- * 512 bytes per name).  -1 with e: s is then unusable (free it). */
+ * 512 bytes plus its name and link target per name: unpack_limit_member).
+ * -1 with e: s is then unusable (free it). */
 int sqimage_base(struct sqimage *s, int fd, unsigned layers, unsigned long long *unpacked,
 		 struct err *e);
 

@@ -284,6 +284,8 @@ int sqimage_finish(struct sqimage *s, struct err *e)
 	r = sqfs_block_processor_finish(s->proc);
 	if (r != 0)
 		return sq_fail(s, r, "file data", e);
+	/* Every block is in now: a file written again takes its new data. */
+	mtree_settle(&s->tree);
 	if (sanitize(&s->tree, &s->tree.root, 0, e) < 0 || sq_compact(s, e) < 0)
 		return -1;
 	rv = tables(&o);

@@ -217,7 +217,7 @@ static int build(struct session *s, const struct registry_cfg *c, const char *st
 		 const struct manifest *m, const struct pulled *p, struct err *e)
 {
 	const char *name = p->ref, *final = p->sqsh;
-	struct unpack_limit lim = { .image = name, .max = c->max_unpacked };
+	struct unpack_limit lim = { .image = name, .max = c->max_unpacked, .max_tree = c->max_tree };
 	struct job j = { .s = s, .store = store };
 	struct descriptor *all = NULL;
 	pthread_t th[PARALLEL_MAX];

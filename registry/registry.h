@@ -36,6 +36,7 @@ struct registry_cfg {
 	const struct strv *mirrors;      /* HOST=MIRROR (host[:port][/prefix]) tried first */
 	long parallel;                   /* blob downloads at once; 0 = 4 */
 	unsigned long long max_unpacked; /* bound on an image's unpacked bytes; 0 = none */
+	unsigned long long max_tree;     /* bound on its tree's memory in a pull; 0 = none */
 	long verbose;
 	bool quiet, progress;
 	char *const *envp;               /* credentials' $VAR, HOME, XDG_* */

@@ -33,6 +33,9 @@ extern char **environ;
 #define CREATE_ENV "CTRUN_HOLD_NAME_CREATE"
 /* The plugin's batch step: the script's srun is the host's (hold_srun.c). */
 #define SRUN_ENV "CTRUN_HOLD_SRUN"
+/* The plugin's default_workdir=image (pyxis's rule): the hold, and so the
+ * tasks, start in the image's working directory (agent --image-workdir). */
+#define WORKDIR_ENV "CTRUN_HOLD_WORKDIR"
 /* The plugin, after a hold that was killed: PID's run directory removed,
  * nothing else done (spank/plugin.c reap). */
 #define REAP_ENV "CTRUN_HOLD_REAP"
@@ -129,6 +132,8 @@ int cmd_hold(struct options *o, struct err *e)
 	 * (crun), unless a bind is to be unbindable, which crun ignores (a path
 	 * that merely contains the word costs only the quicker start). */
 	o->start_fast = true;
+	/* pyxis's home: the directory $HOME names (enroot's 10-home.sh). */
+	o->home_env = true;
 	for (size_t i = 0; i < o->mounts.n; i++)
 		if (strstr(o->mounts.v[i], "unbindable") != NULL)
 			o->start_fast = false;
@@ -140,7 +145,9 @@ int cmd_hold(struct options *o, struct err *e)
 	if (!o->dry_run && getenv(SRUN_ENV) != NULL && strcmp(getenv(SRUN_ENV), "1") == 0 &&
 	    (srun = hold_srun_start(c.rundir, e)) < 0)
 		goto free;
-	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, HOLD_ARG) < 0) {
+	if (strv_push(&c.spec.argv, AGENT_BIN) < 0 || strv_push(&c.spec.argv, HOLD_ARG) < 0 ||
+	    (getenv(WORKDIR_ENV) != NULL && strcmp(getenv(WORKDIR_ENV), "image") == 0 &&
+	     strv_push(&c.spec.argv, HOLD_WORKDIR_ARG) < 0)) {
 		err_sys(e, EXIT_CTRUN, "__hold");
 		goto free;
 	}

@@ -91,6 +91,7 @@ static void cfg_of(const struct options *o, struct registry_cfg *c)
 	c->mirrors = &o->reg_mirrors;
 	c->parallel = o->reg_parallel;
 	c->max_unpacked = o->cache_max_unpacked;
+	c->max_tree = o->reg_max_tree;
 	c->verbose = o->verbose;
 	c->quiet = o->quiet;
 	c->progress = !o->quiet && (strcmp(p, "true") == 0 ||

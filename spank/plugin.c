@@ -81,7 +81,7 @@ static struct {
 	bool attached;       /* the container is another step's (spreg.h) */
 	struct err hold_err; /* why not (reported by the tasks) */
 	struct strv set, unset; /* the container's changes to the environment */
-	char regdir[512];    /* this node's running containers of the user */
+	bool reg;            /* the node's running containers can be used (spreg.h) */
 	char regname[128];   /* this step's container's name there */
 	int regfd;           /* its record, locked while it runs; -1 = none */
 } ctx = { .regfd = -1 };
@@ -203,11 +203,53 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	strv_free(&notes);
 	if (remote && ctx.enabled) {
 		rv = job_info(sp);
-		/* As root, once: the user's directory of running containers. */
-		if (rv == 0 && sp_reg_prepare(ctx.uid, ctx.gid, &e) < 0)
+		/* As root, once: the user's directory of running containers,
+		 * the node's stale ones removed. */
+		ctx.reg = rv == 0 && sp_reg_prepare(ctx.uid, &e) == 0;
+		if (rv == 0 && !ctx.reg)
 			slurm_info("ctrun: %s (no --container-name of running containers)", e.msg);
 	}
 	return rv;
+}
+
+/* slurmstepd runs user_init as the job's user (seteuid); the records of
+ * running containers are root's (spreg.h): root's effective ids for the
+ * length of one call.  -1 when they cannot be had or given back. */
+static int as_root(int (*fn)(void *), void *arg, struct err *e)
+{
+	uid_t eu = geteuid();
+	gid_t eg = getegid();
+	int rv;
+
+	if (eu != 0 && (seteuid(0) < 0 || setegid(0) < 0))
+		return err_sys(e, EXIT_CTRUN, "the records of running containers: root's ids");
+	rv = fn(arg);
+	if (eu != 0 && (setegid(eg) < 0 || seteuid(eu) < 0)) {
+		slurm_error("ctrun: cannot give back the job's ids after the records of running "
+			    "containers: %s", strerror(errno));
+		return err_sys(e, EXIT_CTRUN, "the job's ids");
+	}
+	return rv;
+}
+
+struct reg_call {
+	struct sp_reg *r;
+	struct err *e;
+	int rv;
+};
+
+static int lookup_fn(void *arg)
+{
+	struct reg_call *c = arg;
+
+	return c->rv = sp_reg_lookup(ctx.uid, ctx.regname, c->r, c->e);
+}
+
+static int publish_fn(void *arg)
+{
+	struct reg_call *c = arg;
+
+	return c->rv = sp_reg_publish(ctx.uid, ctx.regname, c->r, c->e);
 }
 
 /* The name of this step's container among the node's running ones:
@@ -224,17 +266,70 @@ static int reg_name(void)
 	return n < 0 || (size_t)n >= sizeof(ctx.regname) ? -1 : 0;
 }
 
+/* A step that asked for --container-unshare and joins a running
+ * container: each namespace it named must be the container's own (not
+ * slurmstepd's, the node's), else it is refused as pyxis refuses it. */
+static int check_unshared(void)
+{
+	static const struct {
+		const char *name, *what;
+		int fd;
+	} ns[] = { { "net", "network", HOLD_FD_NET }, { "ipc", "IPC", HOLD_FD_IPC },
+		   { "uts", "UTS", HOLD_FD_UTS } };
+	char list[64];
+
+	if (ctx.args.unshare == NULL)
+		return 0;
+	snprintf(list, sizeof(list), ",%s,", ctx.args.unshare);
+	for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++) {
+		char word[8], self[32];
+		struct stat a, b;
+
+		snprintf(word, sizeof(word), ",%s,", ns[i].name);
+		snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
+		if (strstr(list, word) == NULL)
+			continue;
+		if (ctx.hold.fds[ns[i].fd] < 0 || fstat(ctx.hold.fds[ns[i].fd], &a) < 0 ||
+		    stat(self, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+			return err_set(&ctx.hold_err, EXIT_CTRUN, "error: --container-unshare=%s "
+				       "requested but the container is not in a separate %s namespace "
+				       "(--container-name %s runs without one: start it with "
+				       "--container-unshare=%s, or use another name)", ns[i].name,
+				       ns[i].what, ctx.args.name, ns[i].name);
+	}
+	return 0;
+}
+
+/* pyxis's check, in slurmstepd as the user, before a container is
+ * started: a bind's absolute source that does not exist fails the step
+ * with pyxis's line (other errors are ctrun's to report, as pyxis leaves
+ * them to enroot). */
+static int check_sources(void)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < ctx.args.sources.n; i++) {
+		const char *src = ctx.args.sources.v[i];
+
+		if (src[0] == '/' && stat(src, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+			return err_set(&ctx.hold_err, EXIT_CTRUN, "--container-mounts: source path "
+				       "does not exist: %s", src);
+	}
+	return 0;
+}
+
 /* Another step's running container of that name: its record's changes
  * and working directory, its namespaces.  1 when joined, 0 when there is
  * none, -1 with ctx.hold_err. */
 static int attach(void)
 {
 	struct sp_reg r;
+	struct reg_call call = { &r, &ctx.hold_err, -1 };
 	int found;
 
 	if (ctx.args.name == NULL || strcmp(ctx.args.name_flags, "no_exec") == 0)
 		return 0;
-	found = sp_reg_lookup(ctx.regdir, ctx.regname, ctx.uid, &r, &ctx.hold_err);
+	found = as_root(lookup_fn, &call, &ctx.hold_err) < 0 ? -1 : call.rv;
 	if (found == 0 && strcmp(ctx.args.name_flags, "exec") == 0)
 		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:exec: the container is not "
 			"running on this node", ctx.args.name);
@@ -252,7 +347,7 @@ static int attach(void)
 	memset(&r.set, 0, sizeof(r.set));
 	memset(&r.unset, 0, sizeof(r.unset));
 	r.cwd = NULL;
-	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 ? -1 : 1;
+	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 || check_unshared() < 0 ? -1 : 1;
 	sp_reg_free(&r);
 	return found;
 }
@@ -282,6 +377,10 @@ static int start(spank_t sp)
 		rc |= strv_push(&argv, "--name") | strv_push(&argv, ctx.regname);
 	if (pmix != NULL && (pmix[0] != '/' || stat(pmix, &st) < 0 || !S_ISDIR(st.st_mode)))
 		pmix = NULL;
+	if (check_sources() < 0) {
+		strv_free(&argv);
+		return -1;
+	}
 	if (rc != 0 ||
 	    sp_args_hold_argv(&ctx.args, &ctx.conf, script, pmix, &argv, &ctx.hold_err) < 0) {
 		if (ctx.hold_err.msg[0] == '\0')
@@ -291,7 +390,10 @@ static int start(spank_t sp)
 	}
 	if ((ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
 	     strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) ||
-	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0)) {
+	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0) ||
+	    (ctx.args.workdir == NULL && ctx.conf.workdir_image
+		     ? strv_setenv(&ctx.given, "CTRUN_HOLD_WORKDIR", "image", 1)
+		     : strv_unsetenv(&ctx.given, "CTRUN_HOLD_WORKDIR")) < 0) {
 		strv_free(&argv);
 		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
 	}
@@ -318,10 +420,11 @@ static int start(spank_t sp)
 	 * no reason to fail this one. */
 	r = (struct sp_reg){ .pid = ctx.hold.agent, .start = sp_reg_starttime(ctx.hold.agent),
 			     .cwd = ctx.hold.cwd, .set = ctx.set, .unset = ctx.unset };
-	if (ctx.regdir[0] != '\0') {
+	if (ctx.reg) {
 		struct err e = { 0 };
+		struct reg_call call = { &r, &e, -1 };
 
-		ctx.regfd = sp_reg_publish(ctx.regdir, ctx.regname, &r, &e);
+		ctx.regfd = as_root(publish_fn, &call, &e) < 0 ? -1 : call.rv;
 		if (ctx.regfd < 0)
 			slurm_info("ctrun: %s", e.msg);
 	}
@@ -331,7 +434,6 @@ static int start(spank_t sp)
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	char **env = NULL;
-	struct err e = { 0 };
 	uint32_t nodeid, procid;
 	int found;
 
@@ -359,11 +461,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			return 0;
 		}
 	}
-	if (reg_name() < 0 || sp_reg_dir(ctx.uid, ctx.regdir, sizeof(ctx.regdir), &e) < 0)
-		ctx.regdir[0] = '\0';
+	if (reg_name() < 0)
+		ctx.reg = false;
 	/* Errors of user_init do not reach srun (Slurm reports success): the
 	 * tasks report them (task_init). */
-	found = ctx.regdir[0] != '\0' ? attach() : 0;
+	found = ctx.reg ? attach() : 0;
 	if (found < 0)
 		return 0;
 	ctx.attached = found == 1;
@@ -490,12 +592,14 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 					"container");
 	}
 	/* --container-workdir: entered by the task, relative to the root, as
-	 * pyxis's task does; else the holding agent's, which is srun's
-	 * directory when this step started the container.  A step that joins
-	 * another's starts in its own srun's directory (ctrun's rule; never
-	 * where the other step's processes went), or the container's when the
-	 * container has no such directory (pyxis: the image's). */
-	if (ctx.attached && ctx.args.workdir == NULL && getcwd(own, sizeof(own)) != NULL)
+	 * pyxis's task does; else the holding agent's: the image's working
+	 * directory (default_workdir=image, pyxis's rule), or srun's directory
+	 * (default_workdir=srun) when this step started the container.  With
+	 * srun's rule, a step that joins another's starts in its own srun's
+	 * directory (never where the other step's processes went), or the
+	 * container's when the container has no such directory. */
+	if (ctx.attached && ctx.args.workdir == NULL && !ctx.conf.workdir_image &&
+	    getcwd(own, sizeof(own)) != NULL)
 		dir = own;
 	if (task_env(sp, dir == ctx.hold.cwd ? ctx.hold.cwd : NULL) < 0 ||
 	    sp_join(ctx.hold.fds, dir, dir == own ? ctx.hold.cwd : NULL, &e) < 0) {
@@ -515,7 +619,7 @@ static void stop_hold(void)
 
 	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
 
-	sp_reg_unpublish(ctx.regdir, ctx.regname, ctx.regfd);
+	sp_reg_unpublish(ctx.uid, ctx.regname, ctx.regfd);
 	ctx.regfd = -1;
 	/* No task joins any more: the container's root and namespaces go
 	 * before its hold ends (a named container's one root must not live

@@ -59,6 +59,9 @@ const struct sp_optdesc sp_optdescs[] = {
 	  "[ctrun] the container runtime (ctrun --runtime): auto" CTR_DRIVERS(SP_RUNTIME_NAME),
 	  SP_RUNTIME, 0 },
 #undef SP_RUNTIME_NAME
+	{ "container-device", "VENDOR/CLASS=NAME[,...]",
+	  "[ctrun] CDI devices for the container (ctrun --device), e.g. nvidia.com/gpu=0",
+	  SP_DEVICE, 0 },
 };
 const unsigned sp_noptdescs = sizeof(sp_optdescs) / sizeof(*sp_optdescs);
 
@@ -72,12 +75,14 @@ void sp_args_free(struct sp_args *a)
 {
 	free(a->image);
 	strv_free(&a->mounts);
+	strv_free(&a->sources);
 	free(a->workdir);
 	free(a->name);
 	free(a->name_flags);
 	free(a->save);
 	free(a->unshare);
 	strv_free(&a->env);
+	strv_free(&a->devices);
 	free(a->runtime);
 	sp_args_init(a);
 }
@@ -226,7 +231,8 @@ static int parse_mount(struct sp_args *a, const char *entry, struct err *e)
 	if (flags != NULL && mount_flags(entry, flags, opts, sizeof(opts), e) < 0)
 		goto out;
 	if (push_escaped(&a->mounts, (const char *const[]){ src, dst, opts }, opts[0] ? 3 : 2) <
-	    0) {
+		    0 ||
+	    (strv_find(&a->sources, src) < 0 && strv_push(&a->sources, src) < 0)) {
 		err_sys(e, EXIT_CTRUN, "--container-mounts");
 		goto out;
 	}
@@ -253,7 +259,7 @@ static int each_item(struct sp_args *a, const char *opt, const char *arg,
 		     int (*fn)(struct sp_args *, const char *, const char *, struct err *),
 		     struct err *e)
 {
-	size_t nmounts = a->mounts.n, nenv = a->env.n;
+	size_t nmounts = a->mounts.n, nsources = a->sources.n, nenv = a->env.n;
 	char *dup, *rest, *item;
 	int rv = 0;
 
@@ -269,6 +275,7 @@ static int each_item(struct sp_args *a, const char *opt, const char *arg,
 	free(dup);
 	if (rv < 0) {
 		strv_cut(&a->mounts, nmounts);
+		strv_cut(&a->sources, nsources);
 		strv_cut(&a->env, nenv);
 	}
 	return rv;
@@ -287,6 +294,19 @@ static int env_item(struct sp_args *a, const char *item, const char *all, struct
 	if (strv_find(&a->env, item) >= 0)
 		return 0;
 	return strv_push(&a->env, item) < 0 ? err_sys(e, EXIT_CTRUN, "--container-env") : 0;
+}
+
+/* A CDI name (ctrun checks it, and the spec has it, before the container
+ * starts); nothing ctrun would not take as one word. */
+static int device_item(struct sp_args *a, const char *item, const char *all, struct err *e)
+{
+	if (*item == '\0' || strchr(item, '=') == NULL || item[0] == '-')
+		return err_set(e, EXIT_USAGE, "--container-device: '%s' is not a CDI device name "
+			       "(vendor.com/class=name)", all);
+	if (strv_find(&a->devices, item) >= 0)
+		return 0;
+	return strv_push(&a->devices, item) < 0 ? err_sys(e, EXIT_CTRUN, "--container-device")
+						 : 0;
 }
 
 static int unshare_item(struct sp_args *a, const char *item, const char *all, struct err *e)
@@ -393,6 +413,8 @@ int sp_args_set(struct sp_args *a, enum sp_opt opt, int val, const char *arg, st
 		return a->unshare != NULL ? 0 : set_once(&a->unshare, "container-unshare", arg, e);
 	case SP_RUNTIME:
 		return set_once(&a->runtime, "container-runtime", arg, e);
+	case SP_DEVICE:
+		return each_item(a, "container-device", arg, device_item, e);
 	case SP_NOPTS:
 		break;
 	}
@@ -552,21 +574,30 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 	if (pmix != NULL)
 		rc |= push_bind(argv, pmix, false);
 	/* The task enters --container-workdir itself, as pyxis's task does
-	 * (relative to the container's root; a missing one is an error). */
-	if (a->workdir != NULL)
+	 * (relative to the container's root; a missing one is an error);
+	 * without it, pyxis's rule (default_workdir=image): the hold enters
+	 * the image's working directory (plugin.c), and srun's is not bound. */
+	if (a->workdir != NULL || c->workdir_image)
 		rc |= strv_push(argv, "--workdir") | strv_push(argv, "/");
-	if (a->mount_home == 0)
-		rc |= strv_push(argv, "--no-home");
-	if (a->remap_root == 1)
-		rc |= strv_push(argv, "--root");
-	if (a->entrypoint == 1 || (a->entrypoint == -1 && c->execute_entrypoint))
-		rc |= strv_push(argv, "--entrypoint");
-	if (a->writable == 1)
-		rc |= strv_push(argv, "--writable");
+	/* What the user chose, either way, over ctrun.ini's defaults (a
+	 * site's `writable = true` is enroot.conf's ENROOT_ROOTFS_WRITABLE:
+	 * --container-readonly wins over it, as over enroot's); what they did
+	 * not choose is the site's.  The entrypoint's default is plugstack's
+	 * execute_entrypoint (pyxis's), never ctrun.ini's. */
+	if (a->mount_home != -1)
+		rc |= strv_push(argv, a->mount_home ? "--no-home=false" : "--no-home");
+	if (a->remap_root != -1)
+		rc |= strv_push(argv, a->remap_root ? "--root" : "--root=false");
+	rc |= strv_push(argv, a->entrypoint == 1 || (a->entrypoint == -1 && c->execute_entrypoint)
+				      ? "--entrypoint" : "--entrypoint=false");
+	if (a->writable != -1)
+		rc |= strv_push(argv, a->writable ? "--writable" : "--writable=false");
 	for (size_t i = 0; i < a->env.n; i++)
 		rc |= strv_push(argv, "--env") | strv_push(argv, a->env.v[i]);
 	if (runtime != NULL)
 		rc |= strv_push(argv, "--runtime") | strv_push(argv, runtime);
+	for (size_t i = 0; i < a->devices.n; i++)
+		rc |= strv_push(argv, "--device") | strv_push(argv, a->devices.v[i]);
 	if (a->save != NULL)
 		rc |= strv_push(argv, "--save") | strv_push(argv, a->save);
 	/* Checked here already (unshare_item): ctrun's own --unshare. */

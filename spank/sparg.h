@@ -36,6 +36,7 @@ enum sp_opt {
 	SP_ENV,            /* --container-env */
 	SP_UNSHARE,        /* --container-unshare */
 	SP_RUNTIME,        /* ctrun's: --container-runtime */
+	SP_DEVICE,         /* ctrun's: --container-device (CDI devices) */
 	SP_NOPTS
 };
 
@@ -54,6 +55,8 @@ extern const unsigned sp_noptdescs;
 struct sp_args {
 	char *image;
 	struct strv mounts;  /* ctrun's --mount values, SRC:DST[:ro...] */
+	struct strv sources; /* the binds' sources as given (checked on the node:
+			      * pyxis's "source path does not exist") */
 	char *workdir;
 	char *name;          /* --container-name without its flags */
 	char *name_flags;    /* "auto", "create", "exec", "no_exec" */
@@ -62,6 +65,7 @@ struct sp_args {
 	char *unshare;       /* as given, its names checked: ctrun's --unshare */
 	struct strv env;     /* --container-env names */
 	char *runtime;
+	struct strv devices; /* --container-device names: ctrun's --device */
 };
 
 void sp_args_init(struct sp_args *a);

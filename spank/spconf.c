@@ -31,6 +31,7 @@ int sp_conf_parse(struct sp_conf *c, int ac, char *const *av, struct err *e)
 	snprintf(c->ctrun, sizeof(c->ctrun), "%s", SPANK_CTRUN);
 	c->sbatch_support = true;
 	c->torchrun_env = true;
+	c->workdir_image = true;
 	for (int i = 0; i < ac; i++) {
 		const char *eq = strchr(av[i], '='), *v;
 		size_t klen = eq != NULL ? (size_t)(eq - av[i]) : strlen(av[i]);
@@ -40,7 +41,7 @@ int sp_conf_parse(struct sp_conf *c, int ac, char *const *av, struct err *e)
 		if (eq == NULL || klen >= sizeof(key))
 			return err_set(e, EXIT_USAGE, "plugstack.conf: unknown argument: %s (KEY=VALUE: "
 				       "ctrun, runtime, execute_entrypoint, container_scope, "
-				       "sbatch_support, torchrun_env)", av[i]);
+				       "sbatch_support, torchrun_env, default_workdir)", av[i]);
 		memcpy(key, av[i], klen);
 		key[klen] = '\0';
 		v = eq + 1;
@@ -67,6 +68,11 @@ int sp_conf_parse(struct sp_conf *c, int ac, char *const *av, struct err *e)
 		} else if (strcmp(key, "torchrun_env") == 0) {
 			if (parse_bool(key, v, &c->torchrun_env, e) < 0)
 				return -1;
+		} else if (strcmp(key, "default_workdir") == 0) {
+			if (strcmp(v, "image") != 0 && strcmp(v, "srun") != 0)
+				return err_set(e, EXIT_USAGE, "plugstack.conf: default_workdir: invalid "
+					       "value: %s (image or srun)", v);
+			c->workdir_image = strcmp(v, "image") == 0;
 		} else if (strcmp(key, "container_scope") == 0) {
 			if (strcmp(v, "job") != 0 && strcmp(v, "global") != 0)
 				return err_set(e, EXIT_USAGE, "plugstack.conf: container_scope: invalid "
@@ -75,7 +81,7 @@ int sp_conf_parse(struct sp_conf *c, int ac, char *const *av, struct err *e)
 		} else {
 			return err_set(e, EXIT_USAGE, "plugstack.conf: unknown argument: %s (KEY=VALUE: "
 				       "ctrun, runtime, execute_entrypoint, container_scope, "
-				       "sbatch_support, torchrun_env)", av[i]);
+				       "sbatch_support, torchrun_env, default_workdir)", av[i]);
 		}
 	}
 	return 0;

@@ -13,6 +13,10 @@
  *   sbatch_support=BOOL       the options in sbatch and salloc too (pyxis's;
  *                             true)
  *   torchrun_env=BOOL         the torchrun contract in every task (true)
+ *   default_workdir=image|srun  where a task starts without
+ *                             --container-workdir: the image's working
+ *                             directory (pyxis's rule, the default) or
+ *                             srun's, bound at the same path (ctrun's)
  *
  * pyxis's enroot settings (runtime_path, use_enroot_load, importer,
  * use_squashfuse) are accepted and have no effect, so a pyxis line can be
@@ -32,6 +36,7 @@ struct sp_conf {
 	bool scope_job;
 	bool sbatch_support;
 	bool torchrun_env;
+	bool workdir_image;   /* default_workdir=image */
 };
 
 /* The defaults, then av[0..ac-1] over them; -1 with e naming the argument. */

@@ -1,4 +1,5 @@
 /* spreg.c - the running containers of a node, per user (spreg.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,55 +12,218 @@
 #include "spreg.h"
 #include "util.h"
 
-#define REG_ROOT "/run/ctrun-spank"
+#define REG_BASE "ctrun-spank"
+
+/* /run, or a test's directory (sp_reg_use_parent). */
+static const char *reg_parent = "/run";
+#define REG_PARENT reg_parent
+
+void sp_reg_use_parent(const char *dir)
+{
+	reg_parent = dir;
+}
 #define REG_MAGIC "ctrun-spank-reg 1 "
-#define REG_MAX (4u << 20)
 
 int sp_reg_dir(uid_t uid, char *out, size_t size, struct err *e)
 {
 	char host[256] = "";
 	int n;
 
-	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0' || strchr(host, '/') != NULL)
+	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0' || strchr(host, '/') != NULL ||
+	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
 		return err_sys(e, EXIT_CTRUN, "host name");
-	n = snprintf(out, size, "%s/%s/%u", REG_ROOT, host, (unsigned)uid);
+	n = snprintf(out, size, "%s/%s/%s/%u", REG_PARENT, REG_BASE, host, (unsigned)uid);
 	if (n < 0 || (size_t)n >= size)
-		return err_set(e, EXIT_CTRUN, "%s: path too long", REG_ROOT);
+		return err_set(e, EXIT_CTRUN, "%s/%s: path too long", REG_PARENT, REG_BASE);
 	return 0;
 }
 
-/* A directory made or found: not a link, owned by owner, mode as given. */
-static int own_dir(const char *path, uid_t owner, gid_t group, mode_t mode, struct err *e)
+/* Removes what is in the directory at dfd, never following a link: its
+ * files, and (depth levels further down) its directories' (an earlier
+ * layout's, a user's). */
+static void empty_dir(int dfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd = dup(dfd);
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		int sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0 || errno != EISDIR || depth == 0)
+			continue;
+		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			empty_dir(sub, depth - 1);
+			close(sub);
+		}
+		unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* name in the directory at pfd: made or found, root's, a directory (not a
+ * link), writable by root only, mode as given; one another user owns (the
+ * user's directory of an earlier layout) is emptied and made anew.  Its
+ * descriptor, or -1 with e. */
+static int root_dir(int pfd, const char *name, mode_t mode, struct err *e)
 {
 	struct stat st;
+	int fd;
 
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
-		return err_sys(e, EXIT_CTRUN, "mkdir %s", path);
-	if (lstat(path, &st) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", path);
-	if (!S_ISDIR(st.st_mode))
-		return err_set(e, EXIT_CTRUN, "%s is not a directory", path);
-	if ((st.st_uid != owner || st.st_gid != group) && chown(path, owner, group) < 0)
-		return err_sys(e, EXIT_CTRUN, "chown %s", path);
-	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
-		return err_sys(e, EXIT_CTRUN, "chmod %s", path);
-	return 0;
+	for (int tries = 0; tries < 2; tries++) {
+		if (mkdirat(pfd, name, mode) < 0 && errno != EEXIST)
+			return err_sys(e, EXIT_CTRUN, "mkdir %s", name);
+		fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: not a directory of root's", name);
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return err_sys(e, EXIT_CTRUN, "%s", name);
+		}
+		if (st.st_uid == 0) {
+			if ((st.st_mode & 07777) != mode && fchmod(fd, mode) < 0) {
+				close(fd);
+				return err_sys(e, EXIT_CTRUN, "chmod %s", name);
+			}
+			return fd;
+		}
+		empty_dir(fd, 1);
+		close(fd);
+		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s (another user's, from an earlier ctrun)", name);
+	}
+	return err_set(e, EXIT_CTRUN, "%s: not a directory of root's", name);
 }
 
-int sp_reg_prepare(uid_t uid, gid_t gid, struct err *e)
+/* The user's directory's descriptor, its parents made (root's, 0755; the
+ * last 0700), /run itself never changed; -1 with e. */
+static int open_dir(uid_t uid, bool make, struct err *e)
 {
-	char dir[512], *slash;
+	char host[256] = "", num[16];
+	int run, base = -1, hfd = -1, ufd = -1, saved;
 
-	if (sp_reg_dir(uid, dir, sizeof(dir), e) < 0)
-		return -1;
-	/* Parents root's (0755), the last one the user's (0700). */
-	for (slash = strchr(dir + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (own_dir(dir, 0, 0, 0755, e) < 0)
-			return -1;
-		*slash = '/';
+	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0' || strchr(host, '/') != NULL ||
+	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
+		return err_sys(e, EXIT_CTRUN, "host name");
+	snprintf(num, sizeof(num), "%u", (unsigned)uid);
+	run = open(REG_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (run < 0)
+		return err_sys(e, EXIT_CTRUN, "%s", REG_PARENT);
+	if (make) {
+		if ((base = root_dir(run, REG_BASE, 0755, e)) >= 0 &&
+		    (hfd = root_dir(base, host, 0755, e)) >= 0)
+			ufd = root_dir(hfd, num, 0700, e);
+	} else {
+		base = openat(run, REG_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		hfd = base < 0 ? -1 : openat(base, host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		ufd = hfd < 0 ? -1 : openat(hfd, num, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (ufd < 0)
+			err_sys(e, EXIT_CTRUN, "%s/%s/%s/%s", REG_PARENT, REG_BASE, host, num);
 	}
-	return own_dir(dir, uid, gid, 0700, e);
+	saved = errno;
+	close(run);
+	if (base >= 0)
+		close(base);
+	if (hfd >= 0)
+		close(hfd);
+	errno = saved;
+	return ufd;
+}
+
+/* Removes the records in the directory at dfd whose lock nobody holds
+ * (their step died without removing them); returns how many are left. */
+static size_t gc_records(int dfd)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t left = 0;
+	int fd = dup(dfd);
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		int rfd;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		rfd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (rfd >= 0 && flock(rfd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+			left++;
+		} else if (unlinkat(dfd, de->d_name, 0) < 0 && errno == EISDIR) {
+			int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0) {
+				empty_dir(sub, 0);
+				close(sub);
+			}
+			unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+		}
+		if (rfd >= 0)
+			close(rfd);
+	}
+	closedir(d);
+	return left;
+}
+
+int sp_reg_prepare(uid_t uid, struct err *e)
+{
+	char host[256] = "";
+	int ufd = open_dir(uid, true, e), hfd;
+	DIR *d;
+	struct dirent *de;
+
+	if (ufd < 0)
+		return -1;
+	close(ufd);
+	/* The node's stale records, every user's (a step killed with its
+	 * slurmstepd).  The users' directories stay (root's, empty): one
+	 * removed under a step that is about to publish would fail it. */
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		return 0;
+	hfd = open(REG_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (hfd >= 0) {
+		int b = openat(hfd, REG_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		close(hfd);
+		hfd = b;
+	}
+	if (hfd >= 0) {
+		int h = openat(hfd, host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		close(hfd);
+		hfd = h;
+	}
+	if (hfd < 0 || (d = fdopendir(hfd)) == NULL) {
+		if (hfd >= 0)
+			close(hfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		int sub;
+
+		strtoul(de->d_name, &end, 10);
+		if (*end != '\0' || de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		gc_records(sub);
+		close(sub);
+	}
+	closedir(d);
+	return 0;
 }
 
 unsigned long long sp_reg_starttime(long pid)
@@ -180,87 +344,115 @@ void sp_reg_free(struct sp_reg *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int path_of(char *out, size_t size, const char *dir, const char *name, const char *suffix)
+/* A record's name: a plain file name, never "." or ".." or hidden. */
+static bool plain_name(const char *name)
 {
-	int n = snprintf(out, size, "%s/%s%s", dir, name, suffix);
-
-	return n < 0 || (size_t)n >= size || strchr(name, '/') != NULL ? -1 : 0;
+	return name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL &&
+	       strlen(name) < 256;
 }
 
-int sp_reg_publish(const char *dir, const char *name, const struct sp_reg *r, struct err *e)
+int sp_reg_publish(uid_t uid, const char *name, const struct sp_reg *r, struct err *e)
 {
-	char path[1024], tmp[1100];
+	char tmp[64], path[64];
 	size_t len = 0;
-	char *text = sp_reg_format(r, &len);
-	int fd = -1, old;
+	char *text = NULL;
+	int dfd = -1, fd = -1, old;
 
-	if (text == NULL)
-		return err_sys(e, EXIT_CTRUN, "running container record");
-	if (path_of(path, sizeof(path), dir, name, "") < 0 ||
-	    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
-		free(text);
-		return err_set(e, EXIT_CTRUN, "%s/%s: bad name", dir, name);
+	if (!plain_name(name))
+		return err_set(e, EXIT_CTRUN, "%s: not a record's name", name);
+	dfd = open_dir(uid, true, e);
+	if (dfd < 0)
+		return -1;
+	text = sp_reg_format(r, &len);
+	if (text == NULL || len > SP_REG_MAX) {
+		err_set(e, EXIT_CTRUN, "the container's record would be over %u bytes (its "
+			"environment): %s cannot be joined by name", SP_REG_MAX, name);
+		goto out;
 	}
 	/* Another live hold of that name: not ours to replace. */
-	old = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	old = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (old >= 0) {
 		bool live = flock(old, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 
 		close(old);
 		if (live) {
-			free(text);
-			return err_set(e, EXIT_CTRUN, "a container named %s is running on this node", name);
+			err_set(e, EXIT_CTRUN, "a container named %s is running on this node", name);
+			goto out;
 		}
 	}
-	unlink(tmp);
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || write(fd, text, len) != (ssize_t)len ||
-	    rename(tmp, path) < 0) {
-		err_sys(e, EXIT_CTRUN, "%s", path);
-		if (fd >= 0) {
+	if (gc_records(dfd) >= SP_REG_RECORDS) {
+		err_set(e, EXIT_CTRUN, "%u containers of yours run on this node: %s cannot be "
+			"joined by name", SP_REG_RECORDS, name);
+		goto out;
+	}
+	/* Locked before it has a name: no one ever sees it unlocked. */
+	fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(tmp, sizeof(tmp), ".new.%ld", (long)getpid());
+	unlinkat(dfd, tmp, 0);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || write_all(fd, text, len) < 0 ||
+	    linkat(AT_FDCWD, path, dfd, tmp, AT_SYMLINK_FOLLOW) < 0 ||
+	    renameat(dfd, tmp, dfd, name) < 0) {
+		err_sys(e, EXIT_CTRUN, "the record of %s", name);
+		unlinkat(dfd, tmp, 0);
+		if (fd >= 0)
 			close(fd);
-			unlink(tmp);
-		}
 		fd = -1;
 	}
+out:
 	free(text);
+	close(dfd);
 	return fd;
 }
 
-void sp_reg_unpublish(const char *dir, const char *name, int fd)
+void sp_reg_unpublish(uid_t uid, const char *name, int fd)
 {
-	char path[1024];
+	struct err e = { 0 };
+	struct stat a, b;
+	int dfd;
 
 	if (fd < 0)
 		return;
-	if (path_of(path, sizeof(path), dir, name, "") == 0)
-		unlink(path);
+	dfd = plain_name(name) ? open_dir(uid, false, &e) : -1;
+	/* Only the file this step published (a later step may have replaced
+	 * a name whose holder died). */
+	if (dfd >= 0 && fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		unlinkat(dfd, name, 0);
+	if (dfd >= 0)
+		close(dfd);
 	close(fd);
 }
 
-int sp_reg_lookup(const char *dir, const char *name, uid_t uid, struct sp_reg *r, struct err *e)
+int sp_reg_lookup(uid_t uid, const char *name, struct sp_reg *r, struct err *e)
 {
-	char path[1024], *buf = NULL;
+	char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
-	int fd, rv = 0;
+	int dfd, fd, rv = 0;
 
-	if (path_of(path, sizeof(path), dir, name, "") < 0)
+	if (!plain_name(name))
 		return 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	dfd = open_dir(uid, false, e);
+	if (dfd < 0 && errno == ENOENT)
+		memset(e, 0, sizeof(*e));
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "%s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != uid ||
-	    (size_t)st.st_size > REG_MAX) {
+		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "the record of %s", name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (size_t)st.st_size > SP_REG_MAX) {
 		close(fd);
-		return err_set(e, EXIT_CTRUN, "%s: not a record of yours", path);
+		return err_set(e, EXIT_CTRUN, "the record of %s is not root's", name);
 	}
 	/* Nobody holds its lock: its step is gone. */
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		goto out;
 	buf = read_fd_max(fd, (size_t)st.st_size, &len);
 	if (buf == NULL) {
-		rv = err_sys(e, EXIT_CTRUN, "%s", path);
+		rv = err_sys(e, EXIT_CTRUN, "the record of %s", name);
 		goto out;
 	}
 	if (sp_reg_parse(buf, len, r, e) < 0) {

@@ -2,12 +2,18 @@
  * can join one another step holds (pyxis's --container-name NAME of a
  * running container, and NAME "JOB.STEP" for an unnamed one).
  *
- * One file per running container in a directory of the user's on this
- * node, made by slurmstepd as root (spank_init_post_opt):
+ * One file per running container, root's, in a directory only root can
+ * read or write, made and read by slurmstepd with its own privileges
+ * (the plugin raises them for these calls in user_init, where slurmstepd
+ * runs as the job's user):
  *
- *   /run/ctrun-spank/HOST/UID/NAME    written by the starting step's
- *                                     slurmstepd (as the user), flock'ed by
- *                                     it for as long as the hold lives
+ *   /run/ctrun-spank/              root's, 0755 (/run itself never changed)
+ *   /run/ctrun-spank/HOST/         root's, 0755
+ *   /run/ctrun-spank/HOST/UID/     root's, 0700
+ *   /run/ctrun-spank/HOST/UID/NAME root's, 0600, flock'ed by the slurmstepd
+ *                                  of the step holding it, for as long as
+ *                                  the hold lives (locked before it has a
+ *                                  name: O_TMPFILE, then linked)
  *
  * holding the holding agent's pid and start time, its working directory
  * and the container's changes to the environment (spenv.h):
@@ -15,8 +21,12 @@
  *   "ctrun-spank-reg 1 PID STARTTIME\n" CWD "\0" SET... "\0" "\0" UNSET... "\0" "\0"
  *
  * A file whose lock nobody holds is left from a step that died: not
- * running.  The file is opened without following links or blocking, and
- * must be a regular file of the user's. */
+ * running, and removed by the node's next step (sp_reg_prepare) or the
+ * next publish in that directory.  A job user can write nothing here: a
+ * record is at most SP_REG_MAX bytes and a user has at most SP_REG_RECORDS
+ * at once on a node; beyond that a container runs but cannot be joined by
+ * name (said in one line).  A directory of another layout (an earlier
+ * ctrun's: the user's own) is emptied and made anew. */
 #ifndef CTRUN_SPREG_H
 #define CTRUN_SPREG_H
 
@@ -33,23 +43,30 @@ struct sp_reg {
 	struct strv set, unset;
 };
 
+#define SP_REG_MAX (1u << 20)  /* bytes of a record */
+#define SP_REG_RECORDS 64u     /* running containers of a user on a node */
+
 /* The user's directory on this node: "/run/ctrun-spank/HOST/UID". */
 int sp_reg_dir(uid_t uid, char *out, size_t size, struct err *e);
-/* Makes it (root: owned by the user, 0700; its parents root's, 0755). */
-int sp_reg_prepare(uid_t uid, gid_t gid, struct err *e);
+/* As root: makes it (and its parents) as above, and removes the node's
+ * stale records, every user's. */
+int sp_reg_prepare(uid_t uid, struct err *e);
 
-/* Publishes NAME for the hold r (pid, cwd, changes); returns the locked
- * descriptor to keep (closing it, or the step's end, unpublishes), -1 with
- * e.  A NAME another live hold has published is refused. */
-int sp_reg_publish(const char *dir, const char *name, const struct sp_reg *r, struct err *e);
-/* Removes NAME and closes fd (from sp_reg_publish). */
-void sp_reg_unpublish(const char *dir, const char *name, int fd);
+/* As root: publishes NAME for the hold r (pid, cwd, changes); returns the
+ * locked descriptor to keep (closing it, or the step's end, unpublishes),
+ * -1 with e.  A NAME another live hold has published is refused. */
+int sp_reg_publish(uid_t uid, const char *name, const struct sp_reg *r, struct err *e);
+/* As root: removes NAME (when it is still the file of fd) and closes fd. */
+void sp_reg_unpublish(uid_t uid, const char *name, int fd);
 
-/* 1 with r filled when NAME runs (its lock held, its process the one
- * published), 0 when it does not, -1 with e on a bad file. */
-int sp_reg_lookup(const char *dir, const char *name, uid_t uid, struct sp_reg *r, struct err *e);
+/* As root: 1 with r filled when NAME runs (its lock held, its process the
+ * one published), 0 when it does not, -1 with e on a bad file. */
+int sp_reg_lookup(uid_t uid, const char *name, struct sp_reg *r, struct err *e);
 /* The start time of process pid (/proc/PID/stat), 0 when gone. */
 unsigned long long sp_reg_starttime(long pid);
+
+/* Tests: dir in place of /run. */
+void sp_reg_use_parent(const char *dir);
 
 /* Pure: the file's bytes from r, and r from them. */
 char *sp_reg_format(const struct sp_reg *r, size_t *len);

@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(
 	# build
 	gcc make pkg-config libinih-dev libcmocka-dev libarchive-dev libjson-c-dev
+	# CDI specs in YAML (devices/cdiyaml.c)
+	libyaml-dev
 	# the HMAC-SHA256 of the rendezvous and the timings (docs/bench.md)
 	nettle-dev
 	# fuzz targets (libFuzzer)
@@ -19,6 +21,9 @@ pkgs=(
 	# --runtime charliecloud, the -runtime package alone: no builders, no
 	# docker; images built from Debian packages)
 	runc crun charliecloud-runtime squashfs-tools debootstrap busybox-static
+	# the reference CDI implementation beside ctrun (t_cdi: podman 4.3 applies
+	# CDI specs with the CDI project's own library)
+	podman
 	# images mounted, not unpacked: by a user (squashfuse_ll), by enroot's
 	# start from a squashfs (squashfuse + fuse-overlayfs)
 	squashfuse fuse-overlayfs

@@ -1,6 +1,7 @@
 /* holdmsg.c - ctrun-agent --hold: the container of `ctrun __hold` tells
  * the SPANK plugin how to join it, then holds it (holdmsg.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "agentspec.h"
 #include "err.h"
 #include "holdmsg.h"
+#include "imagerc.h"
 #include "util.h"
 
 extern char **environ;
@@ -132,7 +134,33 @@ bad:
 	return -1;
 }
 
-int hold_main(void)
+/* pyxis's rule: the hold (and so the tasks) starts where the image's
+ * /etc/rc would cd, "/" without one (imagerc.h).  Read in the container,
+ * as the container's user: a link in the image resolves inside it.  A
+ * directory that is not there is said, and "/" taken (enroot's rc would
+ * make it; the root may be read-only here). */
+static void enter_image_workdir(void)
+{
+	char dir[PATH_MAX] = "/", *text = NULL;
+	size_t len = 0;
+	int fd = open_regular(IMAGERC_PATH, O_RDONLY, NULL);
+
+	if (fd >= 0) {
+		text = read_fd_max(fd, IMAGERC_MAX, &len);
+		close(fd);
+	}
+	if (text == NULL || imagerc_workdir(text, len, dir, sizeof(dir)) != 1)
+		strcpy(dir, "/");
+	free(text);
+	if (chdir(dir) < 0) {
+		fprintf(stderr, "ctrun: warning: the image's working directory %s (its %s): %s; "
+			"starting in /\n", dir, IMAGERC_PATH, strerror(errno));
+		if (chdir("/") < 0)
+			perror("ctrun: agent --hold: /");
+	}
+}
+
+int hold_main(bool image_workdir)
 {
 	char line[64], cwd[PATH_MAX], buf[256];
 	size_t total = 0;
@@ -157,6 +185,8 @@ int hold_main(void)
 		}
 		free(both);
 	}
+	if (image_workdir)
+		enter_image_workdir();
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		perror("ctrun: agent --hold: working directory");
 		return EXIT_CTRUN;

@@ -28,7 +28,13 @@
 #ifndef CTRUN_HOLDMSG_H
 #define CTRUN_HOLDMSG_H
 
+#include <stdbool.h>
+
 #define HOLD_ARG "--hold"
+/* After HOLD_ARG: the hold starts in the image's working directory
+ * (core/imagerc.h: its /etc/rc's, "/" without one), pyxis's rule, rather
+ * than in the runtime's (the plugin's default_workdir=image). */
+#define HOLD_WORKDIR_ARG "--image-workdir"
 #define HOLD_MAGIC "ctrun-hold 1 "
 #define HOLD_TEXT_MAX (4u << 20)
 
@@ -49,7 +55,7 @@ enum hold_fd {
 
 /* ctrun-agent --hold: writes the message to stdout, holds until the end
  * of its stdin; returns the agent's exit status. */
-int hold_main(void);
+int hold_main(bool image_workdir);
 
 /* The hold's entrypoint (--entrypoint), as pyxis runs enroot's: it starts
  * from the container's own environment and --container-env's, not the

@@ -469,7 +469,7 @@ static int exec_mode(const char *spec, bool print)
 		return EXIT_CTRUN;
 	}
 	/* The hold's entrypoint starts from the container's environment (holdmsg.h). */
-	if (entry != NULL && s.w[0].argv.n == 2 && strcmp(s.w[0].argv.v[1], HOLD_ARG) == 0 &&
+	if (entry != NULL && s.w[0].argv.n >= 2 && strcmp(s.w[0].argv.v[1], HOLD_ARG) == 0 &&
 	    hold_entry_env(&s, own.v, &env, &e) < 0) {
 		fail("agent", &e);
 		return EXIT_CTRUN;
@@ -512,8 +512,9 @@ int main(int argc, char **argv)
 			return hold_srun_client(argc, argv);
 	}
 	/* ctrun __hold's command (through --exec): the SPANK plugin's container. */
-	if (argc == 2 && strcmp(argv[1], HOLD_ARG) == 0)
-		return hold_main();
+	if (argc >= 2 && strcmp(argv[1], HOLD_ARG) == 0 &&
+	    (argc == 2 || (argc == 3 && strcmp(argv[2], HOLD_WORKDIR_ARG) == 0)))
+		return hold_main(argc == 3);
 	if (argc == 3 && (strcmp(argv[1], EXEC_ARG) == 0 || strcmp(argv[1], PRINT_ARG) == 0))
 		return exec_mode(argv[2], strcmp(argv[1], PRINT_ARG) == 0);
 	/* A shell under rootless OCI: the caller's identity, then the shell. */

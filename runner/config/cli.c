@@ -33,7 +33,7 @@ static const char usage[] =
 	"Container:\n"
 	"  --image IMG|docker://REF  --runtime auto" CTR_DRIVERS(RUNTIME_BAR) "\n"
 	"  --nv  --entrypoint  --root  --no-home  --writable  --name NAME [--name-reset]\n"
-	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]|tmpfs:DST[:OPTS]|umount:DST\n"
+	"  --save PATH.sqsh  --mount SRC[:DST[:ro]]|tmpfs:DST[:OPTS]|umount:DST  --device VENDOR/CLASS=NAME\n"
 	"  --workdir DIR  --stage auto|sbcast|off  --image-mode auto|mount|unpack  --unshare net,ipc,uts\n"
 	"Check and bench:  --json  --rdzv-timeout SEC\n"
 	"\n"
@@ -55,8 +55,8 @@ static const char usage_shell[] =
 	"container of --image, with the binds, environment and GPUs a run would get.\n"
 	"From an salloc shell or a batch script it runs on the allocation's first node\n"
 	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
-	"--nv  --image-mode  --entrypoint  --root  --no-home  --writable  --name  --save\n"
-	"(ctrun --help).\n";
+	"--nv  --device  --image-mode  --entrypoint  --root  --no-home  --writable  --name\n"
+	"--save (ctrun --help).\n";
 static const char usage_check[] =
 	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
 	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
@@ -67,7 +67,11 @@ static const char usage_check[] =
 
 enum { OPT_NO_PREFIX = 1000, OPT_PREFIX, OPT_DRY_RUN, OPT_FLAG_BASE = 2000 };
 
-/* Long options that take a value map to keys with the same name, '-' for '_'. */
+/* Long options that take a value map to keys with the same name, '-' for '_'.
+ * A flag (OPT_FLAG_BASE + 1) sets its key to true, or to the boolean after
+ * '=' (`--writable=false`): what a setting's file or CTRUN_* variable made
+ * true, the command line can make false again (the SPANK plugin's
+ * --container-readonly over a site's `writable = true`). */
 static const struct option longopts[] = {
 	{ "mode", required_argument, NULL, OPT_FLAG_BASE },
 	{ "nproc-per-node", required_argument, NULL, OPT_FLAG_BASE },
@@ -80,7 +84,7 @@ static const struct option longopts[] = {
 	{ "python", required_argument, NULL, OPT_FLAG_BASE },
 	{ "env", required_argument, NULL, OPT_FLAG_BASE },
 	{ "env-file", required_argument, NULL, OPT_FLAG_BASE },
-	{ "clean-env", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "clean-env", optional_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "log-dir", required_argument, NULL, OPT_FLAG_BASE },
 	{ "image", required_argument, NULL, OPT_FLAG_BASE },
 	{ "runtime", required_argument, NULL, OPT_FLAG_BASE },
@@ -88,19 +92,20 @@ static const struct option longopts[] = {
 	{ "stage", required_argument, NULL, OPT_FLAG_BASE },
 	{ "workdir", required_argument, NULL, OPT_FLAG_BASE },
 	{ "mount", required_argument, NULL, OPT_FLAG_BASE },
-	{ "nv", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "entrypoint", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "root", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "no-home", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "writable", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "nv", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "entrypoint", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "root", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "no-home", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "writable", optional_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "name", required_argument, NULL, OPT_FLAG_BASE },
-	{ "name-reset", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "name-reset", optional_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "save", required_argument, NULL, OPT_FLAG_BASE },
 	{ "unshare", required_argument, NULL, OPT_FLAG_BASE },
-	{ "gpu-isolation", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "no-python", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "json", no_argument, NULL, OPT_FLAG_BASE + 1 },
-	{ "timings", no_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "device", required_argument, NULL, OPT_FLAG_BASE },
+	{ "gpu-isolation", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "no-python", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "json", optional_argument, NULL, OPT_FLAG_BASE + 1 },
+	{ "timings", optional_argument, NULL, OPT_FLAG_BASE + 1 },
 	{ "rdzv-timeout", required_argument, NULL, OPT_FLAG_BASE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -180,7 +185,7 @@ static bool container_only(const char *name)
 {
 	static const char *const names[] = { "mount", "workdir", "entrypoint", "image-mode", "root",
 					     "no-home", "writable", "name", "name-reset", "save",
-					     "unshare", NULL };
+					     "unshare", "device", NULL };
 
 	for (const char *const *n = names; *n != NULL; n++)
 		if (strcmp(name, *n) == 0)
@@ -227,7 +232,8 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 			if (flag_to_key(longopts[idx].name, key, sizeof(key)) < 0)
 				return err_set(e, EXIT_USAGE, "option too long");
 			snprintf(where, sizeof(where), "--%s", longopts[idx].name);
-			if (options_set(o, key, c == OPT_FLAG_BASE ? optarg : "true", where, e) < 0)
+			if (options_set(o, key, c == OPT_FLAG_BASE || optarg != NULL ? optarg : "true",
+					where, e) < 0)
 				return -1;
 			if (container_only(longopts[idx].name) && o->container_flag == NULL)
 				o->container_flag = longopts[idx].name;

@@ -35,6 +35,7 @@ static const char *const runtimes[] = { "auto", CTR_DRIVERS(RUNTIME_NAME) NULL }
 static const char *const autobool[] = { "auto", "true", "false", NULL };
 static const char *const image_modes[] = { "auto", "mount", "unpack", NULL };
 static const char *const stages[] = { "auto", "sbcast", "off", NULL };
+static const char *const gpu_sources[] = { "auto", "cdi", "hook", NULL };
 
 #define OFF(f) offsetof(struct options, f)
 static const struct key keys[] = {
@@ -72,6 +73,9 @@ static const struct key keys[] = {
 	{ "container", "name_reset", "name-reset", K_BOOL, OFF(name_reset), 0, 0, NULL },
 	{ "container", "save", "save", K_STR, OFF(save), 0, 0, NULL },
 	{ "container", "unshare", "unshare", K_STR, OFF(unshare), 0, 0, NULL },
+	{ "container", "device", "device", K_LIST, OFF(devices), 0, 0, NULL },
+	{ "container", "cdi_spec_dirs", NULL, K_STR, OFF(cdi_spec_dirs), 0, 0, NULL },
+	{ "gpu", "source", NULL, K_ENUM, OFF(gpu_source), 0, 0, gpu_sources },
 	{ "check", "json", "json", K_BOOL, OFF(json), 0, 0, NULL },
 	{ "check", "rdzv_timeout", "rdzv-timeout", K_LONG, OFF(rdzv_timeout), 1, 86400, NULL },
 	{ "cache", "dir", NULL, K_STR, OFF(cache_dir), 0, 0, NULL },
@@ -92,6 +96,7 @@ static const struct key keys[] = {
 	{ "registry", "wait", NULL, K_LONG, OFF(reg_wait), 1, 7 * 86400, NULL },
 	{ "registry", "compression", NULL, K_STR, OFF(reg_compression), 0, 0, NULL },
 	{ "registry", "reuse", NULL, K_ENUM, OFF(reg_reuse), 0, 0, autobool },
+	{ "registry", "max_tree", NULL, K_SIZE, OFF(reg_max_tree), 0, 0, NULL },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -109,6 +114,9 @@ void options_init(struct options *o)
 	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
 	 * unpacked): see docs/decisions.md. */
 	o->cache_max_unpacked = 64ULL << 30;
+	/* About 5x what the tree of the largest common image takes: see
+	 * docs/decisions.md. */
+	o->reg_max_tree = 1ULL << 30;
 }
 
 static void free_str(char **p)
@@ -127,6 +135,9 @@ void options_free(struct options *o)
 	free_str(&o->name);
 	free_str(&o->save);
 	free_str(&o->unshare);
+	free_str(&o->cdi_spec_dirs);
+	free_str(&o->gpu_source);
+	strv_free(&o->devices);
 	free_str(&o->runtime);
 	free_str(&o->workdir);
 	free_str(&o->nv);
@@ -337,10 +348,12 @@ int options_load_env(struct options *o, char *const *envp, struct err *e)
 		size_t len;
 		const char *value = NULL;
 
-		/* [cache] and [registry] keys are CTRUN_CACHE_DIR, CTRUN_REGISTRY_STORE
-		 * etc.: CTRUN_DIR would say nothing. */
+		/* [cache], [registry] and [gpu] keys are CTRUN_CACHE_DIR,
+		 * CTRUN_REGISTRY_STORE, CTRUN_GPU_SOURCE etc.: CTRUN_DIR would say
+		 * nothing. */
 		bool prefixed = strcmp(keys[i].section, "cache") == 0 ||
-				strcmp(keys[i].section, "registry") == 0;
+				strcmp(keys[i].section, "registry") == 0 ||
+				strcmp(keys[i].section, "gpu") == 0;
 
 		len = (size_t)xsnprintf(var, sizeof(var), "CTRUN_%s%s%s",
 					prefixed ? keys[i].section : "", prefixed ? "_" : "",

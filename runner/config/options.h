@@ -48,6 +48,8 @@ struct options {
 	char *image;
 	char *runtime;
 	bool start_fast;      /* __hold: auto prefers crun to runc (rt.h ctr_pick) */
+	bool home_env;        /* __hold: the home bound is $HOME's (enroot's rule), not the
+			       * password database's (ctr_ident_init) */
 	char *workdir;
 	struct strv mounts;   /* SRC[:DST[:ro]] */
 	char *nv;             /* GPU passthrough: "auto", "true", "false"; NULL = auto */
@@ -66,6 +68,10 @@ struct options {
 	bool name_reset;      /* --name-reset: start --name anew from --image */
 	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
 	char *unshare;        /* --unshare net,ipc,uts: namespaces of the container's own */
+	struct strv devices;  /* --device vendor.com/class=name: CDI devices, in order */
+	char *cdi_spec_dirs;  /* CDI spec directories, ':'-separated; NULL = /etc/cdi:/var/run/cdi */
+	/* GPUs ([gpu]) */
+	char *gpu_source;     /* "auto", "cdi", "hook"; NULL = auto */
 	/* node cache ([cache], see images/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */
@@ -85,6 +91,7 @@ struct options {
 	long reg_wait;        /* seconds a ctrun waits for another's pull */
 	char *reg_compression; /* squashfs compressor of pulled images; NULL = default */
 	char *reg_reuse;       /* "false": never build an image on a stored one; NULL = auto */
+	unsigned long long reg_max_tree; /* bound on a pulled image's tree in memory; 0 = none */
 	/* check ([check]) */
 	bool json;            /* `ctrun check --json` */
 	long rdzv_timeout;    /* seconds ranks wait for each other in check and bench */

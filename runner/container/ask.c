@@ -50,12 +50,13 @@ void ctr_ask_init(struct ctr_setup *c, const struct options *o, const struct top
 
 	*a = (struct ctr_ask){
 		.envp = envp, .image = o->image, .runtime = o->runtime,
-		.start_fast = o->start_fast,
+		.start_fast = o->start_fast, .home_env = o->home_env,
 		.image_mode = image_mode(o->image_mode), .mounts = &o->mounts,
 		.workdir = o->workdir, .log_dir = o->log_dir, .stage = o->stage,
 		.nv = o->nv != NULL ? o->nv : "auto", .gpu_isolation = o->gpu_isolation,
 		.name = o->name, .name_reset = o->name_reset, .save = o->save,
-		.unshare = o->unshare,
+		.unshare = o->unshare, .devices = &o->devices, .cdi_spec_dirs = o->cdi_spec_dirs,
+		.gpu_source = o->gpu_source != NULL ? o->gpu_source : "auto",
 		/* --save: node rank 0's first task saves (run.c). */
 		.saves = o->save != NULL && t->node_rank == 0 && t->local_rank_base == 0,
 		/* `check` and `bench` in an image: their workers are ctrun-worker (cmd_check.c). */

@@ -14,6 +14,7 @@
 #define CTRUN_CONTAINER_H
 
 #include "cache.h"
+#include "cdireg.h"
 #include "ctrroot.h"
 #include "err.h"
 #include "imgsource.h"
@@ -42,12 +43,20 @@ struct ctr_setup {
 	char log_dir[4096];     /* --log-dir's directory of this node, "" = none */
 	char user[256];         /* spec.user: the caller's login name */
 	char user_home[4096];   /* spec.user_home: the caller's home directory */
+	char home[4096];        /* spec.home */
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
 	struct named named;     /* --name: the kept container, its lock held (lock_fd -1 = none) */
 	struct named_root nroot; /* --name shared: this run's part in its one mounted root */
 	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool rundir_made;
+	/* CDI (devices.c): the node's spec directories read once (cdi_state:
+	 * 0 not yet, 1 read, -1 could not be: cdi_err says why), and the
+	 * CDI names of the container's GPUs when [gpu] source chose CDI. */
+	struct cdi_reg cdi;
+	int cdi_state;
+	struct err cdi_err;
+	struct strv cdi_gpus;
 };
 
 /* ask.c: c->ask from the options, once (`agent`: a run of the agent). */
@@ -126,5 +135,15 @@ int gpu_pin_select(const struct topo *t, char *const *envp, struct strv *out, st
 /* gpus.c: the container's GPUs and their pinning (spec.gpus, gpu_ids,
  * devices, hook, apptainer isolation, enroot's per-run hook). */
 int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e);
+/* devices.c: [gpu] source for the container's GPUs gpu_ids (NULL: all):
+ * true when their CDI devices are to be used (c->cdi_gpus filled: cdi, or
+ * auto with an nvidia.com/gpu spec that has every one of them); -v says
+ * which source and why.  source = cdi without such a spec: -1 with e. */
+int ctr_gpu_cdi(struct ctr_setup *c, const char *gpu_ids, bool *use, struct err *e);
+/* devices.c: the devices phase: --device's and the GPUs' CDI devices into
+ * spec.edits (edits.h) with the host's facts, checked against what the
+ * runtime can apply; for a runtime that binds, their binds into
+ * spec.mounts (destinations resolved in the image). */
+int ctr_devices(struct ctr_setup *c, struct err *e);
 
 #endif

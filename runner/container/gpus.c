@@ -56,7 +56,7 @@ int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e)
 	struct ctr_spec *s = &c->spec;
 	const struct ctr_ask *o = &c->ask;
 	struct strv ids = { 0 };
-	bool present;
+	bool present, cdi;
 
 	if (gpu_pin_nodes(NULL, &present, e) < 0)
 		return -1;
@@ -81,6 +81,14 @@ int ctr_gpus(struct ctr_setup *c, const struct topo *t, struct err *e)
 	}
 	s->gpu_ids = ids.n > 0 ? c->gpu_ids : NULL;
 	strv_free(&ids);
+	/* [gpu] source: their CDI devices (the devices phase applies them, no
+	 * hook, the driver's GPU phase not called), else ctrun-hook's way. */
+	if (ctr_gpu_cdi(c, s->gpu_ids, &cdi, e) < 0)
+		return -1;
+	if (cdi) {
+		s->gpus = false;
+		return 0;
+	}
 	/* How the runtime passes them: the driver's. */
 	return s->rt->gpus != NULL ? s->rt->gpus(s, o, e) : 0;
 }

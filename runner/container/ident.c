@@ -75,6 +75,7 @@ static bool apt_root(const struct ctr_spec *s)
 int ctr_ident_init(struct ctr_setup *c, struct err *e)
 {
 	struct ctr_spec *s = &c->spec;
+	const char *home = NULL;
 	struct passwd *pw;
 
 	errno = 0;
@@ -89,8 +90,19 @@ int ctr_ident_init(struct ctr_setup *c, struct err *e)
 	if (xsnprintf(c->user_home, sizeof(c->user_home), "%s",
 		      pw != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : "/") < 0)
 		return err_set(e, EXIT_CTRUN, "your home directory's path is too long");
+	home = c->user_home;
 	s->user = c->user;
 	s->user_home = c->user_home;
+	/* The plugin's containers (ask.home_env): the directory $HOME names,
+	 * as enroot's 10-home.sh binds it for pyxis (the caller binds only
+	 * what they can reach anyway); the passwd entry in the container
+	 * keeps the database's. */
+	for (char *const *p = c->ask.envp; c->ask.home_env && p != NULL && *p != NULL; p++)
+		if (strncmp(*p, "HOME=/", 6) == 0)
+			home = *p + 5;
+	if (xsnprintf(c->home, sizeof(c->home), "%s", home) < 0)
+		return err_set(e, EXIT_CTRUN, "$HOME is too long");
+	s->home = c->home;
 	return 0;
 }
 
@@ -144,9 +156,9 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 	/* The home at its own path (with --root at /root, as enroot --root and
 	 * apptainer --fakeroot bind it); one that is not a directory here is
 	 * not bound (HOME still names it). */
-	if (s->rt->ctrun_home && !s->no_home && strcmp(s->user_home, "/") != 0 &&
-	    stat(s->user_home, &st) == 0 && S_ISDIR(st.st_mode)) {
-		const char *dst = s->as_root ? ROOT_HOME : s->user_home;
+	if (s->rt->ctrun_home && !s->no_home && strcmp(s->home, "/") != 0 &&
+	    stat(s->home, &st) == 0 && S_ISDIR(st.st_mode)) {
+		const char *dst = s->as_root ? ROOT_HOME : s->home;
 
 		if (!mount_point_possible(s, dst)) {
 			/* Not worth failing the run for: said, and HOME still names it. */
@@ -154,8 +166,8 @@ int ctr_ident_mounts(struct ctr_setup *c, bool agent, struct err *e)
 				fprintf(stderr, "ctrun: your home %s is not bound: the image has no %s and "
 					"its parent directory is another user's, so no mount point can "
 					"be made there without root (--no-home: not tried; --mount it "
-					"elsewhere if you need it)\n", s->user_home, dst);
-		} else if (mounts_add(ms, s->user_home, dst, false, false, e) < 0) {
+					"elsewhere if you need it)\n", s->home, dst);
+		} else if (mounts_add(ms, s->home, dst, false, false, e) < 0) {
 			return -1;
 		}
 	}
@@ -309,7 +321,7 @@ int ctr_ident_env(const struct ctr_spec *s, struct strv *env)
 {
 	const char *name = s->as_root ? "root" : s->user;
 
-	if (strv_setenv(env, "HOME", s->as_root ? ROOT_HOME : s->user_home, 1) < 0 ||
+	if (strv_setenv(env, "HOME", s->as_root ? ROOT_HOME : s->home, 1) < 0 ||
 	    strv_setenv(env, "USER", name, 1) < 0 || strv_setenv(env, "LOGNAME", name, 1) < 0)
 		return -1;
 	return 0;

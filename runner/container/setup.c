@@ -436,7 +436,8 @@ static int setup(struct ctr_setup *c, const struct topo *t, bool agent, struct e
 	    ctr_named_take(c, e) < 0)
 		return -1;
 	phase_mark(c->root.holder.fd >= 0 ? "image (mounted)" : "image");
-	if (mounts(c, t, agent, e) < 0 || ctr_gpus(c, t, e) < 0 || rundir(c, t, agent, e) < 0)
+	if (mounts(c, t, agent, e) < 0 || ctr_gpus(c, t, e) < 0 || ctr_devices(c, e) < 0 ||
+	    rundir(c, t, agent, e) < 0)
 		return -1;
 	return 0;
 }
@@ -470,6 +471,9 @@ void ctr_setup_free(struct ctr_setup *c)
 	if (c->hold_fd >= 0)
 		close(c->hold_fd);
 	mounts_free(&c->spec.mounts);
+	ctr_edits_free(&c->spec.edits);
+	cdi_reg_free(&c->cdi);
+	strv_free(&c->cdi_gpus);
 	strv_free(&c->spec.env);
 	strv_free(&c->spec.argv);
 	if (c->spec.own != NULL && c->spec.rt->fini != NULL)
@@ -484,7 +488,23 @@ void ctr_setup_free(struct ctr_setup *c)
 
 int ctr_make_plan(const struct ctr_setup *c, struct ctr_plan *p, struct err *e)
 {
+	struct strv env = { 0 };
+
 	if (c->spec.rt == NULL)
 		return err_set(e, EXIT_CTRUN, "no container runtime");
-	return c->spec.rt->plan(&c->spec, p, e);
+	if (c->spec.rt->plan(&c->spec, p, e) < 0)
+		return -1;
+	/* The edits' environment (rt/edits.h) under the driver's own, for the
+	 * workers under every runtime (the agent's runtime layer). */
+	if (c->spec.edits.env.n > 0) {
+		if (strv_extend(&env, c->spec.edits.env.v) < 0 ||
+		    strv_extend(&env, p->agent_env.v) < 0) {
+			strv_free(&env);
+			return err_sys(e, EXIT_CTRUN, "plan");
+		}
+		strv_free(&p->agent_env);
+		p->agent_env = env;
+	}
+	p->gpus_renumbered |= c->spec.edits.gpus_renumbered;
+	return 0;
 }

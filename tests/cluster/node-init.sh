@@ -49,8 +49,11 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts
 rm -f /dev/ptmx && ln -s pts/ptmx /dev/ptmx
 mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
-# enroot's restricted /dev (ENROOT_RESTRICT_DEV, set with GPUs) binds the node's /dev/mqueue.
+# enroot's restricted /dev (ENROOT_RESTRICT_DEV, set with GPUs and CDI device nodes) binds
+# the node's /dev/mqueue and /dev/log (10-devices.sh, without nofail): a compute node has
+# syslog's socket there; the test node, no syslog, an empty file in its private /dev.
 mkdir -p /dev/mqueue && { mount -t mqueue mqueue /dev/mqueue 2>/dev/null || true; }
+[[ -e /dev/log || -L /dev/log ]] || : > /dev/log
 
 # We are PID 1 of the node's PID namespace (unshare --pid --fork --mount-proc), so `ps` in the
 # node shows only the node's processes, as on a real one, and killing us from the machine ends

@@ -26,6 +26,9 @@ seed mounts s4 'umount:/home/u/..'
 seed hookjson s1 '\x01{"ociVersion":"1.0.2","id":"c","status":"creating","pid":42,"bundle":"/b","annotations":{"org.ctrun.gpus":"0,1"}}'
 seed hookjson s2 '\x00{"ociVersion":"1.0.2","root":{"path":"rootfs","readonly":true},"process":{"env":["A=1"]},"annotations":{}}'
 seed imgconfig s1 '{"config":{"Env":["PATH=/usr/bin:/bin","X= spaced ","Q=\\"quoted\\""],"WorkingDir":"/w"}}'
+seed cdi s1 '\x00\x00{"cdiVersion":"0.5.0","kind":"example.com/fake","containerEdits":{"env":["A=1"]},"devices":[{"name":"dev0","containerEdits":{"deviceNodes":[{"path":"/dev/fake0","hostPath":"/dev/null","type":"c","major":1,"minor":3}],"mounts":[{"hostPath":"/opt","containerPath":"/x","options":["ro","bind"]}],"hooks":[{"hookName":"createContainer","path":"/bin/true","args":["true"],"timeout":5}]}}]}'
+seed cdi s2 '\x00\x01---\ncdiVersion: 0.7.0\nkind: example.com/fake\ndevices:\n- name: "0"\n  containerEdits:\n    env: [A=1]\n    additionalGids: [5, 0]\n    deviceNodes:\n    - {path: /dev/x, fileMode: 0644, permissions: rw}\n'
+seed cdi s3 '\x01\x00nvidia.com/gpu=0:1'
 seed spank s1 '\x01/home:/test-mnt,/var/lib,./data:/data:ro+rprivate'
 seed spank s2 'ctrun-spank-reg 1 4242 99\n/work\0PATH=/usr/bin\0\0LD_PRELOAD\0\0'
 seed options s1 '[run]\nmax_restarts = 2\nkill_timeout = 5\n[container]\nimage = /x.sqsh\nCTRUN_ENV=A=1\n'
@@ -50,20 +53,41 @@ for f in busybox-docker.tar busybox-oci.tar; do
 		  cat "$images/$f"; } > "$out/corpus-archive/$f"
 done
 
+# The streaming writer starts from layers of what costs it most (uncompressed:
+# the fuzzer reaches the headers): hard links carrying data, link targets of
+# 4095 and 4096 bytes, long names, whiteouts and opaque markers through a
+# symlink (tests/integration/reg_layers.py).
+[ -e "$out/corpus-stream/0.tar" ] ||
+	python3 tests/integration/reg_layers.py --tars "$out/corpus-stream" mixed:4 pairs:16 \
+		links:16 rewrite:4 symlinks:2:4095 symlinks:1:4096 files:64:200
+
 # The targets' scratch files (an archive's box, an image root, an ini file)
 # go into a directory of this run, removed at the end: libFuzzer exits
 # without the targets' clean-up.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ctrun-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+# Each target's longest input and memory: the archive and the streaming
+# writer read whole layers; the streaming writer is held to the memory a
+# pull of a 1 MiB layer may take (its bounds: fuzz_stream.c), any single
+# allocation over 160 MiB a failure (zstd's and lzip's decoders may take
+# 128 MiB as a layer's header asks).
+limits() {
+	case $1 in
+	archive) echo -max_len=4194304 -rss_limit_mb=4096 ;;
+	stream) echo -max_len=1048576 -rss_limit_mb=1024 -malloc_limit_mb=160 ;;
+	*) echo -max_len=65536 -rss_limit_mb=4096 ;;
+	esac
+}
+
 run() { # NAME [ENV=VALUE...]: one pass, its execution count recorded
 	local name=$1 log
 	shift
 	mkdir -p "$out/corpus-$name"
 	log=$out/$name.log
-	env TMPDIR="$scratch" "$@" "$out/fuzz_$name" -max_total_time="$time" -max_len=$(
-		[ "$name" = archive ] && echo 4194304 || echo 65536) -timeout=20 -rss_limit_mb=4096 \
-		-artifact_prefix="$out/" "$out/corpus-$name" > "$log" 2>&1
+	# shellcheck disable=SC2046 # limits' words are options
+	env TMPDIR="$scratch" "$@" "$out/fuzz_$name" -max_total_time="$time" $(limits "$name") \
+		-timeout=20 -artifact_prefix="$out/" "$out/corpus-$name" > "$log" 2>&1
 	local rc=$? runs
 	runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
 	echo "$name${*:+ ($*)} ${runs:-0}" >> "$out/stats"

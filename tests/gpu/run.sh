@@ -40,7 +40,8 @@ trap cleanup EXIT
 
 SUMMARY=()
 # step NAME SECONDS EXPECT COMMAND: COMMAND runs under bash -c with a timeout.
-# EXPECT is 0 (must succeed), nz (must fail: a failure path) or any (a fact).
+# EXPECT is 0 (must succeed), nz (must fail: a failure path), any (a fact) or np (a part
+# this machine may lack: exit 0 checked, exit 3 "not present", never a pass by accident).
 step() {
 	local name=$1 t=$2 want=$3 cmd=$4 now rc verdict s
 	now=$(($(date +%s) - START))
@@ -57,7 +58,8 @@ step() {
 	timeout -k 5 "$t" bash -c "$cmd" </dev/null
 	rc=$?
 	case $want:$rc in
-	0:0 | any:* | nz:[1-9]*) verdict=ok ;;
+	0:0 | any:* | nz:[1-9]* | np:0) verdict=ok ;;
+	np:3) verdict="not present" ;;
 	*) verdict=UNEXPECTED ;;
 	esac
 	((rc == 124 || rc == 137)) && verdict="$verdict (TIMED OUT)"
@@ -209,6 +211,36 @@ if [ -x "$KIT/enroot/bin/enroot" ]; then
 	step fail-enroot-nv-false 90 nz "CTRUN_NV=false $ENR $IMG -- probe"
 	step enroot-leftovers 20 0 'if grep -E "fuse|overlay" /proc/self/mounts | grep -E "$T|enroot"; then exit 1; fi; echo "no enroot mounts left"'
 fi
+
+# --- g. devices by CDI (docs/hooks.md "Devices and fabric"): a spec of this machine's GPUs
+#     as the toolkit writes one, --device and [gpu] source under runc (and enroot).
+CDI="env CTRUN_CDI_SPEC_DIRS=$T/cdi"
+step cdi-spec-write 30 0 'bash tests/gpu/cdispec.sh "$T/cdi" && cat "$T/cdi/nvidia.yaml" && cp "$T/cdi/nvidia.yaml" "$OUT/"'
+step cdi-device-gpu 60 0 "$CDI $OCI $IMG --device nvidia.com/gpu=\$GPU -- probe"
+step cdi-device-all 60 0 "$CDI $OCI $IMG --device nvidia.com/gpu=all -- probe"
+VIEW="sh -c 'ls /dev | grep ^nvidia | sort; nvidia-smi -L 2>&1 || true'"
+step cdi-source-cdi 60 0 "CUDA_VISIBLE_DEVICES=\$GPU CTRUN_GPU_SOURCE=cdi $CDI $OCI $IMG -v -- probe 2>&1 | tee \$T/src-cdi.txt; rc=\${PIPESTATUS[0]};
+	grep -q 'GPUs from CDI' \$T/src-cdi.txt || rc=1; exit \$rc"
+step cdi-source-hook 60 0 "CUDA_VISIBLE_DEVICES=\$GPU CTRUN_GPU_SOURCE=hook $CDI $OCI $IMG -v -- probe 2>&1 | tee \$T/src-hook.txt; rc=\${PIPESTATUS[0]};
+	grep -q 'GPUs from ctrun-hook' \$T/src-hook.txt || rc=1; exit \$rc"
+step cdi-view-compare 60 0 "CUDA_VISIBLE_DEVICES=\$GPU CTRUN_GPU_SOURCE=cdi $CDI $OCI $IMG -q -- $VIEW > \$T/view-cdi.txt;
+	CUDA_VISIBLE_DEVICES=\$GPU CTRUN_GPU_SOURCE=hook $CDI $OCI $IMG -q --nv -- $VIEW > \$T/view-hook.txt;
+	cat \$T/view-cdi.txt; diff \$T/view-hook.txt \$T/view-cdi.txt && echo 'the same view from CDI and from ctrun-hook'"
+if command -v nvidia-ctk >/dev/null; then
+	step cdi-toolkit-spec 90 0 'mkdir -p "$T/cdi-ctk" && nvidia-ctk cdi generate --output="$T/cdi-ctk/nvidia.yaml" &&
+		CTRUN_CDI_SPEC_DIRS=$T/cdi-ctk ctrun --runtime oci --no-python --image '"$IMG"' --device nvidia.com/gpu=all -- probe'
+fi
+if [ -n "${ENR:-}" ]; then
+	step cdi-enroot 90 0 "$CDI $ENR $IMG --device nvidia.com/gpu=\$GPU -- probe"
+fi
+step fail-cdi-unknown 30 nz "$CDI $OCI $IMG --device nvidia.com/gpu=99 -- true"
+# MIG and IMEX: what one lent machine usually lacks, said as such.
+step mig 30 np 'if ! "${SMI:-nvidia-smi}" -q 2>/dev/null | grep -q "MIG Mode.*Current.*: Enabled"; then
+	echo "MIG: not present (no GPU in MIG mode)"; exit 3; fi
+	"${SMI:-nvidia-smi}" mig -lgi; ls -l /dev/nvidia-caps; m=$("${SMI:-nvidia-smi}" -L | sed -n "s/.*(UUID: \(MIG-[^)]*\)).*/\1/p" | head -1)
+	[ -n "$m" ] && CUDA_VISIBLE_DEVICES=$m '"$OCI $IMG"' --nv -- probe'
+step imex 30 np 'if [ ! -d /dev/nvidia-caps-imex-channels ]; then echo "IMEX channels: not present (no /dev/nvidia-caps-imex-channels)"; exit 3; fi
+	ls -l /dev/nvidia-caps-imex-channels'
 
 # --- f. the unit tests that depend on the GPU, the driver or /dev ------------------------
 step unit-gpu-aware 90 0 'CTRUN_BUILD="$T/unit" bash tests/unit/run.sh "$KIT"/unit/* > "$T/unit.log" 2>&1; rc=$?;

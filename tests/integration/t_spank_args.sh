@@ -73,7 +73,7 @@ fails_on_node() { # what-the-line-says ARG...
 	note "$(cat err)"
 	assert_eq 125 "$rc" "srun $*: status"
 	grep -qF -- "$want" err || fail "srun $*: no line '$want': $(cat err)"
-	assert_eq 1 "$(grep -c "$want" err)" "srun $*: lines saying '$want'"
+	assert_eq 1 "$(grep -cF -- "$want" err)" "srun $*: lines saying '$want'"
 	# One line says why (Slurm's own "task 0: Exited with exit code 125" aside).
 	assert_eq 1 "$(grep -vc '^srun: error: .*: task [0-9]*: Exited with exit code' err)" \
 		"srun $*: lines other than Slurm's"
@@ -81,10 +81,13 @@ fails_on_node() { # what-the-line-says ARG...
 on_node() {
 	fails_on_node "nonexistent.sqsh" --container-image=./nonexistent.sqsh
 	fails_on_node "/dev/urandom" --container-image=/dev/urandom
-	fails_on_node "/nonexistent/path/foo" --container-mounts=/nonexistent/path/foo:/mnt \
-		--container-image="$BB"
-	fails_on_node "/nonexistent/path" --container-mounts=/tmp:/mnt,/nonexistent/path:/mnt2 \
-		--container-image="$BB"
+	# pyxis's line (mounts.bats greps it), from slurmstepd before any container.
+	fails_on_node "--container-mounts: source path does not exist: /nonexistent/path/foo" \
+		--container-mounts=/nonexistent/path/foo:/mnt --container-image="$BB"
+	fails_on_node "--container-mounts: source path does not exist: /nonexistent/path" \
+		--container-mounts=/tmp:/mnt,/nonexistent/path:/mnt2 --container-image="$BB"
+	fails_on_node "--container-mounts: source path does not exist: /etc/hostname/x" \
+		--container-mounts=/etc/hostname/x:/mnt --container-image="$BB"
 	fails_on_node "couldn't chdir to /pyxis: No such file or directory" --container-workdir=/pyxis \
 		--container-image="$BB"
 	# The working directory as an image (pyxis: refused): no command in it.

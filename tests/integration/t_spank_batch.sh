@@ -51,7 +51,7 @@ ddp_from_batch() {
 	mkdir -p ddp && chmod 777 ddp
 	cp "$CTRUN_REPO/examples/train_ddp.py" .
 	printf '#!/bin/sh\n#SBATCH -N2 --ntasks-per-node=2 --container-image=%s\n%s\n' "$TORCH" \
-		"srun python3 train_ddp.py --epochs 1 --out $TMPD/ddp" > ddp.sh
+		"srun python3 $TMPD/train_ddp.py --epochs 1 --out $TMPD/ddp" > ddp.sh
 	run_rc as_user sbatch --wait -o "$TMPD/ddp.out" ddp.sh
 	cat ddp.out
 	assert_eq 0 "$rc" "sbatch --wait status"

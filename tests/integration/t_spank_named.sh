@@ -12,13 +12,15 @@
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/spanklib.sh"
 need_image BB busybox.sqsh
+need_image BBDIR busybox-rootfs
 spank_cluster_up
 cd "$TMPD"
 chmod 777 "$TMPD"
 node=${NODES[0]}
 on_node() { as_user srun -N1 -w "$node" "$@"; }
 # The test user's kept containers go with the file.
-trap 'for n in spank-nt spank-run spank-c0 spank-c1 spank-c2 spank-env spank-env2 \
+run_mode=$(stat -c %a /run)
+trap 'chmod "$run_mode" /run; for n in spank-nt spank-run spank-rec spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2 \
 	concurrent-test-{0..4}; do
 	as_user "$CTRUN" cache remove $n > /dev/null 2>&1; done; spank_cluster_down' EXIT
 
@@ -61,7 +63,7 @@ behaviour "NAME:create, NAME:exec, a name that is not there" flags
 hold_a() { # tag, then srun options
 	local tag=$1
 	shift
-	on_node "$@" sh -c "echo created > /by-a 2>/dev/null; echo \$(readlink /proc/self/ns/mnt) \
+	on_node --container-mounts="$TMPD" "$@" sh -c "echo created > /by-a 2>/dev/null; echo \$(readlink /proc/self/ns/mnt) \
 		\$SLURM_JOB_ID.\$SLURM_STEP_ID > $TMPD/$tag.a; \
 		while [ ! -e $TMPD/$tag.done ]; do sleep 0.1; done" &
 	wait_lines "$TMPD/$tag.a" 1 60 || fail "step A did not start"
@@ -80,16 +82,46 @@ attach_named() {
 behaviour "a step joins another step's running named container" attach_named
 
 # pyxis's exec.bats: a joining step does not start where the holding
-# step's process went; it starts in its own srun's directory (ctrun's rule).
+# step's process went (cd /tmp); it starts in the container's working
+# directory: the image's (pyxis's rule, default_workdir=image).
 attach_workdir() {
-	mkdir -p other && chmod 777 other
-	hold_a wd --container-image="$BB" --container-name=spank-run
-	out=$(as_user srun -N1 -w "$node" --chdir="$TMPD/other" --container-name=spank-run pwd)
+	local wd
+	mkdir -p other wdimg/workspace && chmod 777 other
+	cp -a "$BBDIR/." wdimg/
+	printf 'cd "/workspace" && unset OLDPWD || exit 1\n' > wdimg/etc/rc
+	mksquashfs wdimg wd.sqsh -noappend -quiet -no-progress > /dev/null && chmod 644 wd.sqsh
+	on_node --container-mounts="$TMPD" --container-image="$TMPD/wd.sqsh" --container-name=spank-wd \
+		sh -c "cd /tmp && echo \$(pwd) > $TMPD/wd.a; while [ ! -e $TMPD/wd.done ]; do sleep 0.1; done" &
+	wait_lines "$TMPD/wd.a" 1 60 || fail "step A did not start"
+	wd=$(as_user srun -N1 -w "$node" --chdir="$TMPD/other" --container-name=spank-wd pwd)
 	touch wd.done
 	wait
-	assert_eq "$TMPD/other" "$out" "the joining step's working directory"
+	assert_eq "/tmp" "$(cat wd.a)" "step A's own directory"
+	assert_eq "/workspace" "$wd" "the joining step's working directory: the image's"
 }
-behaviour "a step joining a running container starts in its own directory" attach_workdir
+behaviour "a step joining a running container starts in the image's directory" attach_workdir
+
+# pyxis's unshare tests: a step that asks for a namespace of its own and
+# joins a running container that has none is refused, naming it; one
+# whose container has it joins.
+attach_unshare() {
+	local ns
+	hold_a un --container-image="$BB" --container-name=spank-un
+	for ns in ipc:IPC net:network uts:UTS; do
+		run_rc on_node --container-name=spank-un --container-unshare="${ns%%:*}" true 2> err
+		assert_eq 125 "$rc" "--container-unshare=${ns%%:*} joining a container without it: status"
+		grep -q -- "--container-unshare=${ns%%:*} requested but the container is not in a separate ${ns#*:} namespace" err ||
+			fail "--container-unshare=${ns%%:*}: no line naming it: $(cat err)"
+	done
+	touch un.done
+	wait
+	hold_a un2 --container-image="$BB" --container-name=spank-un2 --container-unshare=ipc
+	out=$(on_node --container-name=spank-un2 --container-unshare=ipc readlink /proc/self/ns/ipc)
+	touch un2.done
+	wait
+	[ "$out" != "$(readlink /proc/self/ns/ipc)" ] || fail "the joining step is in the host's IPC namespace"
+}
+behaviour "joining a running container without a namespace the step asked for is refused" attach_unshare
 
 attach_unnamed() {
 	hold_a anon --container-image="$BB"
@@ -164,6 +196,32 @@ EOF
 	done
 }
 behaviour "pyxis's concurrency.bats: 50 steps over 5 named containers with :no_exec at once" concurrent_reuse
+
+# The node's records of running containers (issue 41): root's, in a
+# directory the job's user can neither read nor write (a user could fill
+# /run, and leave files after the job); /run's own mode never changed; a
+# record left by a step that died goes at the node's next step.
+records() {
+	local dir=/run/ctrun-spank/$node/$(id -u "$SPANK_USER")
+	# A mode of /run's that a plugin must not "fix" (the file's EXIT trap
+	# puts the machine's back whatever happens).
+	chmod 0711 /run
+	echo stale > /tmp/ctrun-stale-record
+	hold_a rec --container-image="$BB" --container-name=spank-rec
+	assert_eq "0 0 600" "$(stat -c '%u %g %a' "$dir/spank-rec")" "the record: root's, 0600"
+	assert_eq "0 700" "$(stat -c '%u %a' "$dir")" "the user's directory: root's, 0700"
+	as_user sh -c "ls '$dir'" > /dev/null 2>&1 && fail "the job's user can list the records"
+	as_user sh -c "echo x > '$dir/planted'" 2> /dev/null && fail "the job's user can write a record"
+	touch rec.done
+	wait
+	assert_eq 711 "$(stat -c %a /run)" "/run's mode"
+	# A record of a step that died (no lock held), then the node's next step.
+	cp /tmp/ctrun-stale-record "$dir/spank-dead" && rm -f /tmp/ctrun-stale-record
+	on_node --container-image="$BB" true
+	[ ! -e "$dir/spank-dead" ] || fail "a stale record outlived the node's next step"
+	chmod "$run_mode" /run
+}
+behaviour "the records of running containers are root's, /run untouched, stale ones removed" records
 
 nothing_left() {
 	assert_no_leftovers "ctrun __hold" 10

@@ -32,12 +32,57 @@ chmod 755 img/usr/bin/ctrun-only-in-image
 mksquashfs img env.sqsh -noappend -quiet -no-progress > /dev/null
 chmod 644 env.sqsh
 run() { as_user srun -N1 --container-image="$BB" "$@"; }
+# A directory outside /tmp (which ctrun binds into OCI containers, as
+# enroot does): srun's working directory and $HOME for the rows that
+# check what is bound.
+VT=$(mktemp -d /var/tmp/ctrun-it-wd.XXXXXX)
+chmod 755 "$VT"
+mkdir "$VT/submit" "$VT/althome" && echo marker > "$VT/althome/mark" && echo x > "$VT/submit/here"
+chown "$SPANK_USER" "$VT/submit" "$VT/althome"
+trap 'rm -rf "$VT"; spank_cluster_down' EXIT
+
+# Images with a WORKDIR, as enroot's import writes it into /etc/rc (the
+# line pyxis's tasks start after) and as ctrun's unpack writes it.
+cp -a "$BBDIR" wdimg
+mkdir -p wdimg/workspace wdimg/opt/app
+printf '# enroot-provenance: docker://nvcr.io#nvidia/pytorch:24.06-py3\n\nmkdir -p "/workspace" 2> /dev/null\ncd "/workspace" && unset OLDPWD || exit 1\n\nif [ -s /etc/rc.local ]; then\n    . /etc/rc.local\nfi\n' \
+	> wdimg/etc/rc
+mksquashfs wdimg wd-enroot.sqsh -noappend -quiet -no-progress > /dev/null
+printf 'if [ $# -gt 0 ]; then\n\texec "$@"\nelse\n\tcd /opt/app && unset OLDPWD || exit 1\n\texec /bin/sh\nfi\n' \
+	> wdimg/etc/rc
+mksquashfs wdimg wd-ctrun.sqsh -noappend -quiet -no-progress > /dev/null
+chmod 644 wd-enroot.sqsh wd-ctrun.sqsh
+# This cluster's plugstack line, with ARGS... after it (slurmstepd reads
+# the file at each step's start), or as it was.
+plugstack_args() {
+	local conf=$CTRUN_CLUSTER_DIR/etc/plugstack.conf
+	[ -f "$conf.orig" ] || cp "$conf" "$conf.orig"
+	cp "$conf.orig" "$conf"
+	[ $# -eq 0 ] || sed -i "s|^required \(.*ctrun=[^ ]*\)|required \1 $*|" "$conf"
+}
 
 workdir() {
 	assert_eq "/usr/bin" "$(run --container-workdir=/usr/bin pwd)" "--container-workdir=/usr/bin"
 	assert_eq "/usr/bin" "$(run --container-workdir=/usr/bin sh -c 'echo $PWD')" "PWD"
 	assert_eq "/" "$(run --container-workdir=../ pwd)" "--container-workdir=../ (pyxis: the root)"
-	assert_eq "$TMPD" "$(run pwd)" "no --container-workdir: the submit directory"
+	# pyxis's rule: the image's working directory, / without one; srun's
+	# directory is not bound.
+	assert_eq "/" "$(run pwd)" "no --container-workdir, an image without a WORKDIR: /"
+	as_user srun -N1 --chdir="$VT/submit" --container-image="$BB" sh -c "test ! -e '$VT/submit/here'" ||
+		fail "srun's directory is bound"
+	assert_eq "/workspace /workspace;/workspace /workspace;" "$(as_user srun -N1 -n2 \
+		--container-image="$TMPD/wd-enroot.sqsh" sh -c 'echo $(pwd) $PWD' | tr '\n' ';')" \
+		"the WORKDIR of enroot's /etc/rc, in every task"
+	assert_eq "/opt/app" "$(as_user srun -N1 --container-image="$TMPD/wd-ctrun.sqsh" pwd)" \
+		"the WORKDIR of ctrun's /etc/rc"
+	assert_eq "/tmp" "$(as_user srun -N1 --container-image="$TMPD/wd-enroot.sqsh" \
+		--container-workdir=/tmp pwd)" "--container-workdir over the image's"
+	# ctrun's rule, for a site that asks for it: srun's directory, bound.
+	plugstack_args default_workdir=srun
+	assert_eq "$VT/submit here" "$(as_user srun -N1 --chdir="$VT/submit" \
+		--container-image="$TMPD/wd-enroot.sqsh" sh -c 'echo $(pwd) $(ls)')" \
+		"default_workdir=srun: the submit directory, bound"
+	plugstack_args
 	assert_eq "/usr/bin" "$(PYXIS_CONTAINER_WORKDIR=/usr/bin run pwd)" "PYXIS_CONTAINER_WORKDIR"
 	assert_eq "/tmp" "$(PYXIS_CONTAINER_WORKDIR=/usr/bin run --container-workdir=/tmp pwd)" \
 		"--container-workdir over PYXIS_CONTAINER_WORKDIR"
@@ -152,6 +197,54 @@ identity() {
 		fail "--no-container-mount-home over PYXIS_CONTAINER_MOUNT_HOME=1: the home is mounted"
 }
 behaviour "--[no-]container-remap-root, --[no-]container-mount-home" identity
+
+# pyxis's mount_home.bats with HOME set elsewhere: enroot binds the
+# directory $HOME names (at /root with --container-remap-root).
+home_var() {
+	local alt=$VT/althome
+	assert_eq "marker $alt" "$(as_user env HOME="$alt" srun -N1 --container-image="$BB" \
+		--container-mount-home sh -c 'cat "$HOME/mark"; echo $HOME' | tr '\n' ' ' | sed 's/ $//')" \
+		"--container-mount-home: \$HOME's directory at its path, and HOME"
+	assert_eq "marker /root" "$(as_user env HOME="$alt" srun -N1 --container-image="$BB" \
+		--container-mount-home --container-remap-root sh -c 'cat /root/mark; echo $HOME' |
+		tr '\n' ' ' | sed 's/ $//')" "--container-remap-root: \$HOME's directory at /root"
+	as_user env HOME="$alt" srun -N1 --container-image="$BB" sh -c "! grep -q ' $home ' /proc/self/mounts" ||
+		fail "the password database's home is bound, not \$HOME's"
+	as_user env HOME="$alt" srun -N1 --container-image="$BB" --no-container-mount-home \
+		sh -c "test ! -e '$alt/mark'" || fail "--no-container-mount-home: \$HOME is bound"
+}
+behaviour "the home is the directory \$HOME names (enroot's rule)" home_var
+
+# A site's ctrun.ini defaults ([container] writable, root, no_home,
+# entrypoint: enroot.conf's ENROOT_ROOTFS_WRITABLE, ENROOT_REMAP_ROOT,
+# ENROOT_MOUNT_HOME) apply unless the user says otherwise: the user's
+# choice wins, both ways, as pyxis's does over enroot's configuration.
+site_defaults() {
+	printf '[container]\nwritable = true\nroot = true\nno_home = true\nentrypoint = true\n' > site.ini
+	chmod 644 site.ini
+	site() { CTRUN_CONFIG=$TMPD/site.ini as_user srun -N1 "$@"; }
+	site --container-image="$BB" touch /newfile || fail "the site's writable = true: not writable"
+	run_rc site --container-image="$BB" --container-readonly touch /newfile 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "--container-readonly over the site: $rc $(cat err)"
+	PYXIS_CONTAINER_WRITABLE=0 run_rc site --container-image="$BB" touch /newfile 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "WRITABLE=0 over the site: $rc $(cat err)"
+	PYXIS_CONTAINER_READONLY=1 run_rc site --container-image="$BB" touch /newfile 2> err
+	[ "$rc" -ne 0 ] && grep -q 'Read-only file system' err || fail "READONLY=1 over the site: $rc $(cat err)"
+	assert_eq 0 "$(site --container-image="$BB" id -u)" "the site's root = true"
+	assert_eq "$uid" "$(site --container-image="$BB" --no-container-remap-root id -u)" \
+		"--no-container-remap-root over the site"
+	site --container-image="$BB" sh -c "! grep -q ' /root ' /proc/self/mounts" ||
+		fail "the site's no_home = true: the home is bound"
+	site --container-image="$BB" --container-mount-home sh -c "grep -q ' /root ' /proc/self/mounts" ||
+		fail "--container-mount-home over the site's no_home: no home"
+	# The entrypoint's default is plugstack's execute_entrypoint (false
+	# here), pyxis's, whatever ctrun.ini says.
+	assert_eq "" "$(site --container-image="$TMPD/env.sqsh" sh -c 'echo $EPVAR')" \
+		"ctrun.ini's entrypoint = true is not the plugin's default"
+	assert_eq "" "$(site --container-image="$TMPD/env.sqsh" --no-container-entrypoint sh -c 'echo $EPVAR')" \
+		"--no-container-entrypoint"
+}
+behaviour "the user's choice wins over ctrun.ini's defaults" site_defaults
 
 writable() {
 	run_rc run touch /newfile 2> err

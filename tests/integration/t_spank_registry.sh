@@ -26,7 +26,7 @@ ddp() {
 	mkdir -p out && chmod 777 out
 	cp "$CTRUN_REPO/examples/train_ddp.py" .
 	run_rc as_user srun -N2 --ntasks-per-node=2 --container-image="$REG_HOST#ctrun-test/torch:latest" \
-		python3 train_ddp.py --epochs 1 --out "$TMPD/out"
+		python3 "$TMPD/train_ddp.py" --epochs 1 --out "$TMPD/out"
 	assert_eq 0 "$rc" "srun --container-image=HOST#REPO:TAG"
 	check_ddp "$TMPD/out" 2 2
 	assert_eq 4 "$(blobs)" "blob requests (config and 3 layers, once for both nodes)"

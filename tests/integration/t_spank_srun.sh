@@ -26,7 +26,8 @@ in_image() {
 	local out
 	out=$(as_user srun -N1 --container-image="$BB" sh -c \
 		'test ! -e /usr/bin/python3 && test -x /bin/busybox && id -u && pwd && ls -d /proc/self/fd')
-	assert_eq "$(id -u "$SPANK_USER");$TMPD;/proc/self/fd;" "$(tr '\n' ';' <<<"$out")" \
+	# The image's working directory: / (busybox has no WORKDIR, pyxis's rule).
+	assert_eq "$(id -u "$SPANK_USER");/;/proc/self/fd;" "$(tr '\n' ';' <<<"$out")" \
 		"uid, working directory and /proc in the container"
 	run_rc as_user srun -N1 --container-image="$BB" true
 	assert_eq 0 "$rc" "srun --container-image=SQSH true"
@@ -75,7 +76,7 @@ ddp() {
 	mkdir -p ddp && chmod 777 ddp
 	cp "$CTRUN_REPO/examples/train_ddp.py" .
 	run_rc as_user srun -N2 --ntasks-per-node=2 --container-image="$TORCH" \
-		python3 train_ddp.py --epochs 1 --out "$TMPD/ddp"
+		python3 "$TMPD/train_ddp.py" --epochs 1 --out "$TMPD/ddp"
 	assert_eq 0 "$rc" "srun exit status"
 	check_ddp "$TMPD/ddp" 2 2
 }

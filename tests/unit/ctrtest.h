@@ -311,7 +311,8 @@ static inline bool hostlist_has_suffix(const char *s)
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 /* One member: 'f' file (data, len), 'd' directory, 'l' symlink (data = target),
- * 'h' hard link (data = target path), 'p' FIFO. len 0 with data = strlen(data). */
+ * 'h' hard link (data = target path), 'p' FIFO. len 0 with data = strlen(data).
+ * raw_tar only: 'H' a hard link (data = target path) carrying `body`. */
 struct member {
 	const char *name;
 	char type;
@@ -319,6 +320,7 @@ struct member {
 	size_t len;
 	unsigned uid;  /* owner (and group) in the archive; 0 = root */
 	unsigned mode; /* permission bits; 0 = the type's usual (0644, 0755, 0777) */
+	const char *body;
 };
 
 struct blob {
@@ -392,6 +394,93 @@ static inline struct blob tar_blob(const struct member *m, size_t n, int gz)
 		abort();
 	archive_write_free(a);
 	b.len = used;
+	return b;
+}
+
+/* raw_tar's output, grown as it is written. */
+static inline void raw_put(struct blob *b, size_t *cap, const void *p, size_t n)
+{
+	size_t pad = (512 - n % 512) % 512;
+
+	if (b->len + n + pad > *cap) {
+		*cap = (b->len + n + pad) * 2;
+		b->data = realloc(b->data, *cap);
+		if (b->data == NULL)
+			abort();
+	}
+	memcpy(b->data + b->len, p, n);
+	memset(b->data + b->len + n, 0, pad);
+	b->len += n + pad;
+}
+
+/* One ustar header (name and link under 100 bytes), its checksum made. */
+static inline void raw_header(struct blob *b, size_t *cap, const char *name, char type,
+			      const char *link, size_t size)
+{
+	unsigned char h[512] = { 0 };
+	unsigned sum = 0;
+
+	snprintf((char *)h, 100, "%s", name);
+	snprintf((char *)h + 100, 8, "%07o", type == '5' ? 0755u : 0644u);
+	snprintf((char *)h + 108, 8, "%07o", 0u);
+	snprintf((char *)h + 116, 8, "%07o", 0u);
+	snprintf((char *)h + 124, 12, "%011zo", size);
+	snprintf((char *)h + 136, 12, "%011o", 1700000000u);
+	h[156] = (unsigned char)type;
+	if (link != NULL)
+		snprintf((char *)h + 157, 100, "%s", link);
+	memcpy(h + 257, "ustar\0" "00", 8);
+	memset(h + 148, ' ', 8);
+	for (size_t i = 0; i < sizeof(h); i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+	raw_put(b, cap, h, sizeof(h));
+}
+
+static inline void pax_record(FILE *f, const char *key, const char *value)
+{
+	size_t k = strlen(key) + strlen(value) + 3, digits = 1; /* ' ', '=', '\n' */
+
+	while (snprintf(NULL, 0, "%zu", k + digits) > (int)digits)
+		digits++;
+	fprintf(f, "%zu %s=%s\n", k + digits, key, value);
+}
+
+/* A tar written byte by byte, for what libarchive's writer will not write:
+ * a hard link carrying data ('H'; libarchive reads that data only after a
+ * pax header, so each member has one) and names and link targets of any
+ * length (the pax header's path and linkpath).  Types 'f', 'd', 'l', 'h', 'H' (no FIFO); no gzip. */
+static inline struct blob raw_tar(const struct member *m, size_t n)
+{
+	struct blob b = { NULL, 0 };
+	size_t cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *link = m[i].type == 'f' || m[i].type == 'd' ? NULL : m[i].data;
+		const char *body = m[i].type == 'H' ? m[i].body : m[i].type == 'f' ? m[i].data : NULL;
+		size_t len = body == NULL ? 0 : m[i].len ? m[i].len : strlen(body);
+		char *rec = NULL;
+		size_t rlen = 0;
+		FILE *f = open_memstream(&rec, &rlen);
+
+		/* A pax record counts its own length: "LEN path=...\n". */
+		if (link != NULL)
+			pax_record(f, "linkpath", link);
+		if (strlen(m[i].name) >= 100)
+			pax_record(f, "path", m[i].name);
+		if (link == NULL && strlen(m[i].name) < 100)
+			fprintf(f, "13 comment=x\n");
+		fclose(f);
+		raw_header(&b, &cap, "PaxHeader", 'x', NULL, rlen);
+		raw_put(&b, &cap, rec, rlen);
+		free(rec);
+		raw_header(&b, &cap, m[i].name,
+			   m[i].type == 'd' ? '5' : m[i].type == 'l' ? '2' :
+			   m[i].type == 'f' ? '0' : '1', link != NULL ? "x" : NULL, len);
+		if (len > 0)
+			raw_put(&b, &cap, body, len);
+	}
+	raw_put(&b, &cap, (char[1024]){ 0 }, 1024);
 	return b;
 }
 

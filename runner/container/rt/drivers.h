@@ -82,6 +82,10 @@ struct ctr_driver {
 	 * runtime, which detaches one of its own (enroot: its home, from its
 	 * hook); other drivers refuse it (mounts.h). */
 	bool runtime_detach;
+	/* What it can apply of a container's edits from the host (edits.h:
+	 * CTR_EDIT_*; 0: environment and binds of the host's nodes and
+	 * paths only); ctr_edits_check refuses the rest. */
+	unsigned edits;
 	/* The driver's own state in a run (its folder's struct: spec.own),
 	 * zeroed when the driver is picked; fini frees what it holds (NULL:
 	 * nothing).  0: none. */

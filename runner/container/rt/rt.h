@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "cache.h"
+#include "edits.h"
 #include "err.h"
 #include "image.h"
 #include "mounts.h"
@@ -71,6 +72,7 @@ struct ctr_ask {
 	const char *image;             /* --image as given */
 	const char *runtime;           /* --runtime; NULL = auto */
 	bool start_fast;               /* auto: crun before runc (ctr_pick) */
+	bool home_env;                 /* the home bound: $HOME's, else the passwd entry's */
 	enum ctr_image_mode image_mode;
 	const struct strv *mounts;     /* --mount SRC[:DST[:OPTS]], in order */
 	const char *workdir;           /* --workdir; NULL = ctrun's own, bound */
@@ -82,6 +84,9 @@ struct ctr_ask {
 	bool name_reset;               /* --name-reset */
 	const char *save;              /* --save PATH; NULL = none */
 	const char *unshare;           /* --unshare NS[,NS...]; NULL = none */
+	const struct strv *devices;    /* --device: CDI device names, in order */
+	const char *cdi_spec_dirs;     /* ':'-separated; NULL = the standard ones */
+	const char *gpu_source;        /* [gpu] source: "auto", "cdi", "hook" */
 	bool saves;                    /* this task saves after the run (node rank 0's first) */
 	bool worker;                   /* the command is ctrun-worker (check, bench) */
 	bool dry_run, quiet, writable;
@@ -168,6 +173,8 @@ struct ctr_spec {
 	unsigned unshare;
 	const char *user;         /* the caller's login name (getpwuid), else its uid */
 	const char *user_home;    /* the caller's home directory (getpwuid), else "/" */
+	const char *home;         /* the home bound and named by HOME: user_home, or the
+				   * caller's $HOME (ask.home_env, enroot's rule) */
 	/* Rootless, and the image has no /etc/passwd or /etc/group where its
 	 * /etc (or the nearest directory above) is another user's: the overlay
 	 * cannot get a mount point there (ident.c), so a runtime that binds its
@@ -185,6 +192,9 @@ struct ctr_spec {
 	 * descriptor 3 (the runtime's child moves it there; the driver has
 	 * the runtime keep it: OCI --preserve-fds 1); 0 = none. */
 	int pmi_fd;
+	/* What the container needs from the host beyond the mounts above:
+	 * device nodes, mounts, environment, hooks, groups (edits.h). */
+	struct ctr_edits edits;
 	/* The driver's own state in this run: its folder's struct (drivers.h
 	 * own_size), which its phases fill and its plan reads; NULL = none. */
 	void *own;

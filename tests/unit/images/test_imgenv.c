@@ -3,6 +3,7 @@
  * and no hostile link in the image leads the writer or reader outside. */
 #define CTRTEST_ARCHIVE_FIXTURE
 #include "ctrtest.h"
+#include "imagerc.h"
 
 /* A `docker save` archive with config JSON `cfg` (ctrtest.h's has "{}"). */
 static void make_docker_archive_cfg(const char *path, const struct blob *layer, const char *cfg)
@@ -351,6 +352,51 @@ static void test_entrypoint_and_cmd_become_etc_rc(void **state)
 	unlink(rc);
 }
 
+/* The working directory in ctrun's /etc/rc is read back as it was given
+ * (core/imagerc.h: the SPANK plugin's containers start there, as pyxis's
+ * start where enroot's rc cds), whatever bytes it holds; none: "/". */
+static void test_etc_rc_workdir_reads_back(void **state)
+{
+	static const char *const dirs[] = { "/workspace", "/a b", "/it's", "/$HOME", "/x\"y",
+					    "/l\nm", "/tab\there", "/-n", "/", NULL };
+	char buf[PATH_MAX], json[512];
+
+	(void)state;
+	for (const char *const *d = dirs; *d != NULL; d++) {
+		json_object *cfg = json_object_new_object(), *conf = json_object_new_object();
+		struct imgconfig c;
+		struct err e = { 0 };
+		char *text = NULL;
+		size_t len = 0;
+
+		json_object_object_add(conf, "WorkingDir", json_object_new_string(*d));
+		json_object_object_add(cfg, "config", conf);
+		assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+		assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+		assert_int_equal(imagerc_workdir(text, len, buf, sizeof(buf)), 1);
+		assert_string_equal(buf, *d);
+		free(text);
+		imgconfig_free(&c);
+		json_object_put(cfg);
+	}
+	snprintf(json, sizeof(json), "{\"config\": {\"Cmd\": [\"/bin/pwd\"]}}");
+	{
+		json_object *cfg = json_tokener_parse(json);
+		struct imgconfig c;
+		struct err e = { 0 };
+		char *text = NULL;
+		size_t len = 0;
+
+		assert_int_equal(imgconfig_parse(cfg, "cfg", &c, &e), 0);
+		assert_int_equal(imgconfig_rc(&c, &text, &len, &e), 0);
+		assert_int_equal(imagerc_workdir(text, len, buf, sizeof(buf)), 1);
+		assert_string_equal(buf, "/");
+		free(text);
+		imgconfig_free(&c);
+		json_object_put(cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +409,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_value_with_newline_or_nul_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_without_env_leaves_an_empty_environment, setup, teardown),
 		cmocka_unit_test(test_entrypoint_and_cmd_become_etc_rc),
+		cmocka_unit_test(test_etc_rc_workdir_reads_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

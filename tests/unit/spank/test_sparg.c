@@ -126,7 +126,7 @@ static void test_mounts_pyxis_syntax_becomes_ctrun_mounts(void **state)
 	assert_string_equal(hold_line(f, NULL, NULL),
 			    "--image /img.sqsh --mount /home:/test-mnt --mount /var/lib:/var/lib "
 			    "--mount ./data:/data:ro --mount /dev/null:/null:rw "
-			    "--mount /tmp:/mnt:ro,unbindable");
+			    "--mount /tmp:/mnt:ro,unbindable --workdir / --entrypoint=false");
 }
 
 /* pyxis's tmpfs: and umount: entries: ctrun's --mount forms of the same
@@ -140,7 +140,8 @@ static void test_mounts_tmpfs_and_umount(void **state)
 				       "umount:/root"), 0);
 	assert_string_equal(hold_line(f, NULL, NULL),
 			    "--image /img.sqsh --mount tmpfs:/mytmpfs "
-			    "--mount tmpfs:/t:huge=within_size,size=1m --mount umount:/root");
+			    "--mount tmpfs:/t:huge=within_size,size=1m --mount umount:/root "
+			    "--workdir / --entrypoint=false");
 }
 
 static void test_mount_paths_with_spaces_and_backslashes(void **state)
@@ -149,7 +150,8 @@ static void test_mount_paths_with_spaces_and_backslashes(void **state)
 
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
 	assert_int_equal(set(f, SP_MOUNTS, 0, "/tmp/a b\\c:/mnt/my mount"), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --mount /tmp/a b\\\\c:/mnt/my mount");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --mount /tmp/a b\\\\c:/mnt/my mount "
+			    "--workdir / --entrypoint=false");
 }
 
 static void test_bad_mounts_are_refused(void **state)
@@ -182,7 +184,8 @@ static void test_env_names(void **state)
 	assert_int_equal(set(f, SP_ENV, 0, "CUDA_VERSION,LD_LIBRARY_PATH"), 0);
 	assert_int_equal(set(f, SP_ENV, 0, "CUDA_VERSION"), 0);
 	assert_string_equal(hold_line(f, NULL, NULL),
-			    "--image /i --env CUDA_VERSION --env LD_LIBRARY_PATH");
+			    "--image /i --workdir / --entrypoint=false --env CUDA_VERSION "
+			    "--env LD_LIBRARY_PATH");
 }
 
 static void test_names_and_their_flags(void **state)
@@ -247,13 +250,14 @@ static void test_references_and_paths_reach_ctrun(void **state)
 
 	assert_int_equal(set(f, SP_IMAGE, 0, "nvcr.io#nvidia/pytorch:24.06-py3"), 0);
 	assert_int_equal(sp_args_check(&f->a, &f->e), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://nvcr.io#nvidia/pytorch:24.06-py3");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://nvcr.io#nvidia/pytorch:24.06-py3 "
+			    "--workdir / --entrypoint=false");
 	sp_args_free(&f->a);
 	assert_int_equal(set(f, SP_IMAGE, 0, "docker://ubuntu"), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://ubuntu");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image docker://ubuntu --workdir / --entrypoint=false");
 	sp_args_free(&f->a);
 	assert_int_equal(set(f, SP_IMAGE, 0, "./ubuntu.sqsh"), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image ./ubuntu.sqsh");
+	assert_string_equal(hold_line(f, NULL, NULL), "--image ./ubuntu.sqsh --workdir / --entrypoint=false");
 }
 
 static void test_flags_become_ctrun_options(void **state)
@@ -274,6 +278,21 @@ static void test_flags_become_ctrun_options(void **state)
 			    "--save out.sqsh");
 }
 
+/* --container-device: ctrun's own, a comma-separated list of CDI names
+ * (a SPANK option reaches slurmstepd once, so one option carries them all). */
+static void test_container_device_becomes_device_options(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
+	assert_int_equal(set(f, SP_DEVICE, 0, "example.com/fake=dev0,nvidia.com/gpu=0"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL),
+			    "--image /i --workdir / --entrypoint=false --device example.com/fake=dev0 "
+			    "--device nvidia.com/gpu=0");
+	assert_int_equal(set(f, SP_DEVICE, 0, "--root"), -1);
+	assert_non_null(strstr(f->e.msg, "--container-device: '--root' is not a CDI device name"));
+}
+
 static void test_plugstack_defaults_apply_unless_the_option_says(void **state)
 {
 	struct fixture *f = *state;
@@ -281,10 +300,12 @@ static void test_plugstack_defaults_apply_unless_the_option_says(void **state)
 
 	assert_int_equal(sp_conf_parse(&f->c, 3, av, &f->e), 0);
 	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --entrypoint --runtime enroot");
+	assert_string_equal(hold_line(f, NULL, NULL),
+			    "--image /i --workdir / --entrypoint --runtime enroot");
 	assert_int_equal(set(f, SP_ENTRYPOINT, 0, NULL), 0);
 	assert_int_equal(set(f, SP_RUNTIME, 0, "oci"), 0);
-	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --runtime oci");
+	assert_string_equal(hold_line(f, NULL, NULL),
+			    "--image /i --workdir / --entrypoint=false --runtime oci");
 }
 
 static void test_plugstack_errors_name_the_argument(void **state)
@@ -403,6 +424,58 @@ static void test_running_container_record_round_trip(void **state)
 	strv_free(&r.unset);
 }
 
+/* What the user chose, either way, reaches ctrun over its ctrun.ini
+ * defaults (a site's `writable = true`, `root = true`, `no_home = true`,
+ * `entrypoint = true`): --container-readonly, --no-container-remap-root,
+ * --container-mount-home and --no-container-entrypoint say so; what the
+ * user did not choose stays the site's (no option). */
+static void test_the_users_choice_wins_over_ctrun_ini(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --workdir / --entrypoint=false");
+	assert_int_equal(set(f, SP_WRITABLE, 0, NULL), 0);
+	assert_int_equal(set(f, SP_REMAP_ROOT, 0, NULL), 0);
+	assert_int_equal(set(f, SP_MOUNT_HOME, 1, NULL), 0);
+	assert_int_equal(set(f, SP_ENTRYPOINT, 0, NULL), 0);
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --workdir / --no-home=false "
+			    "--root=false --entrypoint=false --writable=false");
+}
+
+/* default_workdir: the image's working directory (pyxis's rule: the
+ * hold enters it, so ctrun binds no working directory) or srun's. */
+static void test_default_workdir_image_or_srun(void **state)
+{
+	struct fixture *f = *state;
+	char *srun[] = { "default_workdir=srun" }, *bad[] = { "default_workdir=/tmp" };
+
+	assert_true(f->c.workdir_image);
+	assert_int_equal(sp_conf_parse(&f->c, 1, srun, &f->e), 0);
+	assert_false(f->c.workdir_image);
+	assert_int_equal(set(f, SP_IMAGE, 0, "/i"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --entrypoint=false");
+	assert_int_equal(set(f, SP_WORKDIR, 0, "/w"), 0);
+	assert_string_equal(hold_line(f, NULL, NULL), "--image /i --workdir / --entrypoint=false");
+	assert_int_equal(sp_conf_parse(&f->c, 1, bad, &f->e), -1);
+	assert_non_null(strstr(f->e.msg, "default_workdir: invalid value: /tmp (image or srun)"));
+}
+
+/* The binds' sources as given, for the node's "source path does not
+ * exist" check (pyxis's line): not tmpfs or umount entries, once each,
+ * none kept from a list refused as a whole. */
+static void test_bind_sources_are_kept_for_the_node(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(set(f, SP_MOUNTS, 0, "/a:/x,tmpfs:/t,./b:/y:ro,/a:/z,umount:/root"), 0);
+	assert_int_equal(f->a.sources.n, 2);
+	assert_string_equal(f->a.sources.v[0], "/a");
+	assert_string_equal(f->a.sources.v[1], "./b");
+	refused(f, SP_MOUNTS, 0, "/c:/x,/d:", "invalid format");
+	assert_int_equal(f->a.sources.n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,9 +509,16 @@ int main(void)
 			test_pyxis_variables_are_defaults_under_the_command_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_options_without_a_container_are_ignored_with_a_note, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_the_users_choice_wins_over_ctrun_ini, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_default_workdir_image_or_srun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bind_sources_are_kept_for_the_node, setup,
+						teardown),
 		cmocka_unit_test(test_task_env_takes_what_the_container_changed),
 		cmocka_unit_test(test_ctrun_env_output_first_block),
 		cmocka_unit_test(test_running_container_record_round_trip),
+		cmocka_unit_test_setup_teardown(test_container_device_becomes_device_options, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

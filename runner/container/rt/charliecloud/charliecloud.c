@@ -260,6 +260,9 @@ const struct ctr_driver ctr_driver_charliecloud = {
 	.rundir_dirs = rundir_dirs,
 	.default_cmd = DEFAULT_CMD_ROOT,
 	.ctrun_home = true,
+	/* Binds only (its -b), staged with their options (overlay.c): a
+	 * host's node without nodev; it binds the host's /dev whole. */
+	.edits = CTR_EDIT_DEV_BINDS | CTR_EDIT_HOST_DEV,
 	.own_size = sizeof(struct ch_own),
 	.fini = ch_fini,
 	.gpus = ch_gpus,

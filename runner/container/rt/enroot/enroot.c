@@ -95,6 +95,28 @@ static int fstab(const struct ctr_spec *s, struct strv *tab, struct err *e)
 	return 0;
 }
 
+/* The edits' file systems (edits.h; their binds are in spec.mounts), with
+ * their options as asked. */
+static int fstab_edits(const struct ctr_spec *s, struct strv *tab, struct err *e)
+{
+	for (size_t i = 0; i < s->edits.nmounts; i++) {
+		const struct ctr_edit_mount *m = &s->edits.mounts[i];
+		char opts[512] = "x-create=dir";
+
+		if (m->bind)
+			continue;
+		for (size_t j = 0; j < m->opts.n; j++)
+			if (xsnprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), ",%s",
+				      m->opts.v[j]) < 0)
+				return err_set(e, EXIT_USAGE, "mount %s: options too long for enroot",
+					       m->dst);
+		if (fstab_line_fs(tab, m->src, m->dst, m->type, opts) < 0)
+			return err_set(e, EXIT_USAGE, "mount %s: enroot's fstab cannot carry it (a "
+				       "newline, or too long)", m->dst);
+	}
+	return 0;
+}
+
 /* KEY="VALUE": enroot's environment file is line based, and it removes one
  * pair of quotes around a value. */
 static int environ_line(struct strv *env, const char *key, const char *value, struct err *e)
@@ -152,7 +174,7 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 
 	if (s->rundir == NULL || own == NULL || own->name[0] == '\0' || own->data[0] == '\0')
 		return err_set(e, EXIT_CTRUN, "enroot: incomplete container description");
-	if (fstab(s, &tab, e) < 0)
+	if (fstab(s, &tab, e) < 0 || fstab_edits(s, &tab, e) < 0)
 		goto fail;
 	/* enroot's default is NVIDIA_DRIVER_CAPABILITIES=utility: no CUDA.  Under
 	 * Slurm, "all" GPUs means those of the step (its cgroup). */
@@ -235,7 +257,9 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	/* A /dev of its own (a tmpfs with the basic nodes, /dev/mqueue and
 	 * /dev/shm bound), so the hook can leave out the other GPUs' nodes that
 	 * enroot's NVIDIA hook bound in: the host's /dev cannot hide any. */
-	if (s->gpus)
+	/* The same for the device nodes of the edits (edits.h), bound into it:
+	 * the host's /dev, shared, cannot take a mount point. */
+	if (s->gpus || s->edits.nnodes > 0)
 		ret |= strv_push(&p->setenv, "ENROOT_RESTRICT_DEV=y");
 	if (ret == 0 && s->gpus && own->hook[0] != '\0' && per_run_hook(s, p, e) < 0)
 		goto fail;
@@ -284,6 +308,9 @@ const struct ctr_driver ctr_driver_enroot = {
 	.default_cmd = DEFAULT_CMD_ENTRYPOINT,
 	.auto_own = "oci",
 	.unshares = true,
+	/* Its fstab: file systems with their options; binds of the host's
+	 * nodes without nodev. */
+	.edits = CTR_EDIT_FS | CTR_EDIT_DEV_BINDS,
 	.adds = enroot_adds,
 	.own_size = sizeof(struct enroot_own),
 	.fini = enroot_fini,

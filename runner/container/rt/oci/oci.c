@@ -358,6 +358,16 @@ out:
 	return rv;
 }
 
+extern const struct ctr_driver ctr_driver_crun;
+
+static bool crun_hook_writes(const struct ctr_spec *s)
+{
+	for (size_t i = 0; s->rt == &ctr_driver_crun && i < s->edits.nhooks; i++)
+		if (s->edits.hooks[i].stage == CTR_HOOK_CREATE_CONTAINER)
+			return true;
+	return false;
+}
+
 /* config.json of a ctr_spec, as text. */
 static char *config_json(const struct ctr_spec *s, char *const *args, struct err *e)
 {
@@ -369,8 +379,13 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 	add(&b, c, "ociVersion", json_object_new_string(OCI_VERSION));
 	add(&b, c, "process", process(&b, s, args));
 	add(&b, root, "path", json_object_new_string("rootfs"));
-	/* --writable: the overlay's tmpfs upper layer takes the writes. */
-	add(&b, root, "readonly", json_object_new_boolean(!s->writable));
+	/* --writable: the overlay's tmpfs upper layer takes the writes.
+	 * crun 1.8 makes the root read-only before its createContainer hooks
+	 * run (runc after: crun#1924, fixed in crun 1.26), so a hook that
+	 * writes into the root (NVIDIA's create-symlinks, update-ldcache)
+	 * fails there: under crun with such a hook the root stays writable,
+	 * its writes going to the run's tmpfs as with --writable. */
+	add(&b, root, "readonly", json_object_new_boolean(!s->writable && !crun_hook_writes(s)));
 	add(&b, c, "root", root);
 	add(&b, c, "mounts", mounts(&b, s));
 	add(&b, c, "annotations", ann);
@@ -381,6 +396,9 @@ static char *config_json(const struct ctr_spec *s, char *const *args, struct err
 	 * CUDA_VISIBLE_DEVICES and the device cgroup rules. */
 	if (!b.failed && s->gpus && ((const struct oci_own *)s->own)->hook[0] != '\0' &&
 	    gpu_pin(c, s, e) < 0)
+		b.failed = 1;
+	/* What the container needs from the host (edits.h: CDI devices). */
+	if (!b.failed && oci_edits_config(c, s, e) < 0)
 		b.failed = 1;
 	if (!b.failed) {
 		const char *t = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
@@ -523,6 +541,8 @@ const struct ctr_driver ctr_driver_oci = {
 	.ctrun_home = true,
 	.unshares = true,
 	.ctrun_passwd = true,
+	.edits = CTR_EDIT_NODES_MADE | CTR_EDIT_FS | CTR_EDIT_HOOKS | CTR_EDIT_GIDS |
+		 CTR_EDIT_MOUNT_OPTS,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,
 	.gpus = oci_gpus,
@@ -563,6 +583,8 @@ const struct ctr_driver ctr_driver_crun = {
 	.ctrun_home = true,
 	.unshares = true,
 	.ctrun_passwd = true,
+	.edits = CTR_EDIT_NODES_MADE | CTR_EDIT_FS | CTR_EDIT_HOOKS | CTR_EDIT_GIDS |
+		 CTR_EDIT_MOUNT_OPTS,
 	.own_size = sizeof(struct oci_own),
 	.fini = oci_fini,
 	.gpus = oci_gpus,

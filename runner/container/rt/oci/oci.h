@@ -34,6 +34,9 @@ int oci_gpu_config(struct json_object *config, const struct strv *gpus, const ch
 int oci_gpu_bundle(const char *bundle, const struct strv *gpus, const char *hook_path,
 		   struct err *e);
 
+/* ociedits.c: spec.edits (edits.h) into config.json. */
+int oci_edits_config(struct json_object *config, const struct ctr_spec *s, struct err *e);
+
 /* The bundle over spec.rootfs (the overlay, overlay.c), run by spec.bin. */
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 

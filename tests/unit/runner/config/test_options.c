@@ -270,6 +270,45 @@ static void test_env_error_names_the_variable(void **state)
 	assert_non_null(strstr(e.msg, "CTRUN_MODE"));
 }
 
+/* A flag turns its setting on, or to the boolean after '=': what a file
+ * or a CTRUN_* variable made true, the command line makes false again
+ * (the SPANK plugin's --container-readonly over a site's writable). */
+static void test_a_flag_takes_a_boolean_over_the_config(void **state)
+{
+	struct fx *f = *state;
+	const char *path = write_tmp(f, "[container]\nwritable = true\nroot = true\n"
+				     "no_home = true\nentrypoint = true\n");
+	char conf[128];
+	char *envp[] = { conf, "HOME=/nonexistent", NULL };
+	char *argv[] = { "ctrun", "--image", "/i", "--writable=false", "--root=false",
+			 "--no-home=0", "--entrypoint=false", "true", NULL };
+	char *argv2[] = { "ctrun", "--image", "/i", "--writable", "--root=yes", "true", NULL };
+	char *bad[] = { "ctrun", "--writable=maybe", "true", NULL };
+	char *arg[] = { "ctrun", "--writable", "false", NULL };
+	struct err e = { 0 };
+
+	snprintf(conf, sizeof(conf), "CTRUN_CONFIG=%s", path);
+	assert_int_equal(options_load(&f->o, 8, argv, envp, &e), 0);
+	assert_false(f->o.writable);
+	assert_false(f->o.root);
+	assert_false(f->o.no_home);
+	assert_false(f->o.entrypoint);
+	fresh(f);
+	assert_int_equal(options_load(&f->o, 6, argv2, envp, &e), 0);
+	assert_true(f->o.writable);
+	assert_true(f->o.root);
+	assert_true(f->o.no_home);
+	fresh(f);
+	assert_int_equal(parse(&f->o, bad, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--writable: 'maybe' is not a boolean"));
+	/* Only after '=': a word after the flag is the command, as before. */
+	fresh(f);
+	assert_int_equal(parse(&f->o, arg, &e), 0);
+	assert_true(f->o.writable);
+	assert_string_equal(f->o.command.v[0], "false");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +326,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_optional_file_is_fine_but_explicit_is_not, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layers_cli_over_env_over_config_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_error_names_the_variable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_flag_takes_a_boolean_over_the_config, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

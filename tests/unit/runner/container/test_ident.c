@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,7 @@ static void img_init(struct img *m)
 	m->c.spec.gid = 64243;
 	m->c.spec.user = "alice";
 	m->c.spec.user_home = "/home/alice";
+	m->c.spec.home = "/home/alice";
 	m->c.spec.rootfs = m->root;
 	snprintf(m->c.rundir, sizeof(m->c.rundir), "%s", m->run);
 }
@@ -382,7 +384,7 @@ static void test_idfile_points_only_where_the_overlay_can_hold_them(void **state
 /* HOME, USER, LOGNAME: the caller's, or root's with --root. */
 static void test_environment(void **state)
 {
-	struct ctr_spec s = { .user = "alice", .user_home = "/home/alice" };
+	struct ctr_spec s = { .user = "alice", .user_home = "/home/alice", .home = "/home/alice" };
 	struct strv env = { 0 };
 
 	(void)state;
@@ -396,6 +398,36 @@ static void test_environment(void **state)
 	assert_string_equal(strv_getenv(&env, "HOME"), "/root");
 	assert_string_equal(strv_getenv(&env, "USER"), "root");
 	strv_free(&env);
+}
+
+/* The home bound and named by HOME: the password database's, or with
+ * ask.home_env (the SPANK plugin's containers, enroot's 10-home.sh rule)
+ * the directory $HOME names when it is absolute; the passwd entry written
+ * into the container keeps the database's either way. */
+static void test_home_from_the_database_or_from_dollar_home(void **state)
+{
+	struct ctr_setup *c = calloc(1, sizeof(*c));
+	char *env[] = { "PATH=/bin", "HOME=/scratch/alice", NULL };
+	char *rel[] = { "HOME=scratch", NULL };
+	struct passwd *pw = getpwuid(getuid());
+	struct err e = { 0 };
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(pw);
+	c->spec.uid = getuid();
+	c->ask.envp = env;
+	assert_int_equal(ctr_ident_init(c, &e), 0);
+	assert_string_equal(c->spec.user_home, pw->pw_dir);
+	assert_string_equal(c->spec.home, pw->pw_dir);
+	c->ask.home_env = true;
+	assert_int_equal(ctr_ident_init(c, &e), 0);
+	assert_string_equal(c->spec.user_home, pw->pw_dir);
+	assert_string_equal(c->spec.home, "/scratch/alice");
+	c->ask.envp = rel;
+	assert_int_equal(ctr_ident_init(c, &e), 0);
+	assert_string_equal(c->spec.home, pw->pw_dir);
+	free(c);
 }
 
 int main(void)
@@ -414,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_with_root),
 		cmocka_unit_test(test_idfile_points_only_where_the_overlay_can_hold_them),
 		cmocka_unit_test(test_environment),
+		cmocka_unit_test(test_home_from_the_database_or_from_dollar_home),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
