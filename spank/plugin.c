@@ -621,6 +621,15 @@ static void stop_hold(void)
 
 	sp_reg_unpublish(ctx.uid, ctx.regname, ctx.regfd);
 	ctx.regfd = -1;
+	/* No task joins any more: the container's root and namespaces go
+	 * before its hold ends (a named container's one root must not live
+	 * on in slurmstepd once the hold's users' lock is released:
+	 * runner/container/namedroot.h). */
+	for (int i = 0; i < HOLD_NFDS; i++) {
+		if (ctx.hold.fds[i] >= 0)
+			close(ctx.hold.fds[i]);
+		ctx.hold.fds[i] = -1;
+	}
 	if (ctx.hold.pid > 0) {
 		status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
 		/* What went wrong at the end (a --container-save): slurmd's log. */

@@ -19,6 +19,7 @@
 #include "err.h"
 #include "imgsource.h"
 #include "named.h"
+#include "namedroot.h"
 #include "options.h"
 #include "runtime.h"
 #include "strv.h"
@@ -46,6 +47,7 @@ struct ctr_setup {
 	int hold_fd;            /* cache entry in use (gc skips it), -1 = none */
 	struct ctr_root root;   /* the root file system and its holder (ctrroot.h) */
 	struct named named;     /* --name: the kept container, its lock held (lock_fd -1 = none) */
+	struct named_root nroot; /* --name shared: this run's part in its one mounted root */
 	char share[4096];       /* task mode: the node's shared holder (holder_share), "" = own */
 	bool rundir_made;
 	/* CDI (devices.c): the node's spec directories read once (cdi_state:

@@ -30,6 +30,19 @@ static int tree(const struct ctr_root_facts *f, struct ctr_root_choice *c, struc
 		c->why_unpacked = image_mountable(f->kind) ? why : NULL;
 		return 0;
 	}
+	/* A user's named container: the squashfuse_ll of a mount would end
+	 * with this run (its step, under Slurm), while its root may serve the
+	 * runs after it (namedroot.h).  pyxis's named container is unpacked
+	 * too (enroot create). */
+	if (f->named && !f->root) {
+		if (must)
+			return err_set(e, EXIT_USAGE, "--image-mode mount --name: a user's named "
+				       "container runs over the image unpacked in the node cache (a "
+				       "FUSE mount would end with the run that made it, while the "
+				       "container's other runs use it): drop --image-mode mount");
+		c->why_unpacked = "a user's named container outlives the run that mounts its image";
+		return 0;
+	}
 	c->kind = ROOTFS_HOLDER;
 	c->share = f->task_share;
 	return 0;

@@ -31,6 +31,8 @@ struct ctr_root_facts {
 	bool task_share;    /* task mode in a step: the node's tasks share one holder */
 	bool root;          /* euid 0: a kernel mount; else squashfuse_ll in a user namespace */
 	bool cached;        /* the node cache's unpacked entry is there already */
+	bool named;         /* --name: the root of a named container, which runs share
+			     * (namedroot.h) and which may outlive this run */
 	/* Why this host cannot, NULL = it can: mount a squashfs as root (kernel,
 	 * loop devices), as a user (squashfuse_ll, /dev/fuse). */
 	const char *no_kernel_mount, *no_fuse_mount;

@@ -36,7 +36,8 @@ static int facts(struct act *a, struct ctr_root_facts *f, struct err *e)
 	*f = (struct ctr_root_facts){ .need = q->need, .kind = q->kind,
 				      .mode = q->ask->image_mode,
 				      .dry_run = q->ask->dry_run, .task_share = q->share[0] != '\0',
-				      .root = q->root, .image = q->image };
+				      .root = q->root, .image = q->image,
+				      .named = q->ask->name != NULL };
 	if (q->kind == IMAGE_DIR || q->need == ROOT_IMAGE_FILE)
 		return 0;
 	a->cfg = ctr_ask_cache(q->ask, e);

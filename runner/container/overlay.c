@@ -134,12 +134,46 @@ static int runtime_point(int rootfd, const struct ctr_mount *m, struct err *e)
 		       "not make it in the container's own layer", m->dst, m->src);
 }
 
+int ovl_mount(const char *lower, const char *upper, const char *work, const char *target,
+	      const char *source, bool rootless, struct err *e)
+{
+	char el[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
+
+	if (escape(lower, el, sizeof(el)) < 0 || escape(upper, eu, sizeof(eu)) < 0 ||
+	    escape(work, ew, sizeof(ew)) < 0 ||
+	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s%s", el, eu, ew,
+		      rootless ? ",userxattr" : "") < 0)
+		return err_set(e, EXIT_CTRUN, "oci: image path too long: %s", lower);
+	/* userxattr (Linux >= 5.11) when rootless: a user namespace may not set
+	 * overlayfs's trusted.* attributes, and without user.overlay.* ones
+	 * removing or renaming a directory of the image fails with EIO (an
+	 * opaque directory or a redirect needs one; measured here).
+	 * nodev, nosuid: a device node or setuid file of a mounted (not
+	 * sanitized, images/sanitize.c) image stays inert. */
+	if (mount(source, target, "overlay", MS_NODEV | MS_NOSUID, opts) < 0 &&
+	    /* A kernel or upper file system without it: as before. */
+	    (!rootless || errno != EINVAL ||
+	     (opts[strlen(opts) - strlen(",userxattr")] = '\0',
+	      mount(source, target, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)))
+		return err_sys(e, EXIT_CTRUN, "oci: overlay of %s on %s", lower, target);
+	return 0;
+}
+
 int overlay_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e)
 {
-	char upper[4096], work[4096], lower[8192], eu[8192], ew[8192], opts[3 * 8192 + 64];
+	char upper[4096], work[4096];
 	int rootfd;
 
-	if (s->holder) {
+	if (s->named_shared) {
+		/* The named container's root is mounted in a user namespace of
+		 * its own when rootless: its runs join that one, then take a
+		 * mount namespace of their own from the host's. */
+		if (s->named_user >= 0 && setns((int)s->named_user, CLONE_NEWUSER) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: joining the named container's user "
+				       "namespace");
+		if (unshare(CLONE_NEWNS) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: cannot create a mount namespace");
+	} else if (s->holder) {
 		/* The image is mounted in the holder's namespaces: join them,
 		 * then take a private copy of its mount namespace for the
 		 * overlay (in its user namespace we may). */
@@ -162,37 +196,28 @@ int overlay_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err
 		return err_sys(e, EXIT_CTRUN, "oci: tmpfs on %s", p->ovl_tmp);
 	if (p->ovl_stage && stage(s, p, e) < 0)
 		return -1;
-	if (s->named_upper != NULL) {
-		/* --name: the kept layer on disk (images/named.h), its lock
-		 * held by ctrun for the whole run. */
-		if (xsnprintf(upper, sizeof(upper), "%s", s->named_upper) < 0 ||
-		    xsnprintf(work, sizeof(work), "%s", s->named_work) < 0)
-			return err_set(e, EXIT_CTRUN, "oci: path too long: %s", s->named_upper);
+	if (s->named_shared) {
+		/* --name shared: the named container's one mounted root
+		 * (namedroot.h), a copy of its mount attached here. */
+		if (move_mount((int)s->named_tree, "", AT_FDCWD, p->ovl_merged,
+			       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return err_sys(e, EXIT_CTRUN, "oci: the named container's root on %s",
+				       p->ovl_merged);
+	} else if (s->named_upper != NULL) {
+		/* --name to itself, --save: the kept layer on disk
+		 * (images/named.h), its lock held by ctrun for the whole run. */
+		if (ovl_mount(p->ovl_lower, s->named_upper, s->named_work, p->ovl_merged, "overlay",
+			      s->rootless, e) < 0)
+			return -1;
 	} else {
 		if (xsnprintf(upper, sizeof(upper), "%s/upper", p->ovl_tmp) < 0 ||
 		    xsnprintf(work, sizeof(work), "%s/work", p->ovl_tmp) < 0)
 			return err_set(e, EXIT_CTRUN, "oci: path too long: %s", p->ovl_tmp);
 		if (mkdir(upper, 0755) < 0 || mkdir(work, 0755) < 0)
 			return err_sys(e, EXIT_CTRUN, "oci: overlay directories in %s", p->ovl_tmp);
+		if (ovl_mount(p->ovl_lower, upper, work, p->ovl_merged, "overlay", s->rootless, e) < 0)
+			return -1;
 	}
-	if (escape(p->ovl_lower, lower, sizeof(lower)) < 0 || escape(upper, eu, sizeof(eu)) < 0 ||
-	    escape(work, ew, sizeof(ew)) < 0 ||
-	    xsnprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s%s", lower, eu, ew,
-		      s->rootless ? ",userxattr" : "") < 0)
-		return err_set(e, EXIT_CTRUN, "oci: image path too long: %s", p->ovl_lower);
-	/* userxattr (Linux >= 5.11) when rootless: a user namespace may not set
-	 * overlayfs's trusted.* attributes, and without user.overlay.* ones
-	 * removing or renaming a directory of the image fails with EIO (an
-	 * opaque directory or a redirect needs one; measured here).
-	 * nodev, nosuid: a device node or setuid file of a mounted (not
-	 * sanitized, images/sanitize.c) image stays inert. */
-	if (mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0 &&
-	    /* A kernel or upper file system without it: as before. */
-	    (!s->rootless || errno != EINVAL ||
-	     (opts[strlen(opts) - strlen(",userxattr")] = '\0',
-	      mount("overlay", p->ovl_merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)))
-		return err_sys(e, EXIT_CTRUN, "oci: overlay of %s on %s", p->ovl_lower,
-			       p->ovl_merged);
 	rootfd = open(p->ovl_merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return err_sys(e, EXIT_CTRUN, "oci: %s", p->ovl_merged);

@@ -23,6 +23,11 @@ pid_t ctr_plan_spawn(const struct ctr_spec *s, const struct ctr_plan *p, char *c
 		     struct err *e);
 /* overlay.c: in the runtime's child, the plan's namespaces and overlay. */
 int overlay_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err *e);
+/* overlay.c: an overlay of lower under upper (work its work directory) on
+ * target, nodev and nosuid, named source (mountinfo's source field);
+ * rootless: userxattr where the kernel has it. */
+int ovl_mount(const char *lower, const char *upper, const char *work, const char *target,
+	      const char *source, bool rootless, struct err *e);
 
 /* worker_check.c: 0 when ctrun-worker (`worker`, on the host) can run in the
  * image whose root file system is the host directory `rootfs` (NULL: not

@@ -447,7 +447,8 @@ int ctr_setup_init(struct ctr_setup *c, const struct options *o, const struct to
 {
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	c->named.lock_fd = -1;
+	c->named.lock_fd = c->named.gate_fd = -1;
+	named_root_init(&c->nroot);
 	ctr_root_init(&c->root);
 	ctr_ask_init(c, o, t, envp, agent);
 	if (setup(c, t, agent, e) < 0) {
@@ -463,6 +464,7 @@ void ctr_setup_free(struct ctr_setup *c)
 	 * the runtime's private one, the image in the holder's); remove_tree
 	 * never follows a link. */
 	ctr_root_free(&c->root);
+	named_root_leave(&c->named, &c->nroot);
 	named_close(&c->named);
 	if (c->rundir_made && remove_tree(c->rundir) < 0 && errno != ENOENT)
 		fprintf(stderr, "ctrun: cannot remove %s: %s\n", c->rundir, strerror(errno));
@@ -479,7 +481,8 @@ void ctr_setup_free(struct ctr_setup *c)
 	free(c->spec.own);
 	memset(c, 0, sizeof(*c));
 	c->hold_fd = -1;
-	c->named.lock_fd = -1;
+	c->named.lock_fd = c->named.gate_fd = -1;
+	named_root_init(&c->nroot);
 	ctr_root_init(&c->root);
 }
 

@@ -18,19 +18,23 @@ chmod 644 bb.sqsh
 N=${NODES[0]}
 export CTRUN_NV=false
 
-# as root|user CMD...: CMD through srun on node N, in $TMPD, output in $out.
+# as root|user CMD...: CMD through srun on node N, in $TMPD, output in $out
+# (salloc's own lines left out).
 as() {
 	local who=$1
 	shift
+	# AS_LAUNCH: how, instead of srun (e.g. "salloc -N1"); on node N either way.
+	local launch=${AS_LAUNCH:-srun -N1}
 	if [ "$who" = root ]; then
-		run_rc srun -N1 -w "$N" "$@" > run.out 2>&1
+		run_rc $launch -w "$N" "$@" > run.out 2>&1
 	else
 		local q
 		printf -v q '%q ' "$@"
 		run_rc su ctrunuser -s /bin/bash -c "cd '$TMPD' && export SLURM_CONF='$SLURM_CONF' \
 CTRUN_NV=false CTRUN_CACHE_DIR='$TMPD/ucache' PATH='$PATH' ENROOT_RUNTIME_PATH='$TMPD/enroot-run-u' \
-ENROOT_DATA_PATH='$TMPD/enroot-data-u' ENROOT_CACHE_PATH='$TMPD/enroot-cache-u' && srun -N1 -w '$N' $q" > run.out 2>&1
+ENROOT_DATA_PATH='$TMPD/enroot-data-u' ENROOT_CACHE_PATH='$TMPD/enroot-cache-u' && $launch -w '$N' $q" > run.out 2>&1
 	fi
+	sed -i '/^salloc: /d' run.out
 	out=$(cat run.out)
 }
 
@@ -120,29 +124,102 @@ named_workers_share() {
 }
 behaviour "--name in node mode: the step's workers write into one kept layer" named_workers_share
 
-# Task mode with two tasks on the node: each would start its own container
-# over the same layer; refused in one line.
-named_task_mode() {
-	run_rc srun -N1 -n2 -w "$N" "$CTRUN" -q --runtime oci --image bb.sqsh --name share -- true > run.out 2>&1
-	assert_eq 2 "$rc" "--name with two tasks on a node"
-	grep -q -- "--name share: 2 tasks of this step on $N would each start a container" run.out ||
-		fail "message: $(cat run.out)"
+# Many runs of one name at once (issue 40): K runs in one allocation, each
+# appending to /runs and waiting until all K have (so they overlap, and
+# each sees the others' writes while it runs: one root per name), all exit
+# 0, and the file is there for the run after them.  $1: root|user; $2: a
+# runtime; $3: "steps" (K srun steps of ctrun) or "tasks" (one step of K
+# tasks, task mode: each task its own ctrun and container).
+named_at_once() { # root|user runtime steps|tasks
+	local who=$1 rt=$2 how=$3 nm="conc-$1-$2-$3" k=4 barrier
+	barrier="echo \$SLURM_STEP_ID.\$SLURM_PROCID >> /runs; n=0
+while [ \$(wc -l < /runs) -lt $k ] && [ \$n -lt 3000 ]; do sleep 0.1; n=\$((n + 1)); done
+wc -l < /runs"
+	if [ "$how" = tasks ]; then
+		AS_LAUNCH="srun -N1 -n$k" as "$who" "$CTRUN" -q --no-prefix --runtime "$rt" --image bb.sqsh \
+			--name "$nm" -- sh -c "$barrier"
+	else
+		cat > "at-once-$nm.sh" <<EOF
+for i in \$(seq 1 $k); do
+	srun -n1 --overlap "$CTRUN" -q --no-prefix --runtime $rt --image bb.sqsh --name $nm -- \
+		sh -c '$barrier' > "$nm-\$i.out" 2>&1 &
+done
+rc=0
+for i in \$(seq 1 $k); do wait -n || rc=1; done
+cat $nm-*.out
+exit \$rc
+EOF
+		AS_LAUNCH="salloc -N1" as "$who" bash "$TMPD/at-once-$nm.sh"
+	fi
+	assert_eq 0 "$rc" "$k runs of --name $nm at once ($how, $who): $out"
+	assert_eq "$k" "$(printf '%s\n' "$out" | grep -cx "$k")" "each run saw the $k runs' writes ($how, $who): $out"
+	as "$who" "$CTRUN" -q --no-prefix --runtime "$rt" --image bb.sqsh --name "$nm" -- sh -c 'wc -l < /runs'
+	assert_eq "$k" "$out" "the runs' writes kept after them ($how, $who)"
 }
-behaviour "--name with two tasks of a step on a node: refused in one line, exit 2" named_task_mode
+behaviour "--name: 4 runs at once (srun steps) as root share one container" named_at_once root oci steps
+behaviour "--name: 4 runs at once (srun steps) as the test user share one container" named_at_once user oci steps
+behaviour "--name: 4 tasks of a step (task mode) share one container" named_at_once root oci tasks
+behaviour "charliecloud --name: 4 runs at once share one container" named_at_once root charliecloud steps
 
-# One run at a time: a second run of the same name while the first runs.
+# While a run uses a name: another run joins it; what needs it alone
+# (cache remove, --name-reset, ctrun save) is refused in one line naming
+# the run, exit 125, and the name is unchanged.
 named_in_use() {
 	srun -N1 -w "$N" "$CTRUN" -q --runtime oci --image bb.sqsh --name busy -- \
-		sh -c 'echo up; exec sleep 30' > first.out 2>&1 &
-	local pid=$!
-	wait_lines first.out 1 30 || fail "the first run did not start: $(cat first.out)"
-	as root "$CTRUN" -q --runtime oci --image bb.sqsh --name busy -- true
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	assert_eq 125 "$rc" "a second run of a busy name: $out"
-	case $out in *"--name busy: in use by pid "*) ;; *) fail "message: $out" ;; esac
+		sh -c "echo first > /first; echo up; while [ ! -e '$TMPD/busy.done' ]; do sleep 0.1; done" \
+		> first.out 2>&1 &
+	local pid=$! msgs=() m
+	wait_lines first.out 1 60 || fail "the first run did not start: $(cat first.out)"
+	# (srun's own "task 0: Exited with exit code 125" line left out)
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name busy -- cat /first
+	msgs+=("$rc|$(grep -v '^srun: ' run.out)")
+	as root "$CTRUN" cache remove busy
+	msgs+=("$rc|$(grep -v '^srun: ' run.out)")
+	as root "$CTRUN" -q --runtime oci --image bb.sqsh --name busy --name-reset -- true
+	msgs+=("$rc|$(grep -v '^srun: ' run.out)")
+	as root "$CTRUN" -q save busy -o "$TMPD/busy.sqsh"
+	msgs+=("$rc|$(grep -v '^srun: ' run.out)")
+	touch busy.done
+	wait "$pid" || fail "the first run: $(cat first.out)"
+	assert_eq "0|first" "${msgs[0]}" "a second run of a busy name, at the same time"
+	for m in "${msgs[@]:1}"; do
+		case $m in
+		"125|ctrun: cache remove busy: in use by pid "*"remove it once no run uses it" | \
+			"125|ctrun: --name busy: in use by pid "*"need a named container no run uses"*) ;;
+		*) fail "not refused naming the run: $m" ;;
+		esac
+		[ "$(printf '%s\n' "$m" | wc -l)" -eq 1 ] || fail "more than one line: $m"
+	done
+	[ ! -e busy.sqsh ] || fail "ctrun save wrote busy.sqsh while the name was in use"
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name busy -- cat /first
+	assert_eq first "$out" "the container after the refusals"
 }
-behaviour "--name in use by another run on the node: refused, naming it" named_in_use
+behaviour "--name in use: another run joins it; cache remove, --name-reset and ctrun save are refused" \
+	named_in_use
+
+# kill -9 of a run's ctrun while its container runs: the next run of the
+# name works (once the killed run's processes are gone), sees its write,
+# and nothing is left (runner/container/namedroot.h).
+named_killed() {
+	local ctrun_pid
+	rm -f k9.up k9.pid
+	"$CLUSTER" exec "$N" sh -c "CTRUN_CACHE_DIR='$CTRUN_CACHE_DIR' CTRUN_NV=false '$CTRUN' -q \
+--runtime oci --image '$TMPD/bb.sqsh' --name k9 -- sh -c 'echo k9 > /k9; echo up > $TMPD/k9.up; \
+exec sleep 600' > '$TMPD/k9.out' 2>&1 & echo \$! > '$TMPD/k9.pid'; wait" &
+	local bg=$!
+	wait_lines k9.up 1 60 || fail "the run to kill did not start: $(cat k9.out)"
+	ctrun_pid=$(cat k9.pid)
+	"$CLUSTER" exec "$N" kill -9 "$ctrun_pid"
+	wait "$bg" 2>/dev/null || true
+	as root "$CTRUN" -q --no-prefix --runtime oci --image bb.sqsh --name k9 -- cat /k9
+	assert_eq 0 "$rc" "a run after kill -9 of the last one: $out"
+	assert_eq k9 "$out" "the killed run's write"
+	assert_no_containers
+	as root sh -c 'ls "$CTRUN_CACHE_DIR/locks" | grep "\.sock$"; grep -l " ctrun-named:" /proc/[0-9]*/mountinfo 2>/dev/null; true'
+	assert_eq 0 "$rc" "looking for doors and mounts: $out"
+	assert_eq "" "$out" "doors or mounts of the named container left"
+}
+behaviour "--name: kill -9 of a run's ctrun; the next run works and nothing is left" named_killed
 
 # A name whose image changed is refused; --name-reset starts it anew.
 named_image_changed() {
@@ -376,6 +453,13 @@ enroot_named_root() {
 	named_keeps enroot root
 }
 behaviour "enroot: --name as root, its own container, kept across two steps and across jobs" enroot_named_root
+# enroot starts one container many times at once itself (its rootfs lock,
+# enroot#126): ctrun's runs of one name under enroot share it.
+enroot_named_at_once() {
+	enroot_real
+	named_at_once root enroot steps
+}
+behaviour "enroot: --name, 4 runs at once share enroot's one container" enroot_named_at_once
 # auto would take ctrun's own start here (enroot's configuration is its
 # own): a container that enroot made stays enroot's, its changes with it.
 enroot_named_auto() {

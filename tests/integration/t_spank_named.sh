@@ -1,10 +1,13 @@
 #!/bin/bash
-# --container-name through the SPANK plugin (pyxis's tests/name.bats and
-# exec.bats): a named container keeps its changes on the node and is used
-# again with or without --container-image, an unnamed one keeps nothing;
-# NAME:create refuses one that exists, NAME:exec one that is not running;
-# a step joins another step's running container (named, or unnamed by
-# JOB.STEP), ignoring its --container-mounts; nothing is left.
+# tag: every-slurm
+# --container-name through the SPANK plugin (pyxis's tests/name.bats,
+# exec.bats and concurrency.bats): a named container keeps its changes on
+# the node and is used again with or without --container-image, an
+# unnamed one keeps nothing; NAME:create refuses one that exists,
+# NAME:exec one that is not running; a step joins another step's running
+# container (named, or unnamed by JOB.STEP), ignoring its
+# --container-mounts; 50 steps over 5 named containers with :no_exec run
+# at once, each a new container over its name's one root; nothing is left.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrlib.sh"
 . "$(dirname "$0")/spanklib.sh"
@@ -17,7 +20,8 @@ node=${NODES[0]}
 on_node() { as_user srun -N1 -w "$node" "$@"; }
 # The test user's kept containers go with the file.
 run_mode=$(stat -c %a /run)
-trap 'chmod "$run_mode" /run; for n in spank-nt spank-run spank-rec spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2; do
+trap 'chmod "$run_mode" /run; for n in spank-nt spank-run spank-rec spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2 \
+	concurrent-test-{0..4}; do
 	as_user "$CTRUN" cache remove $n > /dev/null 2>&1; done; spank_cluster_down' EXIT
 
 persistence() {
@@ -143,6 +147,56 @@ concurrent_names() {
 }
 behaviour "three named containers created at once" concurrent_names
 
+# pyxis's concurrency.bats, "concurrent container reuse" (enroot#126): five
+# named containers made, then 50 steps over them started at once in one
+# allocation, `--container-name=concurrent-test-$((i % 5)):no_exec` (each
+# a new container of that name, never joining another step's).  Each step
+# appends its number to /steps and waits until the ten steps of its name
+# have: they run at the same time whatever the machine's speed, and each
+# sees the others' writes while they run (one root per name).  All exit 0,
+# each with its own --container-mounts in a mount namespace of its own (a
+# new container, not another step's), and each name keeps its ten numbers
+# after they end.
+concurrent_reuse() {
+	local i k want
+	for i in 0 1 2 3 4; do
+		on_node --container-image="$BB" --container-name=concurrent-test-$i true ||
+			fail "making concurrent-test-$i"
+	done
+	# Each step its own bind (its number at /own/id).
+	for i in $(seq 1 50); do mkdir -p "own-$i" && echo "$i" > "own-$i/id"; done
+	cat > conc.sh <<'EOF'
+pids=()
+for i in $(seq 1 50); do
+	srun -n1 --overlap --container-name=concurrent-test-$((i % 5)):no_exec \
+		--container-mounts="$PWD/own-$i:/own:ro" sh -c "echo $i >> /steps
+n=0; while [ \$(wc -l < /steps) -lt 10 ] && [ \$n -lt 3000 ]; do sleep 0.1; n=\$((n + 1)); done
+[ \$(wc -l < /steps) -eq 10 ] && cat /own/id && readlink /proc/self/ns/mnt" > "step-$i.out" 2>&1 &
+	pids+=($!)
+done
+rc=0
+for i in $(seq 1 50); do
+	wait "${pids[$((i - 1))]}" || { echo "step $i exited $?: $(cat "step-$i.out")"; rc=1; }
+done
+exit $rc
+EOF
+	run_rc as_user salloc -N1 -w "$node" bash "$TMPD/conc.sh" > conc.out 2>&1
+	assert_eq 0 "$rc" "50 steps over 5 named containers with :no_exec: $(grep -v '^salloc:' conc.out | head -20)"
+	for i in $(seq 1 50); do
+		assert_eq "$i" "$(grep -x '[0-9]*' "step-$i.out")" "step $i's own --container-mounts"
+	done
+	for k in 0 1 2 3 4; do
+		want=$(seq 1 50 | awk -v k=$k '$1 % 5 == k' | tr '\n' ' ')
+		# A container of its own for each (none joined another step's):
+		# the ten of a name were alive at once, so their namespaces differ.
+		assert_eq 10 "$(for i in $want; do grep '^mnt:\[' "step-$i.out"; done |
+			sort -u | wc -l)" "distinct mount namespaces of concurrent-test-$k's ten steps"
+		assert_eq "$want" "$(on_node --container-name=concurrent-test-$k sort -n /steps | tr '\n' ' ')" \
+			"the steps' numbers kept in concurrent-test-$k"
+	done
+}
+behaviour "pyxis's concurrency.bats: 50 steps over 5 named containers with :no_exec at once" concurrent_reuse
+
 # The node's records of running containers (issue 41): root's, in a
 # directory the job's user can neither read nor write (a user could fill
 # /run, and leave files after the job); /run's own mode never changed; a
@@ -176,5 +230,11 @@ nothing_left() {
 	local left
 	left=$(ls "/run/ctrun-spank/$node/$(id -u "$SPANK_USER")" 2>/dev/null || true)
 	[ -z "$left" ] || fail "records of running containers left: $left"
+	# The named containers' doors (their runs' sockets), and any mount of
+	# their one root in any process of the machine or its nodes.
+	left=$(ls "/tmp/ctrun-cache-$(id -u "$SPANK_USER")/locks/" 2>/dev/null | grep '\.sock$' || true)
+	[ -z "$left" ] || fail "doors of named containers left: $left"
+	left=$(grep -l ' ctrun-named:' /proc/[0-9]*/mountinfo 2>/dev/null || true)
+	[ -z "$left" ] || fail "a named container's root still mounted: $left"
 }
 behaviour "nothing is left" nothing_left

@@ -152,6 +152,13 @@ struct ctr_spec {
 	 * on disk, in the node cache (images/named.h), instead of on the
 	 * run's tmpfs; NULL = the tmpfs.  enroot: its own container there. */
 	const char *named_upper, *named_work;
+	/* --name shared by the runs of it at once (runner/container/namedroot.h):
+	 * the overlay over named_upper is mounted once, elsewhere; the runtime's
+	 * child attaches named_tree (a detached copy of that mount) as the
+	 * root, in the named container's user namespace named_user (-1: none,
+	 * as root).  false: the child mounts its own overlay, as before. */
+	bool named_shared;
+	int named_tree, named_user;
 	/* --name, --save: the kept container is rootfs itself, whole (enroot's
 	 * own container), not named_upper over it. */
 	bool kept_whole;

@@ -1,6 +1,7 @@
 /* Unit tests: named containers (--name): the name check, the record, and
  * the store's layout in a real temporary cache (make, continue, a changed
- * image refused, reset, one run at a time, list, remove). */
+ * image refused, reset, runs sharing one and what needs it alone, the
+ * doors' names, list, remove). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -107,7 +108,7 @@ static void write_in(const char *dir, const char *name)
 
 static void test_made_once_then_continued_with_its_changes(void **state)
 {
-	struct named_req q = { &cfg, "dev", "/img/a.sqsh", "squashfs-aaaa", false };
+	struct named_req q = { &cfg, "dev", "/img/a.sqsh", "squashfs-aaaa", false, false };
 	struct named n;
 	struct err e = { 0 };
 	struct stat st;
@@ -134,7 +135,7 @@ static void test_made_once_then_continued_with_its_changes(void **state)
 
 static void test_another_image_is_refused_unless_reset(void **state)
 {
-	struct named_req q = { &cfg, "dev2", "/img/a.sqsh", "squashfs-aaaa", false };
+	struct named_req q = { &cfg, "dev2", "/img/a.sqsh", "squashfs-aaaa", false, false };
 	struct named n;
 	struct err e = { 0 };
 	char path[4200];
@@ -169,26 +170,54 @@ static void test_another_image_is_refused_unless_reset(void **state)
 	named_close(&n);
 }
 
-static void test_one_run_at_a_time(void **state)
+/* Runs share a named container (the gate held only while each takes it);
+ * what needs it alone (--name-reset, --save, remove) is refused while any
+ * uses it, and a run is refused while one has it alone. */
+static void test_runs_share_it_and_what_needs_it_alone_is_refused(void **state)
 {
-	struct named_req q = { &cfg, "busy", "/img/a.sqsh", "squashfs-aaaa", false };
-	struct named n, m;
+	struct named_req q = { &cfg, "busy", "/img/a.sqsh", "squashfs-aaaa", false, false };
+	struct named n, m, x;
 	struct named_entry *v;
 	struct err e = { 0 };
-	bool found;
+	bool found, seen = false;
 	size_t cnt;
 
 	(void)state;
 	assert_int_equal(named_open(&q, &n, &e), 0);
-	assert_int_equal(named_open(&q, &m, &e), -1);
+	assert_true(n.gate_fd >= 0);
+	assert_false(n.exclusive);
+	assert_int_equal(named_claim(&n, &e), 0); /* the first: nobody else */
+	assert_int_equal(named_share(&n, &e), 0);
+	named_gate_release(&n);
+	assert_int_equal(named_open(&q, &m, &e), 0);
+	assert_int_equal(named_claim(&m, &e), -1); /* n uses it */
+	assert_non_null(strstr(e.msg, "--name busy: in use by pid "));
+	assert_int_equal(named_share(&m, &e), 0);
+	named_gate_release(&m);
+	q.exclusive = true;
+	assert_int_equal(named_open(&q, &x, &e), -1);
 	assert_int_equal(e.code, EXIT_CTRUN);
-	assert_non_null(strstr(e.msg, "--name busy: in use by "));
+	assert_non_null(strstr(e.msg, "--name busy: in use by pid "));
+	assert_non_null(strstr(e.msg, "--name-reset, --save and ctrun save need"));
 	assert_int_equal(named_remove(&cfg, "busy", &found, &e), -1);
+	assert_non_null(strstr(e.msg, "cache remove busy: in use by pid "));
 	assert_int_equal(named_list(&cfg, &v, &cnt, &e), 0);
 	for (size_t i = 0; i < cnt; i++)
 		if (strcmp(v[i].name, "busy") == 0)
-			assert_true(v[i].in_use);
+			seen = v[i].in_use;
 	free(v);
+	assert_true(seen);
+	named_close(&n);
+	named_close(&m);
+	/* One that has it alone: the others cannot share it meanwhile. */
+	assert_int_equal(named_open(&q, &n, &e), 0);
+	assert_true(n.exclusive);
+	named_gate_release(&n);
+	q.exclusive = false;
+	assert_int_equal(named_open(&q, &m, &e), 0);
+	assert_int_equal(named_share(&m, &e), -1);
+	assert_non_null(strstr(e.msg, "has it to itself"));
+	named_close(&m);
 	named_close(&n);
 	assert_int_equal(named_remove(&cfg, "busy", &found, &e), 0);
 	assert_true(found);
@@ -196,9 +225,30 @@ static void test_one_run_at_a_time(void **state)
 	assert_false(found);
 }
 
+static void test_door_names(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(named_door_name("dev.1", 4242, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "container-dev.1.4242.sock");
+	assert_int_equal(named_door_pid(buf, "dev.1"), 4242);
+	/* Another name's door, a lock, odd pids: not a door of dev. */
+	assert_int_equal(named_door_pid("container-dev.1.4242.sock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.lock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.gate", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.0.sock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.012.sock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.-1.sock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.12.sock.x", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.99999999999.sock", "dev"), -1);
+	assert_int_equal(named_door_pid("container-dev.7.sock", "dev"), 7);
+	assert_int_equal(named_door_name("x", 1, buf, 8), -1);
+}
+
 static void test_list_shows_name_image_size_and_skips_temporaries(void **state)
 {
-	struct named_req q = { &cfg, "listed", "/img/l.sqsh", "squashfs-1111", false };
+	struct named_req q = { &cfg, "listed", "/img/l.sqsh", "squashfs-1111", false, false };
 	struct named n;
 	struct named_entry *v;
 	struct err e = { 0 };
@@ -232,7 +282,7 @@ static void test_list_shows_name_image_size_and_skips_temporaries(void **state)
 static void test_gc_removes_only_those_whose_image_changed(void **state)
 {
 	char img[300], keep_id[64], gone_id[64];
-	struct named_req q = { &cfg, "gc-keep", img, keep_id, false };
+	struct named_req q = { &cfg, "gc-keep", img, keep_id, false, false };
 	struct named n;
 	struct err e = { 0 };
 	unsigned long long freed;
@@ -262,7 +312,7 @@ static void test_gc_removes_only_those_whose_image_changed(void **state)
 static void test_shared_cache_has_no_named_containers(void **state)
 {
 	struct cache_cfg shared = cfg;
-	struct named_req q = { &shared, "x", "/img/a.sqsh", "squashfs-aaaa", false };
+	struct named_req q = { &shared, "x", "/img/a.sqsh", "squashfs-aaaa", false, false };
 	struct named n;
 	struct err e = { 0 };
 
@@ -279,7 +329,8 @@ int main(void)
 		cmocka_unit_test(test_record_round_trip_keeps_any_path),
 		cmocka_unit_test(test_made_once_then_continued_with_its_changes),
 		cmocka_unit_test(test_another_image_is_refused_unless_reset),
-		cmocka_unit_test(test_one_run_at_a_time),
+		cmocka_unit_test(test_runs_share_it_and_what_needs_it_alone_is_refused),
+		cmocka_unit_test(test_door_names),
 		cmocka_unit_test(test_list_shows_name_image_size_and_skips_temporaries),
 		cmocka_unit_test(test_gc_removes_only_those_whose_image_changed),
 		cmocka_unit_test(test_shared_cache_has_no_named_containers),

@@ -163,6 +163,37 @@ static void test_user_without_squashfuse_unpacks_and_says_why(void **state)
 	assert_int_equal(c.kind, ROOTFS_HOLDER);
 }
 
+/* A user's named container (--name) runs over the unpacked image: its
+ * root may serve other runs after the one that would have mounted it
+ * (runner/container/namedroot.h), and a squashfuse_ll ends with its run. */
+static void test_a_users_named_container_is_unpacked(void **state)
+{
+	struct ctr_root_facts f = { .need = ROOT_TREE, .kind = IMAGE_SQUASHFS, .root = false,
+				    .named = true, .image = "/scratch/img.sqsh" };
+	struct ctr_root_choice c;
+	struct err e = { 0 };
+
+	(void)state;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), 0);
+	assert_int_equal(c.kind, ROOTFS_CACHE);
+	assert_non_null(c.why_unpacked);
+	assert_non_null(strstr(c.why_unpacked, "named container"));
+	f.mode = IMAGE_MODE_MOUNT;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--image-mode mount --name: "));
+	/* Root's kernel mount needs no process: mounted as before. */
+	f.root = true;
+	f.mode = IMAGE_MODE_AUTO;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), 0);
+	assert_int_equal(c.kind, ROOTFS_HOLDER);
+	/* Without --name, a user's image is mounted. */
+	f.root = false;
+	f.named = false;
+	assert_int_equal(ctr_root_decide(&f, &c, &e), 0);
+	assert_int_equal(c.kind, ROOTFS_HOLDER);
+}
+
 static void test_image_mode_mount_of_an_archive_names_the_image(void **state)
 {
 	struct ctr_root_facts f = { .need = ROOT_TREE, .kind = IMAGE_DOCKER_ARCHIVE,
@@ -220,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_every_need_kind_mode_and_user_follows_the_rules),
 		cmocka_unit_test(test_user_without_squashfuse_unpacks_and_says_why),
 		cmocka_unit_test(test_image_mode_mount_of_an_archive_names_the_image),
+		cmocka_unit_test(test_a_users_named_container_is_unpacked),
 		cmocka_unit_test(test_holder_result_gives_the_spec_its_namespaces),
 		cmocka_unit_test(test_placeholder_is_no_directory),
 	};
