@@ -18,11 +18,12 @@ cd "$TMPD"
 chmod 777 "$TMPD"
 node=${NODES[0]}
 on_node() { as_user srun -N1 -w "$node" "$@"; }
-# The test user's kept containers go with the file.
+# The test user's kept containers go with the file, and the image's unpacked
+# entry they made (a later test's plain steps would run over it, not a mount).
 run_mode=$(stat -c %a /run)
 trap 'chmod "$run_mode" /run; for n in spank-nt spank-run spank-rec spank-wd spank-un spank-un2 spank-c0 spank-c1 spank-c2 spank-env spank-env2 \
-	concurrent-test-{0..4}; do
-	as_user "$CTRUN" cache remove $n > /dev/null 2>&1; done; spank_cluster_down' EXIT
+	concurrent-test-{0..4} "$BB" "$TMPD/wd.sqsh"; do
+	as_user "$CTRUN" cache remove "$n" > /dev/null 2>&1; done; spank_cluster_down' EXIT
 
 persistence() {
 	on_node --container-image="$BB" --container-name=spank-nt sh -c 'echo kept > /kept'

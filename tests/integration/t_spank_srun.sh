@@ -38,6 +38,10 @@ behaviour "srun --container-image=SQSH runs the command in the image, as the use
 
 one_per_node() {
 	local out
+	# An unpacked entry of the image in the user's node cache would win over
+	# a mount (ctrroot.c): start from none, whatever ran before.
+	as_user "$CTRUN" cache remove "$BB" > /dev/null 2>&1 || true
+	assert_eq "" "$(as_user "$CTRUN" cache list | grep -F "$BB" || true)" "no unpacked entry of the image"
 	# Each task: its node, its mount namespace, the node's image mounts
 	# (rootless: squashfuse processes of the image holder; the node's /proc
 	# is the container's).
