@@ -1,6 +1,6 @@
 /* rootemu.h - root emulation for a container in a user namespace, as
- * enroot gives every container and pyxis every task (docs/decisions.md
- * "Root emulation").
+ * enroot gives every container and pyxis every task (docs/decisions/
+ * environment-and-identity.md, "Root emulation").
  *
  * In a user namespace a package manager run as the mapped root fails:
  * apt's `_apt` sandbox calls setgroups and setresuid, dpkg chowns files to

@@ -2,14 +2,15 @@
  *
  * Under srun --mpi=pmi2, ctrun hands the task's PMI2 socket to the runtime
  * as descriptor 3 and sets PMI_FD=3 for the worker (spec record B,
- * agentspec.h; docs/decisions.md).  A runtime that closes inherited
- * descriptors (enroot built without INHERIT_FDS) loses it.  The agent
- * looks at descriptor 3 before it opens anything, as its first open would
- * take the number; where the socket did not arrive, descriptor 3 is
- * /dev/null for the workers and one line says so: an MPI program's PMI
- * start then fails loudly (its read finds the end), a program that does
- * not use PMI runs (a site's MpiDefault=pmi2 gives every task a PMI_FD),
- * and no file a worker opens can take the number PMI_FD names. */
+ * agentspec.h; docs/decisions/launch-and-topology.md, "MPI").  A runtime
+ * that closes inherited descriptors (enroot built without INHERIT_FDS)
+ * loses it.  The agent looks at descriptor 3 before it opens anything, as
+ * its first open would take the number; where the socket did not arrive,
+ * descriptor 3 is /dev/null for the workers and one line says so: an MPI
+ * program's PMI start then fails loudly (its read finds the end), a
+ * program that does not use PMI runs (a site's MpiDefault=pmi2 gives every
+ * task a PMI_FD), and no file a worker opens can take the number PMI_FD
+ * names. */
 #ifndef CTRUN_PMIFD_H
 #define CTRUN_PMIFD_H
 

@@ -130,10 +130,10 @@ void options_init(struct options *o)
 	o->reg_parallel = 4;
 	o->reg_wait = 1800;
 	/* About 3x the largest common training image (NGC PyTorch, ~20 GB
-	 * unpacked): see docs/decisions.md. */
+	 * unpacked): see docs/decisions/images-and-cache.md. */
 	o->cache_max_unpacked = 64ULL << 30;
 	/* About 5x what the tree of the largest common image takes: see
-	 * docs/decisions.md. */
+	 * docs/decisions/images-and-cache.md. */
 	o->reg_max_tree = 1ULL << 30;
 }
 

@@ -1,7 +1,7 @@
 /* ident.c - who the workers are inside the container: the caller (uid,
  * gid, name, $HOME, the home directory bound at the same path) unless
  * --root, as enroot and apptainer give it (docs/containers.md "Identity
- * and home", docs/decisions.md "Issue 24: identity").
+ * and home", docs/decisions/environment-and-identity.md).
  *
  * The runtimes differ in what they do themselves (drivers.h ctrun_home,
  * ctrun_passwd): enroot's hooks and apptainer write the user into the

@@ -111,7 +111,7 @@ mksquashfs eroot eimg.sqsh -noappend -quiet > /dev/null && chmod 644 eimg.sqsh
 # What a worker sees of the image under `--runtime RT` (auto: none given):
 # its variable and PATH, the rc and rc.local (--entrypoint, and the image's
 # default command), who it is (root's supplementary groups aside: runc
-# sets none for real root, enroot keeps the caller's; docs/decisions.md).
+# sets none for real root, enroot keeps the caller's; docs/decisions/runtimes.md).
 view_of() { # RT
 	local rt=()
 	[ "$1" = auto ] || rt=(--runtime "$1")

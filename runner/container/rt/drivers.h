@@ -58,9 +58,9 @@ struct ctr_driver {
 	 * images (its name; NULL: none), taken instead where its binary is
 	 * installed and this runtime's configuration on the node adds nothing
 	 * to a container (ctr_pick.adds): the same container, started faster
-	 * (enroot: "oci"; docs/decisions.md, issue 33): adds says whether the
-	 * runtime (binary bin), as configured here, adds anything (what, into
-	 * why); NULL: it does. */
+	 * (enroot: "oci"; docs/decisions/runtimes.md, issue 33): adds says
+	 * whether the runtime (binary bin), as configured here, adds anything
+	 * (what, into why); NULL: it does. */
 	const char *auto_own;
 	/* auto, when the caller starts a container on many jobs' path
 	 * (ctr_pick.start_fast: ctrun __hold): this driver of the table

@@ -2,8 +2,8 @@
  * beyond what its own releases install, as pure functions of the bytes:
  * --runtime auto reads them to tell whether ctrun's own start (the oci
  * driver over the mounted image) gives the same container as enroot
- * (runner/container/enrootcfg.c reads the files; docs/decisions.md, issue
- * 33).
+ * (runner/container/enrootcfg.c reads the files; docs/decisions/
+ * runtimes.md, issue 33).
  *
  * enroot configures every container from (NVIDIA/enroot runtime.sh and the
  * enroot script):
