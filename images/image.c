@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sif.h"
-#include "spawn.h"
-#include "unpack.h"
+#include "unpack/sif.h"
+#include "unpack/spawn.h"
+#include "unpack/unpack.h"
 #include "util.h"
 
 const char *image_kind_name(enum image_kind k)

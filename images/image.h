@@ -4,9 +4,16 @@
  * tar, an OCI image-layout tar, or a rootfs directory.  The file name is never
  * trusted: a .sqsh renamed .tar is still a squashfs.
  *
- * Folder images/: image formats (detection, the SIF reader, squashfs,
- * docker/OCI archives, directories), an image's config and environment, the
- * node cache.  May use: core/ (the GNUmakefile's include paths enforce it).
+ * Folder images/: image formats (detection, this file; the kinds, kind.h),
+ * an image's config and environment (imgconfig.h), the progress meter, and
+ * three parts, one library (their headers included as "cache/cache.h"):
+ *   cache/   the node cache (cache.h) and named containers (named.h);
+ *   unpack/  unpacking to a tree (unpack.h: the SIF reader, squashfs,
+ *            docker/OCI archives and their layers, the sanitizing walk) or
+ *            mounting a squashfs where it lies (imgmount.h);
+ *   squash/  the squashfs writer: layers streamed into a tree in memory
+ *            (mtree.h, mlayer.h, layerfile.h) and written (sqimage.h).
+ * May use: core/ (the GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_IMAGE_H
 #define CTRUN_IMAGE_H

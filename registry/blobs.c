@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_filter.h"
-#include "layerfile.h"
+#include "unpack/archive_filter.h"
+#include "squash/layerfile.h"
 #include "store.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /* curl_dl.h - libcurl, loaded at run time (dlopen) on first use, as
- * images/archive_dl.h does for libarchive: a plain run of ctrun never maps
+ * images/unpack/archive_dl.h does for libarchive: a plain run of ctrun never maps
  * libcurl and its TLS stack.  The call sites keep libcurl's names; each one
  * used is #defined to the pointer in the table (curl.h is included first
  * for its types, with its gcc type-checking macros off: they would call

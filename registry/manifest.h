@@ -11,7 +11,7 @@
 #include "err.h"
 
 #define MANIFEST_MAX (4u << 20)  /* bytes of a manifest or index */
-#define MANIFEST_LAYERS_MAX 1000 /* as images/archive.c's LAYERS_MAX */
+#define MANIFEST_LAYERS_MAX 1000 /* as images/unpack/archive.c's LAYERS_MAX */
 #define INDEX_ENTRIES_MAX 1000
 
 /* The Accept header of a manifest request: the four types below. */

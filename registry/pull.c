@@ -26,12 +26,12 @@
 
 #include "blobs.h"
 #include "claim.h"
-#include "layerfile.h"
+#include "squash/layerfile.h"
 #include "manifest.h"
 #include "progress.h"
 #include "reuse.h"
 #include "rootpath.h"
-#include "sqimage.h"
+#include "squash/sqimage.h"
 #include "store.h"
 #include "util.h"
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sqimage.h"
+#include "squash/sqimage.h"
 #include "store.h"
 #include "util.h"
 

@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "archive_filter.h"
+#include "unpack/archive_filter.h"
 #include "err.h"
 #include "manifest.h"
 #include "registry.h"
-#include "sqimage.h"
+#include "squash/sqimage.h"
 
 /* The largest record read. */
 #define REUSE_RECORD_MAX (64u << 10)

@@ -80,7 +80,7 @@ static int do_list(const struct cache_cfg *c, struct err *e)
 	return 0;
 }
 
-/* The named containers (--name, images/named.h), after the node cache. */
+/* The named containers (--name, images/cache/named.h), after the node cache. */
 static int list_named(const struct cache_cfg *c, struct err *e)
 {
 	struct named_entry *v;

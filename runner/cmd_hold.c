@@ -24,7 +24,7 @@
 #include "container.h"
 #include "holdmsg.h"
 #include "imgsource.h"
-#include "named.h"
+#include "cache/named.h"
 #include "topology.h"
 
 extern char **environ;

@@ -22,7 +22,7 @@
 #include "feed_step.h"
 #include "registry.h"
 #include "stage.h"
-#include "unpack.h"
+#include "unpack/unpack.h"
 #include "util.h"
 
 #define PULLED_ENV "CTRUN_IMAGE_PULLED"

@@ -1,5 +1,5 @@
 /* cmd_save.c - `ctrun save NAME -o FILE.sqsh`: a named container (--name,
- * images/named.h) written as a new image: the image it was made from plus
+ * images/cache/named.h) written as a new image: the image it was made from plus
  * its kept changes, as --save does at the end of a run (container/save.c),
  * e.g. after an interactive `ctrun shell --name dev`.  Run it on the node
  * that holds the container (named containers are node-local). */

@@ -4,7 +4,7 @@
  * or singularity, whose arguments depend on it). */
 #include <stdio.h>
 
-#include "archive_dl.h"
+#include "unpack/archive_dl.h"
 #include "coll_nccl.h"
 #include "commands.h"
 #include "drivers.h"

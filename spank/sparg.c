@@ -320,7 +320,7 @@ static int unshare_item(struct sp_args *a, const char *item, const char *all, st
 	return 0;
 }
 
-/* ctrun's rule for a kept container's name (images/named.c checks it again
+/* ctrun's rule for a kept container's name (images/cache/named.c checks it again
  * where the container is made): letters, digits, '.', '_', '-'. */
 static int check_name(const char *name, struct err *e)
 {

@@ -34,7 +34,7 @@ pkgs=(
 	# openssl), skopeo to push the test images; libcurl for ctrun's pulls
 	docker-registry skopeo apache2-utils openssl libcurl4-openssl-dev
 	# pulls stream their layers into a squashfs through libsquashfs
-	# (squashfs-tools-ng; dlopen'd: images/sqfs_dl.c), whose headers the
+	# (squashfs-tools-ng; dlopen'd: images/squash/sqfs_dl.c), whose headers the
 	# build needs; tar2sqfs for the benchmarks' comparisons
 	libsquashfs-dev squashfs-tools-ng
 	# benchmarks (pigz: the decompression floor of a pull, tests/bench/pull.sh)

@@ -73,7 +73,7 @@ struct options {
 	struct strv env_files; /* --env-file FILE, in order (envctl.h) */
 	bool clean_env;       /* --clean-env: only SLURM_*, TERM and the identity of the host's */
 	bool writable;        /* --writable: the root is writable for the run, then discarded */
-	char *name;           /* --name: the writable layer kept on the node (images/named.h) */
+	char *name;           /* --name: the writable layer kept on the node (images/cache/named.h) */
 	bool name_reset;      /* --name-reset: start --name anew from --image */
 	char *save;           /* --save PATH.sqsh: the container written as a squashfs */
 	char *unshare;        /* --unshare net,ipc,uts: namespaces of the container's own */
@@ -88,7 +88,7 @@ struct options {
 	struct strv fabric_env;   /* net_env: K=V for the workers */
 	struct strv fabric_devices; /* devices: CDI devices of the network stack, checked */
 	char *fabric_conflict;    /* on_conflict: "refuse", "image"; NULL = refuse */
-	/* node cache ([cache], see images/cache.h) */
+	/* node cache ([cache], see images/cache/cache.h) */
 	char *cache_dir;      /* NULL = $CTRUN_CACHE_DIR, else /tmp/ctrun-cache-$UID */
 	char *cache_shared;   /* the node's shared cache (root fills it, all read it); NULL = none */
 	unsigned long long cache_budget; /* bytes for `ctrun cache gc`; 0 = unlimited */

@@ -13,12 +13,12 @@
 #ifndef CTRUN_CONTAINER_H
 #define CTRUN_CONTAINER_H
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "cdireg.h"
 #include "ctrroot.h"
 #include "err.h"
 #include "imgsource.h"
-#include "named.h"
+#include "cache/named.h"
 #include "namedroot.h"
 #include "options.h"
 #include "runtime.h"

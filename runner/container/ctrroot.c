@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "imgmount.h"
+#include "unpack/imgmount.h"
 
 /* A tree (OCI): the image mounted by the holder where --image-mode lets
  * it and the host can, else the node cache's unpacked entry.  An entry

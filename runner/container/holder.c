@@ -1,6 +1,6 @@
 /* holder.c - the image holder: a child of ctrun whose private mount
  * namespace (and, for a user, user namespace) holds the image's squashfs
- * mounted (images/imgmount.h), for as long as ctrun runs the container.
+ * mounted (images/unpack/imgmount.h), for as long as ctrun runs the container.
  *
  * ctrun reads the mounted image through a descriptor of its directory
  * (/proc/self/fd/N: its environment, mount destinations, the worker's
@@ -31,8 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "imgmount.h"
-#include "unpack.h"
+#include "unpack/imgmount.h"
+#include "unpack/unpack.h"
 #include "userns.h"
 #include "util.h"
 

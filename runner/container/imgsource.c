@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "imgmount.h"
+#include "unpack/imgmount.h"
 #include "rootpath.h"
 #include "runtime.h"
 #include "util.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "ctrroot.h"
 #include "err.h"
 #include "options.h"

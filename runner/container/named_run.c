@@ -1,6 +1,6 @@
 /* named_run.c - the keep phase (--name, --save) of one run: where a
  * container can be kept, the named container taken in the user's node
- * cache (images/named.h), and the spec pointed at it.
+ * cache (images/cache/named.h), and the spec pointed at it.
  *
  * By default (OCI, crun, charliecloud) the overlay's upper and work
  * directories are the named container's, on disk instead of the run's

@@ -3,7 +3,7 @@
  * --container-name=N:no_exec), torn down when the last one leaves.
  *
  * The named container's overlay (lower: the image, upper: its kept layer,
- * images/named.h) is mounted once, by the first run, in a mount namespace
+ * images/cache/named.h) is mounted once, by the first run, in a mount namespace
  * of its own (and, rootless, a user namespace mapping the user to root):
  * the root's namespace, kept alive by descriptors, not by a process.  Each
  * run keeps a small server, its door (a unix socket in the user's 0700
@@ -31,7 +31,7 @@
 #include <sys/types.h>
 
 #include "err.h"
-#include "named.h"
+#include "cache/named.h"
 
 struct named_root {
 	pid_t server; /* this run's server (its door), a child; -1 = none */

@@ -4,7 +4,7 @@
  * caller to root when rootless), a tmpfs, and an overlay of the cached
  * image with the container's mount points created in it (with --name, the
  * upper layer is the named container's directory on disk instead:
- * images/named.h).
+ * images/cache/named.h).
  *
  * Why an overlay: a runtime can only bind onto a destination that exists,
  * the cached image is shared read-only by every run on the node, and
@@ -149,7 +149,7 @@ int ovl_mount(const char *lower, const char *upper, const char *work, const char
 	 * removing or renaming a directory of the image fails with EIO (an
 	 * opaque directory or a redirect needs one; measured here).
 	 * nodev, nosuid: a device node or setuid file of a mounted (not
-	 * sanitized, images/sanitize.c) image stays inert. */
+	 * sanitized, images/unpack/sanitize.c) image stays inert. */
 	if (mount(source, target, "overlay", MS_NODEV | MS_NOSUID, opts) < 0 &&
 	    /* A kernel or upper file system without it: as before. */
 	    (!rootless || errno != EINVAL ||
@@ -205,7 +205,7 @@ int overlay_enter(const struct ctr_spec *s, const struct ctr_plan *p, struct err
 				       p->ovl_merged);
 	} else if (s->named_upper != NULL) {
 		/* --name to itself, --save: the kept layer on disk
-		 * (images/named.h), its lock held by ctrun for the whole run. */
+		 * (images/cache/named.h), its lock held by ctrun for the whole run. */
 		if (ovl_mount(p->ovl_lower, s->named_upper, s->named_work, p->ovl_merged, "overlay",
 			      s->rootless, e) < 0)
 			return -1;

@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "holder.h"
-#include "sqimage.h"
+#include "squash/sqimage.h"
 #include "userns.h"
 #include "util.h"
 

@@ -21,11 +21,11 @@
 #include <unistd.h>
 
 #include "agentspec.h"
-#include "cache.h"
+#include "cache/cache.h"
 #include "drivers.h"
 #include "gpu_pin.h"
 #include "imgconfig.h"
-#include "imgmount.h"
+#include "unpack/imgmount.h"
 #include "launch.h"
 #include "phase.h"
 #include "privdir.h"

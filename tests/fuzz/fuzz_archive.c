@@ -1,5 +1,5 @@
 /* fuzz_archive.c - libFuzzer target for docker and OCI archives through
- * the real unpack path (images/archive.c, layer.c: manifests, index,
+ * the real unpack path (images/unpack/archive.c, layer.c: manifests, index,
  * config, tar layer entries, whiteouts, links): whatever the bytes say,
  * nothing is written outside the destination (a sentinel next to it stays
  * as it was, and no other entry appears there), and ctrun does not crash.

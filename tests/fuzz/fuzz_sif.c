@@ -1,8 +1,8 @@
-/* fuzz_sif.c - libFuzzer target for the SIF reader (images/sif.c).
+/* fuzz_sif.c - libFuzzer target for the SIF reader (images/unpack/sif.c).
  *
  * Build and run (about a minute):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore -Iimages \
- *     tests/fuzz/fuzz_sif.c images/sif.c core/err.c -o build/fuzz_sif
+ *     tests/fuzz/fuzz_sif.c images/unpack/sif.c core/err.c -o build/fuzz_sif
  *   mkdir -p build/fuzz-sif-corpus && build/fuzz_sif -max_total_time=60 -max_len=65536 \
  *     build/fuzz-sif-corpus
  * The target also checks the parser's promise: a partition it returns lies
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sif.h"
+#include "unpack/sif.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

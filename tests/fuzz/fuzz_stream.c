@@ -1,5 +1,5 @@
 /* fuzz_stream.c - libFuzzer target for the streaming layer writer, a
- * registry pull's path (images/layerfile.c, mlayer.c, mtree.c, sqimage.c,
+ * registry pull's path (images/squash/layerfile.c, mlayer.c, mtree.c, sqimage.c,
  * sqtree.c): the bytes are a layer (a tar, in any compression libarchive
  * reads in process), applied twice, as layers 1 and 2 of one squashfs (so
  * that whiteouts, opaque markers and hard links meet a lower layer), then
@@ -23,10 +23,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "archive_filter.h"
-#include "layerfile.h"
-#include "mtree.h"
-#include "sqimage.h"
+#include "unpack/archive_filter.h"
+#include "squash/layerfile.h"
+#include "squash/mtree.h"
+#include "squash/sqimage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #     default;
 #   - hard links carrying data, in one layer and into a lower one: pulled,
 #     every name of a file with the data written last (the cost of many is
-#     counted in tests/unit/images/test_layer_bounds.c and measured in
+#     counted in tests/unit/images/squash/test_layer_bounds.c and measured in
 #     tests/bench/layers.sh: never timed here);
 #   - an xz layer (39 KB, served as tar+gzip) whose header asks for a 4 GiB
 #     dictionary and whose 256 MiB of zeros fill it: refused by its first

@@ -643,7 +643,7 @@ static inline void assert_content(const char *path, const char *want)
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "layerfile.h"
+#include "squash/layerfile.h"
 
 /* The trees compared (test_stream*.c): one line per name. */
 
@@ -893,7 +893,7 @@ done:
 #ifdef CTRTEST_CACHE_FIXTURE
 /* ---- the node cache tests' fixture (was images/cachetest.h) ---------------
  * A scratch directory per test, paths in it, image ids. */
-#include "cache.h"
+#include "cache/cache.h"
 #include "rootpath.h"
 
 static char dir[64];

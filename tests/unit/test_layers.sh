@@ -4,6 +4,9 @@
 #     pick another layer's header of the same name);
 #   - a file of each folder cannot include a header of any folder it may not
 #     use: that include fails to compile with the folder's include flags;
+#   - a library's sub-folders (runner/container/rt/oci/, images/cache/)
+#     are reached as "oci/oci.h" by the folders that may use the library,
+#     never by a bare header name;
 #   - the sources of one library (a folder and its sub-folders, such as
 #     runner/container/rt/oci/) have unique file names;
 #   - no two modules (a .c and its .h) include each other, directly or
@@ -48,6 +51,36 @@ for d in $layers; do
 		fi
 	done
 	ok "layer $d: sees $sees folders, an include of the other $blind fails"
+done
+
+# 2b. A library's sub-folders (rt/'s driver folders, images/'s cache/,
+# unpack/, squash/) are on no include path: their headers are named with
+# the folder ("cache/cache.h"), and seen by exactly the folders that may use
+# the library; the bare name ("cache.h") is seen by none.
+for d in $layers; do
+	inc=$(make -s --no-print-directory "print-inc-${d//\//.}")
+	allowed=" $(sed 's/-I//g' <<<"$inc") "
+	seen=0
+	for u in $layers; do
+		for s in $(make -s --no-print-directory "print-subs-${u//\//.}"); do
+			h=$(ls "$s"/*.h 2>/dev/null | head -1)
+			[ -n "$h" ] || continue
+			compiles() {
+				printf '#include "%s"\n' "$1" |
+					gcc -std=gnu11 -D_GNU_SOURCE -fsyntax-only $inc $(pkg-config --cflags json-c) -x c - 2>/dev/null
+			}
+			if compiles "$(basename "$h")"; then
+				bad "layer $d" "includes $h by its bare name: a sub-folder is on its include path"; continue 3
+			fi
+			if compiles "${h#"$u"/}"; then
+				[[ $allowed == *" $u "* ]] || { bad "layer $d" "includes $h, which it may not use"; continue 3; }
+				seen=$((seen + 1))
+			else
+				[[ $allowed == *" $u "* ]] && { bad "layer $d" "cannot include ${h#"$u"/}, which it may use"; continue 3; }
+			fi
+		done
+	done
+	ok "layer $d: sees $seen sub-folders by their folder's name, none by a bare name"
 done
 
 # 3. A library's sub-folders (rt/'s driver folders) hold no file named as

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "edits.h"
 #include "err.h"
 #include "image.h"
@@ -115,7 +115,7 @@ static inline const struct cache_cfg *ctr_ask_cache(const struct ctr_ask *a, str
 }
 
 /* The keep phase's place (drivers.h keep): the named container's directory
- * (images/named.h, taken and locked), or NULL for a --save run without
+ * (images/cache/named.h, taken and locked), or NULL for a --save run without
  * --name (its layer lives in the run directory, RUNDIR/save). */
 struct ctr_keep {
 	const char *dir;
@@ -149,7 +149,7 @@ struct ctr_spec {
 				   * and would see a /proc without themselves) */
 	bool entrypoint;          /* run the image's entrypoint / rc script first */
 	/* --name (OCI, charliecloud): the overlay's upper and work directories
-	 * on disk, in the node cache (images/named.h), instead of on the
+	 * on disk, in the node cache (images/cache/named.h), instead of on the
 	 * run's tmpfs; NULL = the tmpfs.  enroot: its own container there. */
 	const char *named_upper, *named_work;
 	/* --name shared by the runs of it at once (runner/container/namedroot.h):

@@ -53,7 +53,7 @@ int enroot_keep(struct ctr_spec *s, const struct ctr_ask *a, const struct ctr_ke
 bool enroot_kept(const char *dir);
 
 /* `enroot create` of image into data (ENROOT_DATA_PATH) as tmp's last
- * component: cache_create_once_e's callback (images/cache.h), arg a
+ * component: cache_create_once_e's callback (images/cache/cache.h), arg a
  * struct enroot_create. */
 struct enroot_create {
 	const char *bin, *image, *data;

@@ -3,7 +3,7 @@
  * `enroot start --rw`, as pyxis's --container-name) kept inside the named
  * container's directory (ENROOT_DATA_PATH=containers/NAME, container
  * "rootfs"), so listing, removing and the lock are the same for every
- * runtime (images/named.h); a --save run without --name gets such a
+ * runtime (images/cache/named.h); a --save run without --name gets such a
  * container of its own in the run directory. */
 #include "enroot.h"
 

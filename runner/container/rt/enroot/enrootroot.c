@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "util.h"
 
 /* --writable: `enroot start --rw` of the node's shared container would

@@ -1,6 +1,7 @@
 /* mlayer.c - a layer and a config onto a streamed squashfs's tree (see
- * mlayer.h).  Read beside layer.c: each step here is the step there, on
- * the tree; where layer.c leaves the work to libarchive's disk writer
+ * mlayer.h).  What a member does is decided as for layer.c (layer_decide,
+ * unpack/layerrule.h); read beside layer.c: each step of doing it here is
+ * the step there, on the tree; where layer.c leaves the work to libarchive's disk writer
  * (ARCHIVE_EXTRACT_UNLINK | SECURE_*), what that writer does is spelled
  * out (libarchive 3.6, archive_write_disk_posix.c: restore_entry). */
 #include "mlayer.h"
@@ -12,42 +13,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "rootpath.h"
-
-#define WH_PREFIX ".wh."
-#define WH_OPAQUE ".wh..wh..opq"
+#include "unpack/layerrule.h"
 
 static const char zeros[65536];
 
-/* "dir" + "/" + "base", or "base" when dir is the root. */
-static int join(char *out, size_t size, const char *dir, const char *base)
+/* The parent directory of a member, resolved in the tree. */
+static int resolve_dir(void *arg, const char *dir, char *out, size_t size)
 {
-	int r = strcmp(dir, ".") == 0 ? snprintf(out, size, "%s", base)
-				      : snprintf(out, size, "%s/%s", dir, base);
-
-	return r < 0 || (size_t)r >= size ? -1 : 0;
-}
-
-/* A cleaned path's resolved parent and its last component. */
-static int resolve_parent(const struct mtree *t, const char *clean, char *parent, size_t size,
-			  const char **base)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(clean, '/');
-
-	if (slash == NULL) {
-		*base = clean;
-		snprintf(parent, size, ".");
-		return 0;
-	}
-	if ((size_t)(slash - clean) >= sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(dir, clean, (size_t)(slash - clean));
-	dir[slash - clean] = '\0';
-	*base = slash + 1;
-	return mtree_resolve(t, dir, true, parent, size);
+	return mtree_resolve(arg, dir, true, out, size);
 }
 
 /* Zeros for a sparse file's holes: counted like data (see mlayer.h). */
@@ -194,79 +167,40 @@ static void mark_path(struct mtree *t, const char *resolved)
 		mtree_mark(t, n);
 }
 
-/* One member; returns 0, or -1 with e filled. */
-static int apply_entry(struct archive *in, struct sqimage *s, struct archive_entry *ent,
-		       struct unpack_limit *l, const char *what, struct err *e)
+/* The member at d->path, over what is there (d->link: the hard link's
+ * target). */
+static int put(struct archive *in, struct sqimage *s, struct archive_entry *ent,
+	       const struct layer_decision *d, struct unpack_limit *l, const char *what,
+	       const char *name, struct err *e)
 {
 	struct mtree *t = sqimage_tree(s);
-	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
-	const char *name = archive_entry_pathname(ent), *base, *hl;
-	mode_t type = archive_entry_filetype(ent);
+	bool hl = d->action == LAYER_LINK, want_dir = archive_entry_filetype(ent) == AE_IFDIR && !hl;
+	char parent[PATH_MAX];
 	struct mnode *dir, *old, *n;
 
-	/* Its name (never NULL after this) and link targets: bounded and counted. */
-	if (unpack_limit_member(l, ent, what, e) < 0)
-		return -1;
-	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
-		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
-			       errno == EINVAL ? "leaves the image (..): refused" : "has a bad name");
-	if (strcmp(clean, ".") == 0)
-		return 0; /* the root's own entry: its mode is the image's business */
-	if (resolve_parent(t, clean, parent, sizeof(parent), &base) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s: resolving '%s'", what, name);
-	if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
-		if (strcmp(base, WH_OPAQUE) == 0) {
-			dir = mtree_lookup(t, parent);
-			if (dir != NULL && mnode_is_dir(dir))
-				mtree_clear_dir(t, dir);
-			return 0;
-		}
-		base += strlen(WH_PREFIX);
-		if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
-		    join(target, sizeof(target), parent, base) < 0)
-			return err_set(e, EXIT_CTRUN, "%s: bad whiteout '%s'", what, name);
-		n = mtree_lookup(t, target);
-		if (n == NULL && errno != ENOENT)
-			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, target);
-		if (n != NULL)
-			mtree_remove(t, n);
-		return 0;
-	}
-	if (join(target, sizeof(target), parent, base) < 0 || strlen(base) > NAME_MAX)
-		return err_set(e, EXIT_CTRUN, "%s: path too long: '%s'", what, name);
-	/* No device node from an image (image_sanitize): the runtime provides /dev. */
-	if (type == AE_IFCHR || type == AE_IFBLK)
-		return 0;
-	hl = archive_entry_hardlink(ent);
-	if (hl != NULL) {
-		char lclean[PATH_MAX], lparent[PATH_MAX];
-		const char *lbase;
-
-		if (rootpath_clean(hl, lclean, sizeof(lclean)) < 0 || strcmp(lclean, ".") == 0)
-			return err_set(e, EXIT_CTRUN, "%s: hard link '%s' -> '%s' leaves the image: "
-				       "refused", what, name, hl);
-		if (resolve_parent(t, lclean, lparent, sizeof(lparent), &lbase) < 0 ||
-		    join(link, sizeof(link), lparent, lbase) < 0)
-			return err_sys(e, EXIT_CTRUN, "%s: resolving hard link '%s'", what, hl);
-	}
 	/* make_room: a directory replaced by a file, or the reverse. */
-	old = mtree_lookup(t, target);
+	old = mtree_lookup(t, d->path);
 	if (old == NULL && errno != ENOENT)
-		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, target);
-	if (old != NULL && mnode_is_dir(old) != (type == AE_IFDIR && hl == NULL)) {
+		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, d->path);
+	if (old != NULL && mnode_is_dir(old) != want_dir) {
 		mtree_remove(t, old);
 		old = NULL;
 	}
 	/* libarchive skips a hard link to itself (a warning), after make_room;
 	 * layer.c still counts the path as its layer's. */
-	if (hl != NULL && strcmp(target, link) == 0) {
-		mark_path(t, target);
+	if (hl && strcmp(d->path, d->link) == 0) {
+		mark_path(t, d->path);
 		return 0;
 	}
+	/* The resolved parent: d->path without its last component. */
+	if (d->base == d->path)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(d->base - d->path - 1), d->path);
 	dir = mtree_mkparents(t, parent);
 	if (dir == NULL)
 		return err_sys(e, EXIT_CTRUN, "%s: '%s': Can't create '%s'", what, name, parent);
-	if (old != NULL && type == AE_IFDIR && hl == NULL) {
+	if (old != NULL && want_dir) {
 		/* A directory over a directory: kept, its mode and time the member's. */
 		set_meta(old->ino, ent);
 		n = old;
@@ -274,13 +208,53 @@ static int apply_entry(struct archive *in, struct sqimage *s, struct archive_ent
 		/* ARCHIVE_EXTRACT_UNLINK: what is there goes first, then the new one. */
 		if (old != NULL)
 			mtree_remove(t, old);
-		n = hl != NULL ? hard_link(in, s, dir, base, link, ent, l, what, name, e)
-			       : create(in, s, dir, base, ent, l, what, name, e);
+		n = hl ? hard_link(in, s, dir, d->base, d->link, ent, l, what, name, e)
+		       : create(in, s, dir, d->base, ent, l, what, name, e);
 		if (n == NULL)
 			return -1;
 	}
 	mtree_mark(t, n);
 	return 0;
+}
+
+/* One member; returns 0, or -1 with e filled. */
+static int apply_entry(struct archive *in, struct sqimage *s, struct archive_entry *ent,
+		       struct unpack_limit *l, const char *what, struct err *e)
+{
+	struct mtree *t = sqimage_tree(s);
+	struct layer_decision d;
+	struct layer_member m;
+	struct mnode *n;
+
+	/* Its name (never NULL after this) and link targets: bounded and counted. */
+	if (unpack_limit_member(l, ent, what, e) < 0)
+		return -1;
+	m = (struct layer_member){ .name = archive_entry_pathname(ent),
+				   .type = archive_entry_filetype(ent),
+				   .hardlink = archive_entry_hardlink(ent) };
+	/* No kernel refuses a name over NAME_MAX here: the rule does. */
+	if (layer_decide(&m, resolve_dir, t, true, what, &d, e) < 0)
+		return -1;
+	switch (d.action) {
+	case LAYER_SKIP:
+		return 0;
+	case LAYER_OPAQUE:
+		n = mtree_lookup(t, d.path);
+		if (n != NULL && mnode_is_dir(n))
+			mtree_clear_dir(t, n);
+		return 0;
+	case LAYER_WHITEOUT:
+		n = mtree_lookup(t, d.path);
+		if (n == NULL && errno != ENOENT)
+			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, d.path);
+		if (n != NULL)
+			mtree_remove(t, n);
+		return 0;
+	case LAYER_PUT:
+	case LAYER_LINK:
+		break;
+	}
+	return put(in, s, ent, &d, l, what, m.name, e);
 }
 
 int mlayer_apply(struct archive *in, struct sqimage *s, const char *what, struct unpack_limit *l,

@@ -31,7 +31,7 @@
 #include "cache.h"
 #include "cache_int.h"
 #include "privdir.h"
-#include "unpack.h"
+#include "unpack/unpack.h"
 #include "util.h"
 
 /* Each step from the shared cache's root to the entry's rootfs must be a

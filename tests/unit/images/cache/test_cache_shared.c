@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #define CTRTEST_CACHE_FIXTURE
 #define CTRTEST_ARCHIVES
 #include "ctrtest.h"

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "image.h"
-#include "unpack.h"
+#include "unpack/unpack.h"
 
 static char top[64];
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "named.h"
+#include "cache/named.h"
 #include "rootpath.h"
 
 static char root[] = "/tmp/ctrun-test-named.XXXXXX";

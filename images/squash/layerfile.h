@@ -7,7 +7,7 @@
 #ifndef CTRUN_LAYERFILE_H
 #define CTRUN_LAYERFILE_H
 
-#include "archive_filter.h"
+#include "unpack/archive_filter.h"
 #include "err.h"
 #include "sqimage.h"
 

@@ -22,8 +22,8 @@
 #ifndef CTRUN_MLAYER_H
 #define CTRUN_MLAYER_H
 
-#include "archive_dl.h"
-#include "archive_filter.h"
+#include "unpack/archive_dl.h"
+#include "unpack/archive_filter.h"
 #include "err.h"
 #include "imgconfig.h"
 #include "sqimage.h"

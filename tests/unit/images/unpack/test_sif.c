@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sif.h"
+#include "unpack/sif.h"
 
 #define NDESCR 4
 #define DESCR_OFF 256

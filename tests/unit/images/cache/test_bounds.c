@@ -5,7 +5,7 @@
  * before a byte of it is read (issue 29). */
 #define CTRTEST_STREAM /* last in ctrtest.h: archive_dl.h renames libarchive's functions */
 #include "ctrtest.h"
-#include "cache.h"
+#include "cache/cache.h"
 
 #include <sys/wait.h>
 

@@ -4,8 +4,9 @@
  * A registry pull streams its layers into one squashfs (sqimage.h): the
  * tree of names, types, modes, owners, times and link targets is kept
  * here, each regular file's data goes to the squashfs as it is read, and
- * only the tree is written at the end.  Paths are resolved here as
- * core/inroot.c resolves them in a directory (chroot semantics: an
+ * only the tree is written at the end.  Paths are resolved here by the
+ * walk core/inroot.c resolves them with in a directory (core/pathwalk.c,
+ * over this tree instead of descriptors; chroot semantics: an
  * absolute link restarts at the root, ".." stops there, at most 40 links;
  * components that do not exist stay as text), so a layer's `lib -> usr/lib`
  * followed by `lib/x` lands in usr/lib/x and `evil -> /etc` followed by

@@ -1,4 +1,4 @@
-/* Unit tests: an image built on a stored one (layer reuse: sqbase.c,
+/* Unit tests: an image built on a stored one (layer reuse: sqstored.c,
  * sqimage_base) is the image a full conversion of all its layers makes:
  * random layers of files, directories, symlinks, hard links (into the
  * stored image too), whiteouts and opaque markers, streamed once whole and

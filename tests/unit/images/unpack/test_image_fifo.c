@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 
 #include "ctrtest.h"
-#include "imgmount.h"
-#include "unpack.h"
+#include "unpack/imgmount.h"
+#include "unpack/unpack.h"
 
 /* A blocked open ends the test program (SIGALRM), a failure. */
 #define GUARD_S 30

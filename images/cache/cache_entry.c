@@ -16,7 +16,7 @@
 #include "cache.h"
 #include "cache_int.h"
 #include "image.h"
-#include "unpack.h"
+#include "unpack/unpack.h"
 #include "util.h"
 
 int cache_path(char *buf, size_t size, const struct cache_cfg *c, const char *sub,

@@ -1,4 +1,4 @@
-/* sqcomp.c - a squashfs compressor named in a setting ("zstd:3", "lz4",
+/* sqcompress.c - a squashfs compressor named in a setting ("zstd:3", "lz4",
  * "none"), for the streamed writer and for mksquashfs (see sqimage.h). */
 #include "sqimage.h"
 

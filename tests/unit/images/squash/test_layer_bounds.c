@@ -12,8 +12,8 @@
 #define CTRTEST_STREAM
 #include "ctrtest.h"
 
-#include "archive_filter.h"
-#include "mtree.h"
+#include "unpack/archive_filter.h"
+#include "squash/mtree.h"
 
 #define KiB (1u << 10)
 

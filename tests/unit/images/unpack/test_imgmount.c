@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "imgmount.h"
+#include "unpack/imgmount.h"
 #include "rootpath.h"
-#include "unpack.h"
+#include "unpack/unpack.h"
 
 static void test_only_squashfs_and_sif_mount(void **state)
 {

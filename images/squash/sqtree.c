@@ -162,7 +162,7 @@ static int put_file(struct out *o, struct minode *ino)
 		if (ino->nlink > 1 && sq->base.type == SQFS_INODE_FILE &&
 		    sqfs_inode_make_extended(sq) != 0)
 			return sq_fail(o->s, SQFS_ERROR_INTERNAL, "inode", o->e);
-		/* One name left of a stored image's hard link (sqbase.c): the
+		/* One name left of a stored image's hard link (sqstored.c): the
 		 * basic inode a new file gets, where it can be one. */
 		if (sq->base.type == SQFS_INODE_EXT_FILE)
 			sq->data.file_ext.nlink = ino->nlink;

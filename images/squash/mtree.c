@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_LINKS 40 /* symlinks per path, as inroot.c and the kernel */
+#include "pathwalk.h"
 
 static size_t hash(const struct mnode *dir, const char *name)
 {
@@ -250,161 +250,101 @@ void mtree_clear_dir(struct mtree *t, struct mnode *dir)
 
 /* ---- paths ---------------------------------------------------------------- */
 
-/* The walk of inroot.c, over the tree: `stack` holds the directories from
- * the root down; `virt` counts the components at the end of `shown` that
- * do not exist (kept as text). */
-struct walk {
+/* The walk's back end (core/pathwalk.h, inroot.c's walk): the directories
+ * from the root down, `child` the node a lookup holds. */
+struct nodes {
 	const struct mtree *t;
 	struct mnode *stack[PATH_MAX / 2 + 2];
-	size_t depth, virt;
-	int links;
-	char shown[PATH_MAX];
-	char todo[PATH_MAX * 2];
+	size_t depth;
+	struct mnode *child;
 };
 
-static int shown_add(struct walk *w, const char *name)
+static int nodes_lookup(void *be, const char *name, mode_t *type)
 {
-	size_t len = strlen(w->shown);
+	struct nodes *b = be;
 
-	if (len + 1 + strlen(name) >= sizeof(w->shown)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	snprintf(w->shown + len, sizeof(w->shown) - len, "/%s", name);
-	return 0;
-}
-
-static void pop(struct walk *w)
-{
-	char *slash = strrchr(w->shown, '/');
-
-	if (slash != NULL)
-		*slash = '\0';
-	if (w->virt > 0)
-		w->virt--;
+	b->child = mtree_child(b->t, b->stack[b->depth], name);
+	if (b->child != NULL)
+		*type = b->child->ino->mode & S_IFMT;
 	else
-		w->depth--;
+		errno = ENOENT;
+	return b->child != NULL ? 0 : -1;
 }
 
-static int follow(struct walk *w, const struct mnode *link, const char *rest)
+static int nodes_readlink(void *be, char *buf, size_t size)
 {
-	char tmp[sizeof(w->todo)];
-	const char *target = link->ino->target != NULL ? link->ino->target : "";
+	struct nodes *b = be;
+	const char *target = b->child->ino->target != NULL ? b->child->ino->target : "";
 
-	if (++w->links > MAX_LINKS) {
-		errno = ELOOP;
-		return -1;
-	}
-	if (target[0] == '/') { /* chroot: an absolute link restarts at the root */
-		w->depth = 0;
-		w->virt = 0;
-		w->shown[0] = '\0';
-	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target, rest) >= sizeof(tmp)) {
+	b->child = NULL;
+	if ((size_t)snprintf(buf, size, "%s", target) >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	memcpy(w->todo, tmp, sizeof(w->todo));
 	return 0;
 }
+
+/* A tree is walked, never changed, by a resolve. */
+static int nodes_mkdir(void *be, const char *name, mode_t mode)
+{
+	(void)be, (void)name, (void)mode;
+	errno = EROFS;
+	return -1;
+}
+
+static int nodes_enter(void *be)
+{
+	struct nodes *b = be;
+
+	if (b->depth + 1 >= sizeof(b->stack) / sizeof(b->stack[0])) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	b->stack[++b->depth] = b->child;
+	b->child = NULL;
+	return 0;
+}
+
+static void nodes_drop(void *be)
+{
+	((struct nodes *)be)->child = NULL;
+}
+
+static void nodes_up(void *be)
+{
+	((struct nodes *)be)->depth--;
+}
+
+static void nodes_to_root(void *be)
+{
+	((struct nodes *)be)->depth = 0;
+}
+
+static const struct pathwalk_ops nodes_ops = { nodes_lookup, nodes_readlink, nodes_mkdir,
+					       nodes_enter, nodes_drop, nodes_up, nodes_to_root };
 
 int mtree_resolve(const struct mtree *t, const char *path, bool follow_last, char *out,
 		  size_t size)
 {
-	struct walk *w = malloc(sizeof(*w));
+	/* Chroot semantics, missing components kept as text. */
+	struct {
+		struct pathwalk w;
+		struct nodes b;
+	} *r = calloc(1, sizeof(*r));
 	char leaf[NAME_MAX + 1];
-	int rv = -1, n;
+	int rv = -1;
 
-	if (w == NULL)
+	if (r == NULL)
 		return -1;
-	w->t = t;
-	w->stack[0] = (struct mnode *)&t->root;
-	w->depth = w->virt = 0;
-	w->links = 0;
-	w->shown[0] = '\0';
-	if ((size_t)snprintf(w->todo, sizeof(w->todo), "%s", path) >= sizeof(w->todo)) {
-		errno = ENAMETOOLONG;
-		goto out;
-	}
-	for (;;) {
-		char c[NAME_MAX + 1], rest[sizeof(w->todo)];
-		const char *p = w->todo + strspn(w->todo, "/"), *after;
-		size_t len = strcspn(p, "/");
-		struct mnode *node;
-		bool last;
-
-		if (len == 0) {
-			leaf[0] = '\0';
-			break;
-		}
-		if (len > NAME_MAX) {
-			errno = ENAMETOOLONG;
-			goto out;
-		}
-		memcpy(c, p, len);
-		c[len] = '\0';
-		after = p + len + strspn(p + len, "/");
-		last = *after == '\0';
-		memmove(rest, after, strlen(after) + 1);
-		memcpy(w->todo, rest, strlen(rest) + 1);
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			if (w->depth > 0 || w->virt > 0)
-				pop(w);
-			continue;
-		}
-		if (w->virt > 0) { /* below a missing directory: text only */
-			if (shown_add(w, c) < 0)
-				goto out;
-			w->virt++;
-			continue;
-		}
-		if (last && !follow_last) {
-			snprintf(leaf, sizeof(leaf), "%s", c);
-			break;
-		}
-		node = mtree_child(t, w->stack[w->depth], c);
-		if (node == NULL) {
-			if (last) {
-				snprintf(leaf, sizeof(leaf), "%s", c);
-				break;
-			}
-			if (shown_add(w, c) < 0)
-				goto out;
-			w->virt++;
-			continue;
-		}
-		if ((node->ino->mode & S_IFMT) == S_IFLNK) {
-			if (follow(w, node, rest) < 0)
-				goto out;
-			continue;
-		}
-		if (last) {
-			snprintf(leaf, sizeof(leaf), "%s", c);
-			break;
-		}
-		if (!mnode_is_dir(node)) {
-			errno = ENOTDIR;
-			goto out;
-		}
-		if (w->depth + 1 >= sizeof(w->stack) / sizeof(w->stack[0]) || shown_add(w, c) < 0) {
-			errno = ENAMETOOLONG;
-			goto out;
-		}
-		w->stack[++w->depth] = node;
-	}
-	/* shown is "" or "/a/b": the relative form drops its slash. */
-	if (w->shown[0] == '\0')
-		n = snprintf(out, size, "%s", leaf[0] != '\0' ? leaf : ".");
-	else
-		n = snprintf(out, size, "%s%s%s", w->shown + 1, leaf[0] != '\0' ? "/" : "", leaf);
-	if (n < 0 || (size_t)n >= size)
-		errno = ENAMETOOLONG;
-	else
-		rv = 0;
-out:
-	free(w);
+	r->b.t = t;
+	r->b.stack[0] = (struct mnode *)&t->root;
+	r->w.ops = &nodes_ops;
+	r->w.be = &r->b;
+	r->w.follow_last = follow_last;
+	r->w.missing_ok = true;
+	if (pathwalk_run(&r->w, path, leaf, sizeof(leaf), NULL) == 0)
+		rv = pathwalk_result(&r->w, leaf, out, size, NULL);
+	free(r);
 	return rv;
 }
 

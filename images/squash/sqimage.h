@@ -73,7 +73,7 @@ int sqimage_file_begin(struct sqimage *s, struct minode *ino, struct err *e);
 int sqimage_file_data(struct sqimage *s, const void *p, size_t n, struct err *e);
 int sqimage_file_end(struct sqimage *s, struct err *e);
 
-/* sqbase.c: the stored squashfs open at fd (read only; the caller trusts
+/* sqstored.c: the stored squashfs open at fd (read only; the caller trusts
  * it as the store does) as the bottom of s, before anything else is put in
  * s: its tree becomes s's (as if its `layers` layers had been applied),
  * its data and fragment blocks are copied into s as they are.  It must

@@ -1,4 +1,4 @@
-/* sqbase.c - a stored squashfs as the bottom of a new one (see sqimage.h,
+/* sqstored.c - a stored squashfs as the bottom of a new one (see sqimage.h,
  * sqimage_base): its tree read back into the tree in memory, its data and
  * fragment blocks copied as they are (compressed once, when it was made),
  * so an image one layer away from a stored one costs that layer, the copy

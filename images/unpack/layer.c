@@ -1,4 +1,6 @@
-/* layer.c - one layer onto a root directory, whiteouts included (see layer.h). */
+/* layer.c - one layer onto a root directory, whiteouts included (see layer.h);
+ * what each member does is decided by layer_decide (layerrule.h), as for the
+ * tree in memory of a streamed squashfs (squash/mlayer.c). */
 #include "layer.h"
 
 #include <errno.h>
@@ -14,10 +16,8 @@
 #include "archive_dl.h"
 #include "archive_filter.h"
 #include "inroot.h"
+#include "layerrule.h"
 #include "rootpath.h"
-
-#define WH_PREFIX ".wh."
-#define WH_OPAQUE ".wh..wh..opq"
 
 /* The paths this layer wrote (and their ancestors): an opaque marker must
  * hide lower layers' files, not the ones its own layer already put there. */
@@ -118,35 +118,10 @@ struct seen {
 	struct pathset cleared; /* the directories an opaque marker of it cleared */
 };
 
-/* "dir" + "/" + "base", or "base" when dir is the root. */
-static int join(char *out, size_t size, const char *dir, const char *base)
+/* The parent directory of a member, resolved in the root directory. */
+static int resolve_dir(void *arg, const char *dir, char *out, size_t size)
 {
-	int r = strcmp(dir, ".") == 0 ? snprintf(out, size, "%s", base)
-				      : snprintf(out, size, "%s/%s", dir, base);
-
-	return r < 0 || (size_t)r >= size ? -1 : 0;
-}
-
-/* Splits a cleaned path into its resolved parent and its last component. */
-static int resolve_parent(int rootfd, const char *clean, char *parent, size_t size,
-			  const char **base)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(clean, '/');
-
-	if (slash == NULL) {
-		*base = clean;
-		if (size < 2)
-			return -1;
-		strcpy(parent, ".");
-		return 0;
-	}
-	if ((size_t)(slash - clean) >= sizeof(dir))
-		return -1;
-	memcpy(dir, clean, (size_t)(slash - clean));
-	dir[slash - clean] = '\0';
-	*base = slash + 1;
-	return inroot_resolve(rootfd, dir, INROOT_CHROOT, true, parent, size, NULL);
+	return inroot_resolve(*(int *)arg, dir, INROOT_CHROOT, true, out, size, NULL);
 }
 
 static bool is_root(void)
@@ -189,65 +164,16 @@ static int copy_data(struct archive *in, struct archive *out, struct unpack_limi
 		       archive_error_string(archive_errno(out) ? out : in));
 }
 
-/* One member; returns 0, or -1 with e filled. */
-static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
-		       struct archive_entry *ent, struct seen *seen, struct unpack_limit *l,
-		       const char *what, struct err *e)
+/* The member at d->path (d->link: the hard link's target). */
+static int put(struct archive *in, struct archive *disk, int rootfd, struct archive_entry *ent,
+	       const struct layer_decision *d, struct unpack_limit *l, const char *what,
+	       const char *name, struct err *e)
 {
-	char clean[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], link[PATH_MAX];
-	const char *name = archive_entry_pathname(ent), *base, *hl;
-	mode_t type = archive_entry_filetype(ent);
-
-	/* Its name (never NULL after this) and link targets: bounded and counted. */
-	if (unpack_limit_member(l, ent, what, e) < 0)
-		return -1;
-	if (rootpath_clean(name, clean, sizeof(clean)) < 0)
-		return err_set(e, EXIT_CTRUN, "%s: member '%s' %s", what, name,
-			       errno == EINVAL ? "leaves the image (..): refused" : "has a bad name");
-	if (strcmp(clean, ".") == 0)
-		return 0; /* the root's own entry: its mode is the cache's business */
-	if (resolve_parent(rootfd, clean, parent, sizeof(parent), &base) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s: resolving '%s'", what, name);
-	if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
-		if (strcmp(base, WH_OPAQUE) == 0) {
-			/* Once a layer: what is there after that is its own (a
-			 * walk per marker would be quadratic in the layer). */
-			if (set_has(&seen->cleared, parent))
-				return 0;
-			if (rootpath_clear_dir(rootfd, parent, keep_own, &seen->own) < 0 ||
-			    set_add_one(&seen->cleared, parent) < 0)
-				return err_sys(e, EXIT_CTRUN, "%s: opaque directory '%s'", what, parent);
-			return 0;
-		}
-		base += strlen(WH_PREFIX);
-		if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
-		    join(target, sizeof(target), parent, base) < 0)
-			return err_set(e, EXIT_CTRUN, "%s: bad whiteout '%s'", what, name);
-		if (rootpath_remove(rootfd, target) < 0)
-			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, target);
-		return 0;
-	}
-	if (join(target, sizeof(target), parent, base) < 0)
-		return err_set(e, EXIT_CTRUN, "%s: path too long: '%s'", what, name);
-	/* No device node from an image (image_sanitize): the runtime provides /dev. */
-	if (type == AE_IFCHR || type == AE_IFBLK)
-		return 0;
-	hl = archive_entry_hardlink(ent);
-	if (hl != NULL) {
-		char lclean[PATH_MAX], lparent[PATH_MAX];
-		const char *lbase;
-
-		if (rootpath_clean(hl, lclean, sizeof(lclean)) < 0 || strcmp(lclean, ".") == 0)
-			return err_set(e, EXIT_CTRUN, "%s: hard link '%s' -> '%s' leaves the image: "
-				       "refused", what, name, hl);
-		if (resolve_parent(rootfd, lclean, lparent, sizeof(lparent), &lbase) < 0 ||
-		    join(link, sizeof(link), lparent, lbase) < 0)
-			return err_sys(e, EXIT_CTRUN, "%s: resolving hard link '%s'", what, hl);
-		archive_entry_set_hardlink(ent, link);
-	}
-	if (make_room(rootfd, target, type == AE_IFDIR) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, target);
-	archive_entry_set_pathname(ent, target);
+	if (d->action == LAYER_LINK)
+		archive_entry_set_hardlink(ent, d->link);
+	if (make_room(rootfd, d->path, archive_entry_filetype(ent) == AE_IFDIR) < 0)
+		return err_sys(e, EXIT_CTRUN, "%s: replacing '%s'", what, d->path);
+	archive_entry_set_pathname(ent, d->path);
 	if (archive_write_header(disk, ent) < ARCHIVE_WARN)
 		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
 			       archive_error_string(disk));
@@ -256,7 +182,49 @@ static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
 	if (archive_write_finish_entry(disk) < ARCHIVE_WARN)
 		return err_set(e, EXIT_CTRUN, "%s: '%s': %s", what, name,
 			       archive_error_string(disk));
-	if (set_add(&seen->own, target) < 0)
+	return 0;
+}
+
+/* One member; returns 0, or -1 with e filled. */
+static int apply_entry(struct archive *in, struct archive *disk, int rootfd,
+		       struct archive_entry *ent, struct seen *seen, struct unpack_limit *l,
+		       const char *what, struct err *e)
+{
+	struct layer_decision d;
+	struct layer_member m;
+
+	/* Its name (never NULL after this) and link targets: bounded and counted. */
+	if (unpack_limit_member(l, ent, what, e) < 0)
+		return -1;
+	m = (struct layer_member){ .name = archive_entry_pathname(ent),
+				   .type = archive_entry_filetype(ent),
+				   .hardlink = archive_entry_hardlink(ent) };
+	/* The kernel refuses a name over NAME_MAX when it is written. */
+	if (layer_decide(&m, resolve_dir, &rootfd, false, what, &d, e) < 0)
+		return -1;
+	switch (d.action) {
+	case LAYER_SKIP:
+		return 0;
+	case LAYER_OPAQUE:
+		/* Once a layer: what is there after that is its own (a walk
+		 * per marker would be quadratic in the layer). */
+		if (set_has(&seen->cleared, d.path))
+			return 0;
+		if (rootpath_clear_dir(rootfd, d.path, keep_own, &seen->own) < 0 ||
+		    set_add_one(&seen->cleared, d.path) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: opaque directory '%s'", what, d.path);
+		return 0;
+	case LAYER_WHITEOUT:
+		if (rootpath_remove(rootfd, d.path) < 0)
+			return err_sys(e, EXIT_CTRUN, "%s: whiteout of '%s'", what, d.path);
+		return 0;
+	case LAYER_PUT:
+	case LAYER_LINK:
+		break;
+	}
+	if (put(in, disk, rootfd, ent, &d, l, what, m.name, e) < 0)
+		return -1;
+	if (set_add(&seen->own, d.path) < 0)
 		return err_sys(e, EXIT_CTRUN, "%s", what);
 	return 0;
 }

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "image.h"
 #define CTRTEST_CACHE_FIXTURE
 #define CTRTEST_ARCHIVES

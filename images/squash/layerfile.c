@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive_dl.h"
+#include "unpack/archive_dl.h"
 #include "imgconfig.h"
 #include "mlayer.h"
 #include "util.h"
