@@ -24,10 +24,6 @@ int cmd_health(struct options *o, struct err *e);
 int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
 int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
 int cmd_hold(struct options *o, struct err *e);   /* cmd_hold.c: the SPANK plugin's container */
-/* hold_srun.c: the host's srun for a batch script in the container
- * (runner/agent/holdmsg.h): its server, a child process; stopped with it. */
-pid_t hold_srun_start(const char *rundir, struct err *e);
-void hold_srun_stop(pid_t pid);
 int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
@@ -35,15 +31,6 @@ int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
 int cmd_version(const struct options *o);         /* cmd_version.c: --version */
 int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
 int cmd_save(struct options *o, struct err *e);   /* cmd_save.c */
-
-/* --image docker://REF (or HOST#REPO) made the path of the pulled image in
- * the store (cmd_pull.c); a path that exists stays a path. */
-int image_resolve(struct options *o, struct err *e);
-/* The same for one image: *path is the store's image (malloc'd) for a
- * reference, NULL for a path. */
-/* The image store's directory ([registry] store or its default). */
-int image_store_dir(const struct options *o, char *out, size_t size, struct err *e);
-int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e);
 
 /* This node's workers of a run, with its restarts: forked here, or with
  * o->image inside a container (cmd_run.c). */

@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "commands.h"
+#include "deliver.h"
 #include "err.h"
 #include "options.h"
 #include "phase.h"
