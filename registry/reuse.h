@@ -44,7 +44,7 @@ bool reuse_record_valid(const char *text, size_t len);
 
 /* Writes text (a record, reuse_record_valid) as the record of the image at
  * sqsh, as reuse_record_write does: what the image feed carries from the
- * node that pulled it (runner/feed.h).  -1 with e. */
+ * node that pulled it (runner/deliver/feed.h).  -1 with e. */
 int reuse_record_write_text(const char *store, const char *sqsh, const char *text, size_t len,
 			    struct err *e);
 

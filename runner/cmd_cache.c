@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "container.h"
+#include "deliver.h"
 #include "ref.h"
 #include "store.h"
 #include "stage.h"

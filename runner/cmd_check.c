@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "rt.h"
+#include "container.h"
 #include "launch.h"
 #include "netinfo.h"
 #include "topology.h"
@@ -139,7 +140,7 @@ static int launch_workers(struct options *o, const char *word, bool own_timeout,
 	o->prefix = false;
 	o->no_python = true;
 	o->max_restarts = 0;
-	rv = run_workers(o, &t, environ, e);
+	rv = container_run_workers(o, &t, environ, e);
 out:
 	strv_free(&argv);
 	topo_free(&t);

@@ -31,7 +31,7 @@ extern char **environ;
 
 /* The plugin's NAME:create: a kept container of that name is an error. */
 #define CREATE_ENV "CTRUN_HOLD_NAME_CREATE"
-/* The plugin's batch step: the script's srun is the host's (hold_srun.c). */
+/* The plugin's batch step: the script's srun is the host's (runner/agent/holdsrun_server.c). */
 #define SRUN_ENV "CTRUN_HOLD_SRUN"
 /* The plugin's default_workdir=image (pyxis's rule): the hold, and so the
  * tasks, start in the image's working directory (agent --image-workdir). */

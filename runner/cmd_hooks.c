@@ -1,5 +1,5 @@
-/* cmd_hooks.c - `ctrun hooks ...`: the command over runner/container/hooks_install.c
- * (see hooks_install.h). */
+/* cmd_hooks.c - `ctrun hooks ...`: the command over the drivers' install
+ * phase (runner/container/rt/hooks_install.h). */
 #include "hooks_install.h"
 #include "oci/oci.h"
 
@@ -125,7 +125,7 @@ int cmd_hooks(struct options *o, struct err *e)
 	}
 	install = strcmp(a.words[0], "install") == 0;
 	if ((!install && strcmp(a.words[0], "uninstall") != 0) || a.nwords != 2 ||
-	    (strcmp(a.words[1], "enroot") != 0 && strcmp(a.words[1], "oci") != 0))
+	    !hooks_known(a.words[1]))
 		return err_set(e, EXIT_USAGE, "%s", usage);
 	if (hooks_dir(a.words[1], a.system, a.dir, environ, dir, sizeof(dir), e) < 0)
 		return -1;

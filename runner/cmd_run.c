@@ -16,11 +16,6 @@
 
 extern char **environ;
 
-int run_workers(const struct options *o, struct topo *t, char *const *envp, struct err *e)
-{
-	return launch_local(o, t, envp, o->image != NULL ? container_run : launch_run_here, e);
-}
-
 /* `ctrun env --image IMG [COMMAND]`: each local worker's whole environment
  * inside the container, as the agent builds it (agentspec_worker_env), by
  * the agent itself in the container (its print mode). */
@@ -48,6 +43,9 @@ int cmd_run(struct options *o, struct err *e)
 	struct topo t;
 	int rv = -1, tfd = -1;
 
+	/* `ctrun --image IMG` with nothing to run: a shell in it. */
+	if (options_cmd_is(o, "run") && o->image != NULL && o->command.n == 0)
+		return cmd_shell(o, e);
 	if (launch_topology(o, &t, e) < 0)
 		goto out;
 	phase_mark("topology");
@@ -57,7 +55,7 @@ int cmd_run(struct options *o, struct err *e)
 	else
 		o->prefix = strcmp(o->prefix_mode, "true") == 0;
 	if (t.mode == MODE_BATCH) {
-		if (o->cmd == CMD_RUN && o->command.n == 0) {
+		if (options_cmd_is(o, "run") && o->command.n == 0) {
 			err_set(e, EXIT_USAGE, "no command given (see ctrun --help)");
 			goto out;
 		}
@@ -72,11 +70,11 @@ int cmd_run(struct options *o, struct err *e)
 		}
 		goto out;
 	}
-	if (o->cmd == CMD_ENV && o->image != NULL) {
+	if (options_cmd_is(o, "env") && o->image != NULL) {
 		rv = print_container_env(o, &t, e) < 0 ? -1 : 0;
 		goto out;
 	}
-	if (o->cmd == CMD_ENV) {
+	if (options_cmd_is(o, "env")) {
 		if (launch_prepare(&t, e) < 0 || launch_print_env(o, &t, environ, e) < 0)
 			goto out;
 		rv = 0;
@@ -86,9 +84,9 @@ int cmd_run(struct options *o, struct err *e)
 		tfd = tsum_listen(&t, (int)o->verbose);
 	/* A node of a batch-mode step: the batch ctrun's watch hears from it
 	 * until its last word, whatever the outcome (watchclient.h). */
-	if (o->cmd == CMD_RUN)
+	if (options_cmd_is(o, "run"))
 		watchc_open(t.host, t.job_id, environ, o->quiet);
-	rv = run_workers(o, &t, environ, e);
+	rv = container_run_workers(o, &t, environ, e);
 	watchc_done(rv >= 0 ? rv : e->code != 0 ? e->code : EXIT_CTRUN);
 	if (o->timings || o->verbose > 0) {
 		phase_report(stderr, t.host);

@@ -157,16 +157,16 @@ int cmd_shell(struct options *o, struct err *e)
 	if (ctr_setup_init(&c, o, &t, environ, true, e) < 0)
 		goto out;
 	c.spec.tty = isatty(STDIN_FILENO);
-	if (o->command.n > 0		  ? strv_extend(&c.spec.argv, o->command.v) < 0
-	    : o->cmd == CMD_RUN ? image_default(&c, &c.spec.argv) < 0
-				  : strv_push(&c.spec.argv, default_shell(&c)) < 0) {
+	if (o->command.n > 0	       ? strv_extend(&c.spec.argv, o->command.v) < 0
+	    : options_cmd_is(o, "run") ? image_default(&c, &c.spec.argv) < 0
+				       : strv_push(&c.spec.argv, default_shell(&c)) < 0) {
 		err_sys(e, EXIT_CTRUN, "shell");
 		goto free;
 	}
 	rv = ctr_run_exec(&c, o, &t, environ, false, e);
 	/* --save after the image's default command, as after a run. */
-	if (rv == 0 && !o->dry_run && o->save != NULL && o->cmd == CMD_RUN && o->command.n == 0 &&
-	    ctr_save(&c, o->save, o->cache_compression, o->quiet, e) < 0)
+	if (rv == 0 && !o->dry_run && o->save != NULL && options_cmd_is(o, "run") &&
+	    o->command.n == 0 && ctr_save(&c, o->save, o->cache_compression, o->quiet, e) < 0)
 		rv = -1;
 free:
 	ctr_setup_free(&c);

@@ -1,33 +1,29 @@
-/* commands.h - the subcommands main dispatches to, one file each.
+/* commands.h - the subcommands main dispatches to, one file each: the
+ * functions of main.c's command table (options.h struct command; docs/
+ * architecture.md "Adding a command").
  *
  * runner/ holds main.c and one file per subcommand, over the concern
- * folders (config, slurm, launch, supervise, container, check, ...).
- * Each takes the loaded options (o->command holds the words after the
- * subcommand, for those that parse their own flags) and returns ctrun's
- * exit status (>= 0), or -1 with e filled.
+ * folders (config, slurm, launch, supervise, container, deliver, check,
+ * ...).  Each takes the loaded options (o->command holds the words after
+ * the subcommand, for those that parse their own flags) and returns
+ * ctrun's exit status (>= 0), or -1 with e filled.
  *
- * Folder runner/: main.c and one cmd_*.c per subcommand (run and env, shell,
- * check and bench, cache, hooks).  May use: every runner/ folder, images/,
- * core/ (the GNUmakefile's include paths enforce it).
+ * Folder runner/: main.c and one cmd_*.c per subcommand (run and env,
+ * shell, check and bench, cache, hooks, pull, save, hold, version).  May
+ * use: every runner/ folder, devices/, registry/, images/, core/ (the
+ * GNUmakefile's include paths enforce it).
  */
 #ifndef CTRUN_COMMANDS_H
 #define CTRUN_COMMANDS_H
 
-#include <sys/types.h>
-
 #include "err.h"
 #include "options.h"
-#include "topology.h"
 
 /* A node's health check in the batch ctrun's check step (health.h: $CTRUN_BATCH_HEALTH). */
 int cmd_health(struct options *o, struct err *e);
 int cmd_run(struct options *o, struct err *e);    /* cmd_run.c: run and env */
 int cmd_shell(struct options *o, struct err *e);  /* cmd_shell.c */
 int cmd_hold(struct options *o, struct err *e);   /* cmd_hold.c: the SPANK plugin's container */
-/* hold_srun.c: the host's srun for a batch script in the container
- * (runner/agent/holdmsg.h): its server, a child process; stopped with it. */
-pid_t hold_srun_start(const char *rundir, struct err *e);
-void hold_srun_stop(pid_t pid);
 int cmd_check(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_bench(struct options *o, struct err *e);  /* cmd_check.c */
 int cmd_cache(struct options *o, struct err *e);  /* cmd_cache.c */
@@ -35,18 +31,5 @@ int cmd_hooks(struct options *o, struct err *e);  /* cmd_hooks.c */
 int cmd_version(const struct options *o);         /* cmd_version.c: --version */
 int cmd_pull(struct options *o, struct err *e);   /* cmd_pull.c */
 int cmd_save(struct options *o, struct err *e);   /* cmd_save.c */
-
-/* --image docker://REF (or HOST#REPO) made the path of the pulled image in
- * the store (cmd_pull.c); a path that exists stays a path. */
-int image_resolve(struct options *o, struct err *e);
-/* The same for one image: *path is the store's image (malloc'd) for a
- * reference, NULL for a path. */
-/* The image store's directory ([registry] store or its default). */
-int image_store_dir(const struct options *o, char *out, size_t size, struct err *e);
-int image_resolve_one(const struct options *o, const char *image, char **path, struct err *e);
-
-/* This node's workers of a run, with its restarts: forked here, or with
- * o->image inside a container (cmd_run.c). */
-int run_workers(const struct options *o, struct topo *t, char *const *envp, struct err *e);
 
 #endif

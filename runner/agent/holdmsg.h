@@ -29,6 +29,7 @@
 #define CTRUN_HOLDMSG_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #define HOLD_ARG "--hold"
 /* After HOLD_ARG: the hold starts in the image's working directory
@@ -90,7 +91,15 @@ int hold_entry_env(struct agent_spec *s, char *const *own, struct strv *env, str
 #define SRUN_BIN_DIR "bin"      /* RUN/bin/srun -> /.ctrun/agent */
 #define SRUN_MAGIC "ctrun-srun 1"
 #define SRUN_TEXT_MAX (4u << 20)
-/* The agent as `srun`: hands its command over; returns srun's status. */
+/* The two halves of the exchange:
+ *   holdsrun_server.c  on the host, a child of ctrun __hold: serves
+ *                      RUN/SRUN_SOCK and runs the host's srun; stopped
+ *                      with the hold;
+ *   holdsrun_client.c  in the container, the agent as `srun`: hands its
+ *                      command over and ends with srun's status. */
+struct err;
+pid_t hold_srun_start(const char *rundir, struct err *e);
+void hold_srun_stop(pid_t pid);
 int hold_srun_client(int argc, char **argv);
 
 #endif

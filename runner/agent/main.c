@@ -1,4 +1,4 @@
-/* agent.c - ctrun-agent, the small static program that runs inside the
+/* main.c - ctrun-agent, the small static program that runs inside the
  * container (one per node) and starts and supervises that node's workers.
  *
  *     /.ctrun/agent /.ctrun/spec

@@ -400,7 +400,7 @@ int batch_run(const struct options *o, const struct topo *t, char *const *envp, 
 	/* Bad --spares or --nnodes: refused before any step. */
 	if (nodeplan_init(&b.plan, t->nodes.v, o->spares, o->nnodes_min, o->nnodes_max, e) < 0)
 		goto out;
-	b.watched = o->cmd == CMD_RUN && !o->dry_run;
+	b.watched = options_cmd_is(o, "run") && !o->dry_run;
 	b.health = b.watched && (nodeplan_resilient(&b.plan) || o->health_check != NULL ||
 				 o->max_restarts > 0);
 	if (o->dry_run) {

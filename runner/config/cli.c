@@ -41,30 +41,6 @@ static const char usage[] =
 	"Exit status: the first failing worker's; 2 usage or config, 125 ctrun failed,\n"
 	"126 not executable, 127 not found.  Every option: man ctrun; settings: man ctrun.ini.\n";
 
-/* ctrun SUBCOMMAND --help (bench, cache and hooks have their own). */
-static const char usage_env[] =
-	"Usage: ctrun [OPTIONS] env [--image IMG [COMMAND]]\n"
-	"Prints the variables ctrun would set for each worker of this node (the torchrun\n"
-	"contract, its defaults, --gpu-isolation's CUDA_VISIBLE_DEVICES, --env): KEY=VALUE\n"
-	"lines sorted by key, one block per worker; with --image each worker's whole\n"
-	"environment in the container, the image's included.  Launches no workers; from a\n"
-	"batch script it runs on every node through srun.  OPTIONS as for a run.\n";
-static const char usage_shell[] =
-	"Usage: ctrun [OPTIONS] shell [COMMAND...]\n"
-	"An interactive shell (bash if the image has it, else sh), or COMMAND, in the\n"
-	"container of --image, with the binds, environment and GPUs a run would get.\n"
-	"From an salloc shell or a batch script it runs on the allocation's first node\n"
-	"through srun --pty.  Container options: --image IMG  --runtime  --mount  --workdir\n"
-	"--nv  --device  --image-mode  --entrypoint  --root  --no-home  --writable  --name\n"
-	"--save (ctrun --help).\n";
-static const char usage_check[] =
-	"Usage: ctrun [OPTIONS] check [--json] [--rdzv-timeout SEC]\n"
-	"Run it like the training (same launch, same --nproc-per-node, same --image):\n"
-	"prints a table of rank, node, host, GPU, CPUs and NUMA node, checks that every\n"
-	"rank reaches MASTER_ADDR:MASTER_PORT and that an all-reduce sums right, and names\n"
-	"each misconfiguration found in one line (loopback master, port in use or blocked,\n"
-	"wrong interface, world size mismatch, duplicate GPU).  Exit status 0 when all is well.\n";
-
 enum { OPT_NO_PREFIX = 1000, OPT_PREFIX, OPT_DRY_RUN, OPT_FLAG_BASE = 2000 };
 
 /* Long options that take a value map to keys with the same name, '-' for '_'.
@@ -258,13 +234,12 @@ static int parse_flags(struct options *o, int argc, char *const *argv, const cha
 	return 0;
 }
 
-int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e)
+int options_parse_argv(struct options *o, const struct command *commands, int argc,
+		       char *const *argv, struct err *e)
 {
-	static const char *const words[] = { "run", "env", "shell", "check", "bench", "cache",
-					     "hooks", "__worker", "__stage", "pull", "save",
-					     "__hold" };
 	int ret;
 
+	o->cmd = &commands[0];
 	for (int i = 1; i < argc; i++)
 		if (strv_push(&o->args, argv[i]) < 0)
 			return err_sys(e, EXIT_CTRUN, "argv");
@@ -274,22 +249,14 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 		return ret;
 	/* A subcommand word is only recognised before "--": `ctrun -- env` runs env(1). */
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
-		for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
-			if (strcmp(argv[optind], words[i]) != 0)
+		for (const struct command *c = commands; c->word != NULL; c++) {
+			if (strcmp(argv[optind], c->word) != 0)
 				continue;
-			o->cmd = (enum subcommand)i;
+			o->cmd = c;
 			optind++;
-			/* These parse their own flags from o->command (bench's -b/-e
-			 * are not ctrun's); global options go before the word. */
-			if (o->cmd == CMD_BENCH || o->cmd == CMD_CACHE || o->cmd == CMD_HOOKS ||
-			    o->cmd == CMD_WORKER || o->cmd == CMD_STAGE || o->cmd == CMD_PULL ||
-			    o->cmd == CMD_SAVE)
+			if (c->flags & CMD_OWN_FLAGS)
 				break;
-			ret = parse_flags(o, argc, argv,
-					  o->cmd == CMD_ENV     ? usage_env
-					  : o->cmd == CMD_SHELL || o->cmd == CMD_HOLD ? usage_shell
-					  : o->cmd == CMD_CHECK ? usage_check
-								: usage, e);
+			ret = parse_flags(o, argc, argv, c->usage != NULL ? c->usage : usage, e);
 			if (ret != 0)
 				return ret;
 			break;
@@ -301,8 +268,13 @@ int options_parse_argv(struct options *o, int argc, char *const *argv, struct er
 	return 0;
 }
 
-int options_load(struct options *o, int argc, char *const *argv, char *const *envp,
-		 struct err *e)
+bool options_cmd_is(const struct options *o, const char *word)
+{
+	return strcmp(o->cmd != NULL ? o->cmd->word : "run", word) == 0;
+}
+
+int options_load(struct options *o, const struct command *commands, int argc,
+		 char *const *argv, char *const *envp, struct err *e)
 {
 	const char *home = NULL, *conf = NULL;
 	char path[PATH_MAX];
@@ -326,7 +298,7 @@ int options_load(struct options *o, int argc, char *const *argv, char *const *en
 		return -1;
 	if (options_load_env(o, envp, e) < 0)
 		return -1;
-	ret = options_parse_argv(o, argc, argv, e);
+	ret = options_parse_argv(o, commands, argc, argv, e);
 	/* The files' entries go under every --env (docker's order), read once
 	 * here so a bad file is a usage error before anything starts. */
 	if (ret == 0 && o->env_files.n > 0) {
@@ -344,8 +316,7 @@ int options_load(struct options *o, int argc, char *const *argv, char *const *en
 		strv_free(&o->env);
 		o->env = env;
 	}
-	if (ret == 0 && o->container_flag != NULL && o->image == NULL &&
-	    (o->cmd == CMD_RUN || o->cmd == CMD_ENV || o->cmd == CMD_CHECK || o->cmd == CMD_BENCH))
+	if (ret == 0 && o->container_flag != NULL && o->image == NULL && (o->cmd->flags & CMD_HOST))
 		return err_set(e, EXIT_USAGE, "--%s needs --image: without a container the command "
 			       "runs on the host and --%s would be ignored", o->container_flag,
 			       o->container_flag);

@@ -17,12 +17,33 @@
 #include "err.h"
 #include "strv.h"
 
-enum subcommand { CMD_RUN, CMD_ENV, CMD_SHELL, CMD_CHECK, CMD_BENCH, CMD_CACHE, CMD_HOOKS,
-		  CMD_WORKER, CMD_STAGE, CMD_PULL, CMD_SAVE, CMD_HOLD };
+struct options;
+
+/* One subcommand of ctrun: a row of runner/main.c's table, the one place a
+ * command is added (docs/architecture.md "Adding a command"), as crun's
+ * commands[].  The table ends with a row whose word is NULL. */
+struct command {
+	const char *word;     /* the word after ctrun's options ("bench"); the
+			       * table's first row is also what no word means */
+	int (*fn)(struct options *o, struct err *e); /* exit status, or -1 with e */
+	unsigned flags;       /* CMD_* below */
+	const char *usage;    /* ctrun [OPTIONS] WORD --help; NULL: ctrun --help's */
+};
+/* It parses its own flags from o->command (bench's -b and -e are not
+ * ctrun's); ctrun's options go before the word. */
+#define CMD_OWN_FLAGS 1u
+/* --image is made a file on this node (a reference pulled, runner/deliver/)
+ * before it runs. */
+#define CMD_IMAGE 2u
+/* Without --image it runs on the host: a container-only option given
+ * without --image is refused rather than ignored. */
+#define CMD_HOST 4u
+
 enum launch_mode { MODE_AUTO, MODE_STANDALONE, MODE_NODE, MODE_TASK, MODE_BATCH };
 
 struct options {
-	enum subcommand cmd;
+	const struct command *cmd; /* the subcommand's row; NULL before
+				    * options_parse_argv: the default, run */
 	/* launch */
 	long mode;            /* enum launch_mode */
 	char *nproc_per_node; /* "auto", "gpu" or a number */
@@ -139,13 +160,18 @@ int options_load_file(struct options *o, const char *path, bool optional, struct
 /* Applies CTRUN_<KEY> variables from envp. */
 int options_load_env(struct options *o, char *const *envp, struct err *e);
 
-/* Parses argv (argv[0] is the program). Returns 1 when --help or
+/* Parses argv (argv[0] is the program) over the subcommands' table (o->cmd:
+ * the row of the word given, else the first).  Returns 1 when --help or
  * --version was handled (caller exits 0), 0 to go on, -1 on error. */
-int options_parse_argv(struct options *o, int argc, char *const *argv, struct err *e);
+int options_parse_argv(struct options *o, const struct command *commands, int argc,
+		       char *const *argv, struct err *e);
 
 /* All layers in order, as main uses them. */
-int options_load(struct options *o, int argc, char *const *argv, char *const *envp,
-		 struct err *e);
+int options_load(struct options *o, const struct command *commands, int argc,
+		 char *const *argv, char *const *envp, struct err *e);
+
+/* Whether the subcommand is the one of this word ("run", "env"). */
+bool options_cmd_is(const struct options *o, const char *word);
 
 const char *mode_name(long mode);
 

@@ -103,6 +103,10 @@ int ctr_reap_rundir(char *const *envp, const char *host, long pid, struct err *e
 int container_run(const struct options *o, struct topo *t, char *const *envp,
 		  const struct strv *argv, long restart, struct supervise_result *r,
 		  struct err *e);
+/* This node's workers of a run, with its restarts (launch_local): forked
+ * here, or with o->image each run inside a container (container_run). */
+int container_run_workers(const struct options *o, struct topo *t, char *const *envp,
+			  struct err *e);
 
 /* `ctrun shell` (and `ctrun env --image`, print): c->spec.argv run through
  * the agent's exec mode (set up with agent = true), so it sees the

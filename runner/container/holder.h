@@ -16,7 +16,7 @@ struct img_holder {
 	pid_t pid;   /* our child, the holder; -1 = none (or attached: not ours) */
 	int fd;      /* closing it ends the holder (or, attached, leaves it); -1 = none */
 	/* The holder's mounted image directory (O_PATH), mount and, rootless,
-	 * user namespaces, as descriptors (holdershare.c); -1 = none. */
+	 * user namespaces, as descriptors (holderwire.c); -1 = none. */
 	int root, mnt, user;
 	bool client; /* attached to another ctrun's holder: not our child */
 };
@@ -56,7 +56,7 @@ void holder_stop(struct img_holder *h);
  * user >= 0) and mount namespaces, from its descriptors. */
 int holder_join(int mnt, int user, struct err *e);
 
-/* holdershare.c: the holder's message "DIR\n" with its descriptors
+/* holderwire.c: the holder's message "DIR\n" with its descriptors
  * (root, mnt[, user]; SCM_RIGHTS) on a SOCK_SEQPACKET socket. */
 #define HOLDER_MSG_FDS 3
 int holder_msg_send(int sock, const char *dir, const int *fds, size_t nfds);

@@ -412,3 +412,9 @@ out:
 	agentspec_free(&as);
 	return rv;
 }
+
+int container_run_workers(const struct options *o, struct topo *t, char *const *envp,
+			  struct err *e)
+{
+	return launch_local(o, t, envp, o->image != NULL ? container_run : launch_run_here, e);
+}

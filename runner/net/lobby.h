@@ -10,7 +10,7 @@
  * push it out.
  *
  * Used for the socket collectives' peers (sock_peer.c) and for the node
- * below in the image feed (runner/feed_serve.c).
+ * below in the image feed (runner/deliver/feed_serve.c).
  */
 #ifndef CTRUN_LOBBY_H
 #define CTRUN_LOBBY_H

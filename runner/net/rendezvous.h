@@ -82,12 +82,12 @@ int sock_send_all(int fd, const void *buf, size_t len);
 int sock_recv_all(int fd, void *buf, size_t len); /* EOF: -1 with errno ECONNRESET */
 /* Sends all len bytes, giving up at `deadline` (mono_ms; errno
  * ETIMEDOUT) when the peer has not taken them by then: one that stops
- * reading cannot hold the sender.  The image feed's (runner/feed_wire.c). */
+ * reading cannot hold the sender.  The image feed's (runner/deliver/feed_wire.c). */
 int sock_send_until(int fd, const void *buf, size_t len, long long deadline);
 
 /* Receives exactly len bytes from a socket, giving up at `deadline`
  * (mono_ms; errno ETIMEDOUT); a negative deadline waits for ever.  Also
- * the image feed's (runner/feed_wire.c). */
+ * the image feed's (runner/deliver/feed_wire.c). */
 int rdzv_recv_until(int fd, void *buf, size_t len, long deadline);
 
 #endif

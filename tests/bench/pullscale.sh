@@ -15,7 +15,7 @@
 #            the torch image at once do not fit the tmpfs's 2 GiB;
 #   local    the same ctrun step with each node's own store in its tmpfs
 #            ([registry] store_shared = false): node 0 pulls, the others get
-#            the image down the step's chain (runner/feed.h), up to
+#            the image down the step's chain (runner/deliver/feed.h), up to
 #            $BENCH_LOCAL_MAX (16) nodes: each node's copy lives in this
 #            machine's memory (the tmpfs), n copies of the image at once;
 #   sbcast   Slurm's own tree: `salloc -Nn sbcast` of node 0's image to

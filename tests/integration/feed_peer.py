@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """feed_peer.py - the image feed's other parties for t_registry_feed_peers.sh: another
-user on a node and a slow node of the step (runner/feed.h has the wire; issue 41, points
+user on a node and a slow node of the step (runner/deliver/feed.h has the wire; issue 41, points
 4-7).  Every mode prints one line per event, flushed, for the test to wait on and check.
 
   silent PORT
@@ -142,7 +142,7 @@ def replay(host, port, path):
 
 
 def feed_port(job, step):
-    """runner/feed_step.c, feed_port."""
+    """runner/deliver/feed_step.c, feed_port."""
     return 10000 + (int(job) * 16 + int(step) % 16 + 11000) % 22000
 
 

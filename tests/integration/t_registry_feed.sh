@@ -2,7 +2,7 @@
 # One registry download per job step on node-local stores (issue 32, point
 # 4): in node and task mode with each node's own store, the step's node 0
 # resolves and pulls, the other nodes get the image from the step's nodes
-# (runner/feed.h), so the registry's access log shows ONE manifest request
+# (runner/deliver/feed.h), so the registry's access log shows ONE manifest request
 # and ONE GET of each blob for the whole step, and every node's store holds
 # the same image file and the same layer record (node 0's, carried by the
 # feed: a fed node is a base for layer reuse); so does batch mode without --stage.  A node whose route to the registry is cut (a proxy
@@ -140,7 +140,7 @@ open(ready, "w").close()
 while True:
     c, _ = s.accept()
     hello = c.recv(200, socket.MSG_WAITALL)
-    # struct feed_head (runner/feed.h): magic, size, status, layers, digest, msg, mac
+    # struct feed_head (runner/deliver/feed.h): magic, size, status, layers, digest, msg, mac
     head = b"CTRUNIF2" + (1 << 20).to_bytes(8, "big") + (0).to_bytes(4, "big")
     head += (0).to_bytes(4, "big") + digest.ljust(80, b"\0") + b"".ljust(256, b"\0")
     head += os.urandom(32)
@@ -169,7 +169,7 @@ forged() {
 		sleep 0.05
 	done
 	[ -n "$step" ] || { touch go; wait "$job" || true; fail "no step in squeue"; }
-	# runner/feed_step.c, feed_port
+	# runner/deliver/feed_step.c, feed_port
 	port=$((10000 + (${step%.*} * 16 + ${step#*.} % 16 + 11000) % 22000))
 	"$CLUSTER" exec "$N0" su "$attacker" -s /bin/bash -c \
 		"exec $PY '$TMPD/forge.py' $port $digest '$TMPD/ready'" > forge.txt 2>&1 &

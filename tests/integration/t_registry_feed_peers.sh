@@ -1,5 +1,5 @@
 #!/bin/bash
-# The image feed between a step's nodes (runner/feed.h) against other users
+# The image feed between a step's nodes (runner/deliver/feed.h) against other users
 # and slow peers (issue 41, points 4-7; docs/images.md, "Who can talk to the
 # feed").  Each behaviour runs a step on 2 nodes with node-local stores; its
 # tasks start ctrun when the test releases them (a FIFO each), so the
@@ -76,7 +76,7 @@ start_step() {
 	step_pid=$!
 	wait_lines step0 1 60 || fail "the step did not start"
 	step=$(cat step0)
-	# runner/feed_step.c, feed_port
+	# runner/deliver/feed_step.c, feed_port
 	port=$((10000 + (${step%.*} * 16 + ${step#*.} % 16 + 11000) % 22000))
 	trap 'kill "$step_pid" 2>/dev/null || true; scancel "${step%.*}" 2>/dev/null || true; stop_attacker' EXIT
 }
@@ -155,7 +155,7 @@ silent_impostor() {
 # Point 5: 40 idle connections of the attacker on node 0's port, each
 # closed one opened again, before and while node 1 connects: more than
 # node 0 used to read in its 60 s (one at a time, 5 s each), fewer than its
-# listen backlog held.  (64 places and more: tests/unit/runner/test_feed_serve.c.)
+# listen backlog held.  (64 places and more: tests/unit/runner/deliver/test_feed_serve.c.)
 idle_flood() {
 	local m0 b0
 	local_stores_gone

@@ -37,6 +37,21 @@ enum ctr_default_cmd {
 	DEFAULT_CMD_ENTRYPOINT,
 };
 
+/* A runtime's hook file: what `ctrun hooks install|uninstall NAME` writes
+ * into the runtime's hooks directory so that it runs ctrun-hook
+ * (hooks_install.h; the driver's folder has its text and its place). */
+struct ctr_hookfile {
+	const char *file;               /* its name in the hooks directory */
+	unsigned mode;                  /* its permissions (a script: 0755) */
+	/* The text for a ctrun-hook at hook_path, a plain path
+	 * (hooks_plain_path): malloc'd, NULL on ENOMEM. */
+	char *(*text)(const char *hook_path);
+	/* Whether text is one that text() wrote, for any hook path. */
+	bool (*is_ours)(const char *text);
+	/* The hooks directory when --dir does not name one (system: --system). */
+	int (*dir)(bool system, char *const *envp, char *buf, size_t size, struct err *e);
+};
+
 struct ctr_driver {
 	const char *name;               /* --runtime NAME, --dry-run's and -v's lines */
 	const char *const *bins;        /* looked for on PATH in this order, NULL-ended:
@@ -116,6 +131,9 @@ struct ctr_driver {
 	/* ctrun --version: what the driver says of its binary (its release),
 	 * into buf; NULL: only its path. */
 	void (*version)(const char *bin, char *buf, size_t size);
+	/* The install phase, `ctrun hooks install NAME` (hooks_install.c): the
+	 * runtime's hook file; NULL: it has none to install. */
+	const struct ctr_hookfile *hookfile;
 };
 
 /* The table, NULL-ended, in CTR_DRIVERS order. */

@@ -319,4 +319,5 @@ const struct ctr_driver ctr_driver_enroot = {
 	.kept = enroot_kept,
 	.gpus = enroot_gpus,
 	.plan = rt_enroot_plan,
+	.hookfile = &enroot_hookfile,
 };

@@ -81,10 +81,12 @@ int enroot_gpus(struct ctr_spec *s, const struct ctr_ask *a, struct err *e);
  * starting with -) or on ENOMEM. */
 char *enroot_hook_script(const char *hook_path, const char *why, const char *gpus,
 			 const char *imex);
-/* The one `ctrun hooks install enroot` writes (hooks_install.h), and
- * whether a file's text is such a one (for any hook path). */
-char *enroot_hook_file(const char *hook_path);
-bool enroot_hook_file_is_ours(const char *text);
+/* The install phase (drivers.h hookfile, hooks_install.h): the script
+ * `ctrun hooks install enroot` writes, ENROOT_HOOK_FILE in enroot's
+ * hooks.d, after enroot's 98-nvidia.sh (it may bind every GPU; ours then
+ * removes the others). */
+#define ENROOT_HOOK_FILE "99-ctrun-gpus.sh"
+extern const struct ctr_hookfile enroot_hookfile;
 /* enrootcfg.c: --runtime auto's question (drivers.h adds): whether enroot
  * (binary bin), as configured on this node, adds to a container something
  * ctrun's own start does not (why: what). */

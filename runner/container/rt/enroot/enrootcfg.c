@@ -124,7 +124,7 @@ static bool file_adds(const char *sub, const char *path, const char *name, char 
 	}
 	adds = !enroot_stock_file(sub, name, text, len) &&
 	       !(strcmp(sub, "hooks.d") == 0 && strlen(text) == len &&
-		 enroot_hook_file_is_ours(text));
+		 enroot_hookfile.is_ours(text));
 	if (adds)
 		snprintf(why, size, "%s is not one of enroot's own files (it is the site's or the "
 			 "user's), and only enroot applies it", path);

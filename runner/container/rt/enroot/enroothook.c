@@ -1,5 +1,6 @@
 /* enroothook.c - ctrun-hook for enroot: the hook script (per run, or
- * installed by `ctrun hooks install enroot`), and enroot's GPU phase
+ * installed by `ctrun hooks install enroot`: the driver's install phase,
+ * hooks_install.h), and enroot's GPU phase
  * (enroot.h): where no ctrun hook is installed in enroot's hooks.d,
  * ctrun-hook is added for this run, through a per-run ENROOT_CONFIG_PATH
  * linking every entry of the user's own (rt/enroot/enroot.c writes it).
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers.h"
 #include "enrootdir.h"
+#include "hooks_install.h"
 #include "util.h"
 
 /* Whether a ctrun hook is installed where enroot reads hooks (its system
@@ -170,22 +173,45 @@ char *enroot_hook_script(const char *hook_path, const char *why, const char *gpu
 		       : text;
 }
 
-char *enroot_hook_file(const char *hook_path)
+/* The installed one: it gives way quietly when ctrun-hook is gone, so
+ * removing ctrun never stops every enroot container of the user. */
+static char *hook_file(const char *hook_path)
 {
-	/* It gives way quietly when ctrun-hook is gone, so removing ctrun
-	 * never stops every enroot container of the user. */
 	return enroot_hook_script(hook_path, "written by `ctrun hooks install enroot`,\n"
 				  "# removed by `ctrun hooks uninstall enroot`", NULL, NULL);
 }
 
-bool enroot_hook_file_is_ours(const char *text)
+/* Whether text is an installed one (for any hook path). */
+static bool hook_file_is_ours(const char *text)
 {
 	const char *l = strstr(text, "\nhook=");
 	char *path = l != NULL ? strndup(l + 6, strcspn(l + 6, "\n")) : NULL;
-	char *want = path != NULL ? enroot_hook_file(path) : NULL;
+	char *want = path != NULL ? hook_file(path) : NULL;
 	bool ours = want != NULL && strcmp(want, text) == 0;
 
 	free(path);
 	free(want);
 	return ours;
 }
+
+/* enroot's hooks.d in enroot's own directories (core/enrootdir.h). */
+static int hooks_dir_of(bool system, char *const *envp, char *buf, size_t size, struct err *e)
+{
+	char base[PATH_MAX];
+	int ret = system ? enroot_sysconf_path(envp, base, sizeof(base))
+			 : enroot_config_path(envp, base, sizeof(base));
+
+	if (ret < 0 && errno == ENOENT)
+		return err_set(e, EXIT_USAGE, "no HOME or ENROOT_CONFIG_PATH: use --dir or --system");
+	if (ret < 0 || xsnprintf(buf, size, "%s/hooks.d", base) < 0)
+		return err_set(e, EXIT_USAGE, "hooks directory path too long");
+	return 0;
+}
+
+const struct ctr_hookfile enroot_hookfile = {
+	.file = ENROOT_HOOK_FILE,
+	.mode = 0755,
+	.text = hook_file,
+	.is_ours = hook_file_is_ours,
+	.dir = hooks_dir_of,
+};

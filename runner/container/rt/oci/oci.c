@@ -547,6 +547,7 @@ const struct ctr_driver ctr_driver_oci = {
 	.fini = oci_fini,
 	.gpus = oci_gpus,
 	.plan = rt_oci_plan,
+	.hookfile = &oci_hookfile,
 };
 
 /* crun 1.8 refuses a hybrid host whose cgroup2 holds a controller ("cgroups

@@ -43,4 +43,11 @@ int oci_edits_config(struct json_object *config, const struct ctr_spec *s, struc
 /* The bundle over spec.rootfs (the overlay, overlay.c), run by spec.bin. */
 int rt_oci_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e);
 
+/* ocihook.c: the install phase (drivers.h hookfile, hooks_install.h):
+ * `ctrun hooks install oci` writes OCI_HOOK_FILE, a containers/common
+ * hooks.d JSON, into --dir or OCI_HOOKS_SYSTEM_DIR (podman, CRI-O). */
+#define OCI_HOOK_FILE "ctrun-hook.json"
+#define OCI_HOOKS_SYSTEM_DIR "/usr/share/containers/oci/hooks.d"
+extern const struct ctr_hookfile oci_hookfile;
+
 #endif

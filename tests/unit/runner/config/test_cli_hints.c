@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "cmdtable.h"
 #include "options.h"
 
 /* options_load with an environment that has no HOME, CTRUN_CONFIG or
@@ -22,7 +23,7 @@ static int load(char **argv, struct options *o, struct err *e)
 	while (argv[argc] != NULL)
 		argc++;
 	options_init(o);
-	return options_load(o, argc, argv, envp, e);
+	return options_load(o, commands, argc, argv, envp, e);
 }
 
 static void expect_error(char **argv, const char *text)

@@ -1,6 +1,7 @@
 /* Unit tests: settings from ini files, CTRUN_* variables and the command
  * line, layered in that order, with errors that name file:line. */
 #include "ctrtest.h"
+#include "cmdtable.h"
 #include "options.h"
 
 /* Each test: options as options_init leaves them, a scratch directory for
@@ -61,7 +62,7 @@ static int parse(struct options *o, char **argv, struct err *e)
 
 	while (argv[argc] != NULL)
 		argc++;
-	return options_parse_argv(o, argc, argv, e);
+	return options_parse_argv(o, commands, argc, argv, e);
 }
 
 static void test_defaults(void **state)
@@ -97,12 +98,31 @@ static void test_subcommand_word_and_double_dash(void **state)
 	struct err e = { 0 };
 
 	assert_int_equal(parse(&f->o, a1, &e), 0);
-	assert_int_equal(f->o.cmd, CMD_ENV);
+	assert_ptr_equal(f->o.cmd, &commands[1]);
+	assert_true(options_cmd_is(&f->o, "env"));
 	assert_string_equal(f->o.nproc_per_node, "4");
 	fresh(f);
 	assert_int_equal(parse(&f->o, a2, &e), 0);
-	assert_int_equal(f->o.cmd, CMD_RUN);
+	assert_ptr_equal(f->o.cmd, &commands[0]);
+	assert_true(options_cmd_is(&f->o, "run"));
 	assert_string_equal(f->o.command.v[0], "env");
+}
+
+/* A command with its own flags gets every word after it, ctrun's flags
+ * included (bench's -b is not ctrun's); ctrun's go before the word. */
+static void test_own_flags_command_keeps_its_words(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { "ctrun", "-v", "bench", "-b", "1M", "--nproc-per-node", "4", NULL };
+	struct err e = { 0 };
+
+	assert_int_equal(parse(&f->o, argv, &e), 0);
+	assert_ptr_equal(f->o.cmd, &commands[4]);
+	assert_int_equal(f->o.verbose, 1);
+	assert_null(f->o.nproc_per_node);
+	assert_int_equal(f->o.command.n, 4);
+	assert_string_equal(f->o.command.v[0], "-b");
+	assert_string_equal(f->o.command.v[2], "--nproc-per-node");
 }
 
 static void test_repeatable_env_and_mount(void **state)
@@ -250,13 +270,13 @@ static void test_layers_cli_over_env_over_config_file(void **state)
 	struct err e = { 0 };
 
 	snprintf(conf, sizeof(conf), "CTRUN_CONFIG=%s", path);
-	assert_int_equal(options_load(&f->o, 4, argv, envp, &e), 0);
+	assert_int_equal(options_load(&f->o, commands, 4, argv, envp, &e), 0);
 	assert_int_equal(f->o.max_restarts, 3); /* CLI beats env beats file */
 	assert_int_equal(f->o.kill_timeout, 9); /* an empty variable does not override */
 	assert_int_equal(f->o.mode, MODE_TASK);
 	fresh(f);
 	char *argv2[] = { "ctrun", "true", NULL };
-	assert_int_equal(options_load(&f->o, 2, argv2, envp, &e), 0);
+	assert_int_equal(options_load(&f->o, commands, 2, argv2, envp, &e), 0);
 	assert_int_equal(f->o.max_restarts, 2);
 }
 
@@ -288,13 +308,13 @@ static void test_a_flag_takes_a_boolean_over_the_config(void **state)
 	struct err e = { 0 };
 
 	snprintf(conf, sizeof(conf), "CTRUN_CONFIG=%s", path);
-	assert_int_equal(options_load(&f->o, 8, argv, envp, &e), 0);
+	assert_int_equal(options_load(&f->o, commands, 8, argv, envp, &e), 0);
 	assert_false(f->o.writable);
 	assert_false(f->o.root);
 	assert_false(f->o.no_home);
 	assert_false(f->o.entrypoint);
 	fresh(f);
-	assert_int_equal(options_load(&f->o, 6, argv2, envp, &e), 0);
+	assert_int_equal(options_load(&f->o, commands, 6, argv2, envp, &e), 0);
 	assert_true(f->o.writable);
 	assert_true(f->o.root);
 	assert_true(f->o.no_home);
@@ -368,6 +388,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command_after_options_is_kept_verbatim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_subcommand_word_and_double_dash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_flags_command_keeps_its_words, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeatable_env_and_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejects_bad_values_naming_the_flag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ini_sets_keys_by_section, setup, teardown),

@@ -1,6 +1,6 @@
 /* Unit tests: what the image holder hands a ctrun of its node (its
  * namespaces and image as descriptors, never a pid), the share's lock, and
- * the cleanup of a dead holder's share (runner/container/holdershare.c). */
+ * the cleanup of a dead holder's share (runner/container/holderwire.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

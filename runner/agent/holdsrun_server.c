@@ -1,8 +1,9 @@
-/* hold_srun.c - the host's srun for a batch script that runs in the
+/* holdsrun_server.c - the host's srun for a batch script that runs in the
  * container (ctrun __hold of the batch step, CTRUN_HOLD_SRUN=1): a child
  * of ctrun __hold serves RUN/srun.sock; the agent, run as `srun` in the
  * container, hands over its arguments, environment, working directory
- * and descriptors (runner/agent/holdmsg.h), and gets srun's status. */
+ * and descriptors (holdmsg.h), and gets srun's status.  The other half,
+ * the agent's, is holdsrun_client.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "agentspec.h"
-#include "commands.h"
+#include "err.h"
 #include "holdmsg.h"
 #include "strv.h"
 #include "util.h"

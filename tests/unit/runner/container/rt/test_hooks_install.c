@@ -12,8 +12,9 @@
 #include <cmocka.h>
 #include <json.h>
 
+#include "enroot/enroot.h"
 #include "hooks_install.h"
-#include "options.h"
+#include "oci/oci.h"
 #include "util.h"
 
 /* Unit tests run from the repository root (make unit). */
@@ -55,7 +56,7 @@ static void test_install_is_idempotent_and_uninstall_removes_it(void **state)
 	(void)state;
 	snprintf(d, sizeof(d), "%s/enroot/hooks.d", dir);
 	assert_int_equal(hooks_install("enroot", d, hook, path, sizeof(path), &e), 0);
-	assert_non_null(strstr(path, "/enroot/hooks.d/" HOOKS_ENROOT_FILE));
+	assert_non_null(strstr(path, "/enroot/hooks.d/" ENROOT_HOOK_FILE));
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(st.st_mode & S_IXUSR); /* enroot runs only executable hooks */
 	assert_int_equal(hooks_install("enroot", d, hook, path, sizeof(path), &e), 1);
@@ -73,7 +74,7 @@ static void test_foreign_or_edited_files_are_left_alone(void **state)
 	(void)state;
 	snprintf(d, sizeof(d), "%s/oci", dir);
 	assert_int_equal(mkdir_p(d, 0755), 0);
-	snprintf(path, sizeof(path), "%s/" HOOKS_OCI_FILE, d);
+	snprintf(path, sizeof(path), "%s/" OCI_HOOK_FILE, d);
 	f = fopen(path, "w");
 	fputs("{\"version\":\"1.0.0\"}\n", f);
 	fclose(f);
@@ -104,7 +105,7 @@ static void test_an_older_ctrun_file_is_updated(void **state)
 	assert_true(hooks_file_is_ours("enroot", old));
 	snprintf(d, sizeof(d), "%s/upd", dir);
 	assert_int_equal(mkdir_p(d, 0755), 0);
-	snprintf(path, sizeof(path), "%s/" HOOKS_ENROOT_FILE, d);
+	snprintf(path, sizeof(path), "%s/" ENROOT_HOOK_FILE, d);
 	f = fopen(path, "w");
 	fputs(old, f);
 	fclose(f);
@@ -186,7 +187,7 @@ static void test_enroot_dirs_follow_enroot_settings(void **state)
 	assert_int_equal(hooks_dir("enroot", false, "/d", nohome, buf, sizeof(buf), &e), 0);
 	assert_string_equal(buf, "/d");
 	assert_int_equal(hooks_dir("oci", false, NULL, user, buf, sizeof(buf), &e), 0);
-	assert_string_equal(buf, HOOKS_OCI_SYSTEM_DIR);
+	assert_string_equal(buf, OCI_HOOKS_SYSTEM_DIR);
 }
 
 int main(void)

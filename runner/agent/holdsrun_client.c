@@ -1,6 +1,7 @@
-/* holdsrun.c - `srun` inside the batch step's container: the agent hands
+/* holdsrun_client.c - `srun` inside the batch step's container: the agent hands
  * the command to ctrun __hold on the host (holdmsg.h), which runs the
- * host's srun with the agent's descriptors, and ends with its status. */
+ * host's srun with the agent's descriptors, and ends with its status.  The
+ * other half, the host's, is holdsrun_server.c. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* holdershare.c - what the ctruns of a node and their image holder
+/* holderwire.c - what the ctruns of a node and their image holder
  * (holder.c) say to each other, and the share's lock and its cleanup.
  *
  * The holder hands out its mount and user namespaces and the mounted

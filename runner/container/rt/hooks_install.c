@@ -1,10 +1,11 @@
 /* hooks_install.c - ctrun-hook's files in the runtimes' hooks.d
- * directories (see hooks_install.h; enroot's script is its driver's,
- * rt/enroot/enroothook.c); `ctrun hooks` is cmd_hooks.c. */
+ * directories (see hooks_install.h): the install phase of the drivers that
+ * have a hook file (drivers.h hookfile: enroot's script,
+ * enroot/enroothook.c; the OCI hooks.d JSON, oci/ocihook.c); `ctrun
+ * hooks` is runner/cmd_hooks.c. */
 #include "hooks_install.h"
 
 #include <errno.h>
-#include <json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,29 +13,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "enroot/enroot.h"
-#include "enrootdir.h"
+#include "drivers.h"
 #include "util.h"
 
-/* containers/common hooks.d schema 1.0.0: run at createContainer for
- * containers carrying ctrun's annotation. */
-static const char oci_fmt[] =
-	"{\n"
-	"  \"version\": \"1.0.0\",\n"
-	"  \"hook\": {\n"
-	"    \"path\": \"%s\",\n"
-	"    \"args\": [\"ctrun-hook\", \"createContainer\"]\n"
-	"  },\n"
-	"  \"when\": {\n"
-	"    \"annotations\": {\n"
-	"      \"^org\\\\.ctrun\\\\.enabled$\": \"^true$\"\n"
-	"    }\n"
-	"  },\n"
-	"  \"stages\": [\"createContainer\"]\n"
-	"}\n";
+/* The driver's hook file (drivers.h), NULL when it has none. */
+static const struct ctr_hookfile *hookfile(const char *what)
+{
+	const struct ctr_driver *d = ctr_driver_named(what);
 
-/* Only characters that need no quoting in sh or JSON go into the files. */
-static bool plain_path(const char *p)
+	return d != NULL ? d->hookfile : NULL;
+}
+
+bool hooks_known(const char *what)
+{
+	return hookfile(what) != NULL;
+}
+
+bool hooks_plain_path(const char *p)
 {
 	return p[0] == '/' && strstr(p, "/../") == NULL &&
 	       strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-") ==
@@ -43,76 +38,41 @@ static bool plain_path(const char *p)
 
 char *hooks_file_text(const char *what, const char *hook_path)
 {
-	char *text;
+	const struct ctr_hookfile *h = hookfile(what);
 
-	if (!plain_path(hook_path))
+	if (h == NULL || !hooks_plain_path(hook_path))
 		return NULL;
-	if (strcmp(what, "enroot") == 0)
-		return enroot_hook_file(hook_path);
-	if (asprintf(&text, oci_fmt, hook_path) < 0)
-		return NULL;
-	return text;
-}
-
-/* The hook path an OCI hooks.d file names, to regenerate it and compare. */
-static char *path_in(const char *text)
-{
-	struct json_object *o = json_tokener_parse(text), *hook, *path;
-	char *p = NULL;
-
-	if (o != NULL && json_object_object_get_ex(o, "hook", &hook) &&
-	    json_object_object_get_ex(hook, "path", &path) &&
-	    json_object_is_type(path, json_type_string))
-		p = strdup(json_object_get_string(path));
-	json_object_put(o);
-	return p;
+	return h->text(hook_path);
 }
 
 bool hooks_file_is_ours(const char *what, const char *text)
 {
-	char *path, *want;
-	bool ours;
+	const struct ctr_hookfile *h = hookfile(what);
 
-	if (strcmp(what, "enroot") == 0)
-		return enroot_hook_file_is_ours(text);
-	path = path_in(text);
-	want = path != NULL ? hooks_file_text(what, path) : NULL;
-	ours = want != NULL && strcmp(want, text) == 0;
-
-	free(path);
-	free(want);
-	return ours;
-}
-
-/* enroot's hooks.d in enroot's own directories (core/enrootdir.h). */
-static int enroot_hooks_dir(bool system, char *const *envp, char *buf, size_t size,
-			    struct err *e)
-{
-	char base[PATH_MAX];
-	int ret = system ? enroot_sysconf_path(envp, base, sizeof(base))
-			 : enroot_config_path(envp, base, sizeof(base));
-
-	if (ret < 0 && errno == ENOENT)
-		return err_set(e, EXIT_USAGE, "no HOME or ENROOT_CONFIG_PATH: use --dir or --system");
-	if (ret < 0 || xsnprintf(buf, size, "%s/hooks.d", base) < 0)
-		return err_set(e, EXIT_USAGE, "hooks directory path too long");
-	return 0;
+	return h != NULL && h->is_ours(text);
 }
 
 int hooks_dir(const char *what, bool system, const char *dir, char *const *envp, char *buf,
 	      size_t size, struct err *e)
 {
-	if (dir == NULL && strcmp(what, "oci") != 0)
-		return enroot_hooks_dir(system, envp, buf, size, e);
-	if (xsnprintf(buf, size, "%s", dir != NULL ? dir : HOOKS_OCI_SYSTEM_DIR) < 0)
+	const struct ctr_hookfile *h = hookfile(what);
+
+	if (h == NULL)
+		return err_set(e, EXIT_USAGE, "%s: no hook file to install for it", what);
+	if (dir == NULL)
+		return h->dir(system, envp, buf, size, e);
+	if (xsnprintf(buf, size, "%s", dir) < 0)
 		return err_set(e, EXIT_USAGE, "hooks directory path too long");
 	return 0;
 }
 
 static int file_path(const char *what, const char *dir, char *path, size_t size, struct err *e)
 {
-	if (xsnprintf(path, size, "%s/%s", dir,
-		      strcmp(what, "enroot") == 0 ? HOOKS_ENROOT_FILE : HOOKS_OCI_FILE) < 0)
+	const struct ctr_hookfile *h = hookfile(what);
+
+	if (h == NULL)
+		return err_set(e, EXIT_USAGE, "%s: no hook file to install for it", what);
+	if (xsnprintf(path, size, "%s/%s", dir, h->file) < 0)
 		return err_set(e, EXIT_USAGE, "%s: path too long", dir);
 	return 0;
 }
@@ -137,7 +97,8 @@ int hooks_install(const char *what, const char *dir, const char *hook_path, char
 		  size_t size, struct err *e)
 {
 	char *text = hooks_file_text(what, hook_path), *old = NULL, tmp[PATH_MAX];
-	bool enroot = strcmp(what, "enroot") == 0, foreign;
+	const struct ctr_hookfile *h = hookfile(what);
+	bool foreign;
 	int fd = -1, rv = -1;
 
 	if (text == NULL)
@@ -174,7 +135,7 @@ int hooks_install(const char *what, const char *dir, const char *hook_path, char
 		err_sys(e, EXIT_CTRUN, "write into %s", dir);
 		goto out;
 	}
-	if (write_all(fd, text, strlen(text)) < 0 || fchmod(fd, enroot ? 0755 : 0644) < 0 ||
+	if (write_all(fd, text, strlen(text)) < 0 || fchmod(fd, (mode_t)h->mode) < 0 ||
 	    close(fd) < 0 || rename(tmp, path) < 0) {
 		err_sys(e, EXIT_CTRUN, "write %s", path);
 		unlink(tmp);

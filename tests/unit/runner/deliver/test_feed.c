@@ -1,4 +1,4 @@
-/* Unit tests of the image feed's wire (runner/feed_wire.c, feed.h): hellos
+/* Unit tests of the image feed's wire (runner/deliver/feed_wire.c, feed.h): hellos
  * are taken only from holders of the job's key and only on the link they
  * were made for (its upstream node, its downstream node, its position);
  * beats, heads and tails only on their own link and beats only in order;

@@ -1,5 +1,5 @@
 /* Unit tests of a node's link to the node below in the image feed
- * (runner/feed_serve.c), on real sockets of 127.0.0.1: the node below is
+ * (runner/deliver/feed_serve.c), on real sockets of 127.0.0.1: the node below is
  * acknowledged at once and kept alive while the image is not there; it
  * gets the image, the record and a tail it can check, from node 0's file
  * or forwarded by node k as node k receives (also when it comes late);

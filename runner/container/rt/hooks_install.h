@@ -1,20 +1,21 @@
 /* hooks_install.h - installing ctrun-hook where runtimes look for hooks:
- * `ctrun hooks install|uninstall enroot|oci [--system] [--dir D] [--hook PATH]`
- * and `ctrun hooks configure BUNDLE [--gpus LIST] [--hook PATH]`.
+ * `ctrun hooks install|uninstall NAME [--system] [--dir D] [--hook PATH]`,
+ * the install phase of the driver NAME (drivers.h hookfile: its file's
+ * name, text and directory are the driver folder's):
  *
- *   enroot  a pre-start hook script, HOOKS_ENROOT_FILE, in
+ *   enroot  a pre-start hook script, ENROOT_HOOK_FILE, in
  *           $ENROOT_CONFIG_PATH/hooks.d (default
  *           ${XDG_CONFIG_HOME:-$HOME/.config}/enroot/hooks.d), or with
  *           --system ${ENROOT_SYSCONF_PATH:-/etc/enroot}/hooks.d: enroot's
- *           own directories (core/enrootdir.h; empty is unset there too);
- *   oci     a containers/common hooks.d 1.0.0 JSON, HOOKS_OCI_FILE, in --dir
- *           or /usr/share/containers/oci/hooks.d (podman, CRI-O).
+ *           own directories (core/enrootdir.h; empty is unset there too;
+ *           rt/enroot/enroothook.c);
+ *   oci     a containers/common hooks.d 1.0.0 JSON, OCI_HOOK_FILE, in --dir
+ *           or OCI_HOOKS_SYSTEM_DIR (podman, CRI-O; rt/oci/ocihook.c).
  * Files carry a header line and are recognised by their whole content:
  * install is idempotent and never overwrites a file ctrun did not write;
  * uninstall removes exactly what install wrote.
  *
- * Beside the command, runner/cmd_hooks.c; the enroot script's text is its
- * driver's (rt/enroot/enroothook.c). */
+ * The command is runner/cmd_hooks.c. */
 #ifndef CTRUN_HOOKS_INSTALL_H
 #define CTRUN_HOOKS_INSTALL_H
 
@@ -23,13 +24,14 @@
 
 #include "err.h"
 
-/* After enroot's 98-nvidia.sh (it may bind every GPU; ours then removes
- * the others). */
-#define HOOKS_ENROOT_FILE "99-ctrun-gpus.sh"
-#define HOOKS_OCI_FILE "ctrun-hook.json"
-#define HOOKS_OCI_SYSTEM_DIR "/usr/share/containers/oci/hooks.d"
+/* Whether the driver named what has a hook file to install. */
+bool hooks_known(const char *what);
 
-/* The hooks.d directory: what = "enroot" or "oci"; dir overrides. */
+/* Whether a path goes into a hook file as it is: absolute, no /../, and
+ * only characters that need no quoting in sh or JSON. */
+bool hooks_plain_path(const char *p);
+
+/* The hooks.d directory of the driver named what; dir overrides. */
 int hooks_dir(const char *what, bool system, const char *dir, char *const *envp, char *buf,
 	      size_t size, struct err *e);
 
