@@ -192,11 +192,8 @@ static int follow(struct walk *w, int fd, const char *name, const char *rest, st
 	return 0;
 }
 
-/* Walks `path` to its last component: w->fds[w->depth] is the directory
- * that holds it, `leaf` its name ("" when the path ends at a directory).
- * With follow_last a symlink there is followed first.  -1 with errno and e. */
-static int walk(struct walk *w, int rootfd, const char *path, char *leaf, size_t leaf_size,
-		struct err *e)
+/* The walk of `path` starts at rootfd (w->fds[0]).  -1 with errno and e. */
+static int walk_begin(struct walk *w, int rootfd, const char *path, struct err *e)
 {
 	w->cap = 16;
 	w->depth = 0;
@@ -214,6 +211,31 @@ static int walk(struct walk *w, int rootfd, const char *path, char *leaf, size_t
 	}
 	if ((size_t)snprintf(w->todo, sizeof(w->todo), "%s", path) >= sizeof(w->todo))
 		return fail(e, ENAMETOOLONG, "%s: path too long", path);
+	return 0;
+}
+
+/* A ".." component: up one directory, or refused at the root (unless the
+ * policy is a chroot's, where ".." of the root is the root). */
+static int climb(struct walk *w, struct err *e)
+{
+	if (w->depth > 0 || w->virt > 0)
+		pop(w);
+	else if (w->pol != INROOT_CHROOT && w->link[0] != '\0')
+		return fail(e, EXDEV, "the image's symlink %s climbs out of the container root: "
+			    "refusing", w->link);
+	else if (w->pol != INROOT_CHROOT)
+		return fail(e, EXDEV, "'..' would leave the container root: refusing");
+	return 0;
+}
+
+/* Walks `path` to its last component: w->fds[w->depth] is the directory
+ * that holds it, `leaf` its name ("" when the path ends at a directory).
+ * With follow_last a symlink there is followed first.  -1 with errno and e. */
+static int walk(struct walk *w, int rootfd, const char *path, char *leaf, size_t leaf_size,
+		struct err *e)
+{
+	if (walk_begin(w, rootfd, path, e) < 0)
+		return -1;
 	for (;;) {
 		char c[NAME_MAX + 1], rest[sizeof(w->todo)];
 		const char *p = w->todo + strspn(w->todo, "/"), *after;
@@ -237,13 +259,8 @@ static int walk(struct walk *w, int rootfd, const char *path, char *leaf, size_t
 		if (strcmp(c, ".") == 0)
 			continue;
 		if (strcmp(c, "..") == 0) {
-			if (w->depth > 0 || w->virt > 0)
-				pop(w);
-			else if (w->pol != INROOT_CHROOT && w->link[0] != '\0')
-				return fail(e, EXDEV, "the image's symlink %s climbs out of the container "
-					    "root: refusing", w->link);
-			else if (w->pol != INROOT_CHROOT)
-				return fail(e, EXDEV, "'..' would leave the container root: refusing");
+			if (climb(w, e) < 0)
+				return -1;
 			continue;
 		}
 		if (w->virt > 0) { /* below a missing directory: text only */
