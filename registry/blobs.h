@@ -27,7 +27,7 @@ struct blob_meter {
 /* A blob read while it downloads (the pull streams a layer as it arrives):
  * blob_fetch publishes here how far its file is written.  Bytes read before
  * the download is verified are only ever used for an image that is
- * published after it is (registry/pull.c checks every blob's state and gen
+ * published after it is (registry/assemble.c checks every blob's state and gen
  * before the rename). */
 struct blob_live {
 	pthread_mutex_t lock;

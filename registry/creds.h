@@ -80,4 +80,14 @@ char *creds_read_file(const char *path, size_t *len, bool quiet, struct err *e);
 int creds_find(const char *host, const char *repo, const char *user, char *const *envp, bool quiet,
 	       struct cred *c, struct err *e);
 
+/* For the two readers (creds.c's auth.json, netrc.c's .credentials):
+ * creds_netrc, its entries restricted to login `user` when it is not "";
+ * whether name (n bytes) names host (case-insensitive; Docker Hub's names
+ * are one host); src (len bytes) copied into dst with its NUL, -1 when it
+ * does not fit or holds a NUL. */
+int creds_netrc_user(const char *text, const char *file, const char *host, const char *user,
+		     char *const *envp, struct cred *c, struct err *e);
+bool creds_same_host(const char *name, size_t n, const char *host);
+int creds_copy_value(char *dst, size_t size, const char *src, size_t len);
+
 #endif

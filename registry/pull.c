@@ -1,46 +1,27 @@
 /* pull.c - a reference into the image store (see registry.h).
  *
- * The manifest is resolved first (an index: the node's platform), then the
- * config and layers download in parallel (cfg->parallel threads) while this
- * thread streams each layer, in order, as soon as it is there, into one
- * squashfs (sqimage.h: the layer rules applied to a tree in memory, file
- * data compressed by one thread per CPU as it is read; no unpacked tree):
- * a pull costs about its slowest stage, not the sum.  Last the config goes
- * in, the tree is sanitized and written, and the squashfs, made under
- * tmp/, is published by rename into images/, and the tag's record is
- * written. */
+ * The manifest is resolved first (an index: the node's platform), then,
+ * unless the store holds that image or another ctrun of the step makes it,
+ * its blobs are downloaded and streamed into one squashfs (assemble.h),
+ * and the tag's record is written. */
 #include "registry.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <nettle/sha2.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "assemble.h"
 #include "blobs.h"
 #include "claim.h"
-#include "squash/layerfile.h"
 #include "manifest.h"
-#include "progress.h"
-#include "reuse.h"
-#include "rootpath.h"
 #include "squash/sqimage.h"
 #include "store.h"
 #include "util.h"
 
-#define PARALLEL_DEFAULT 4
-#define PARALLEL_MAX 16
 #define WAIT_DEFAULT_S 1800
-/* Blobs downloaded ahead of the layer being applied: each holds a
- * descriptor until it is applied (RLIMIT_NOFILE is often 1024). */
-#define FETCH_AHEAD 64
 
 int registry_default_store(char *const *envp, char *out, size_t size, struct err *e)
 {
@@ -88,278 +69,6 @@ static int get_manifest(struct session *s, const char *what, const char *want, c
 	else if (manifest_parse(o.body ? o.body : "", o.len, o.content_type, name, m, e) == 0)
 		rv = 0;
 	http_resp_free(&o);
-	return rv;
-}
-
-/* The download side: threads take the next blob of the list. */
-struct job {
-	struct session *s;
-	const char *store;
-	const struct descriptor *blobs; /* [0] the config, then the layers */
-	size_t n, next, applied;        /* applied: blobs [0, applied) are used */
-	int *fds;                       /* each blob's verified bytes (blob_fetch), -1 none */
-	struct blob_live *live;         /* each blob as it downloads (layers are read so) */
-	int *state;                     /* 0 waiting, 1 done, -1 failed */
-	struct err first;
-	bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	struct blob_meter meter;
-};
-
-static void *downloader(void *arg)
-{
-	struct job *j = arg;
-
-	for (;;) {
-		struct err e = { 0 };
-		size_t i;
-		int r;
-
-		pthread_mutex_lock(&j->lock);
-		while (!j->stop && j->next < j->n && j->next >= j->applied + FETCH_AHEAD)
-			pthread_cond_wait(&j->done, &j->lock);
-		if (j->stop || j->next == j->n) {
-			pthread_mutex_unlock(&j->lock);
-			return NULL;
-		}
-		i = j->next++;
-		/* A blob twice in one image (an empty layer): once it is in the
-		 * store, found there (two downloads would share a tmp/ name). */
-		for (size_t k = 0; k < i; k++)
-			while (!j->stop && j->state[k] == 0 &&
-			       strcmp(j->blobs[k].digest, j->blobs[i].digest) == 0)
-				pthread_cond_wait(&j->done, &j->lock);
-		if (j->stop) {
-			pthread_mutex_unlock(&j->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&j->lock);
-		r = blob_fetch(j->s, j->store, &j->blobs[i], &j->meter, &j->live[i], &e);
-		pthread_mutex_lock(&j->lock);
-		j->fds[i] = r;
-		j->state[i] = r < 0 ? -1 : 1;
-		if (r < 0 && !j->stop) {
-			j->first = e;
-			j->stop = true;
-		}
-		pthread_cond_broadcast(&j->done);
-		pthread_mutex_unlock(&j->lock);
-	}
-}
-
-/* Waits for blob i: 0 there, -1 the pull failed. */
-static int wait_blob(struct job *j, size_t i)
-{
-	int st;
-
-	pthread_mutex_lock(&j->lock);
-	while (j->state[i] == 0 && !j->stop)
-		pthread_cond_wait(&j->done, &j->lock);
-	st = j->state[i] == 1 ? 0 : -1;
-	pthread_mutex_unlock(&j->lock);
-	return st;
-}
-
-static void tick(struct blob_meter *m)
-{
-	struct progress *p = m->arg;
-
-	if (m->done > p->done) /* a restarted download goes back: no redraw then */
-		progress_add(p, m->done - p->done);
-}
-
-static bool stopped(void *arg)
-{
-	struct job *j = arg;
-	bool v;
-
-	pthread_mutex_lock(&j->lock);
-	v = j->stop;
-	pthread_mutex_unlock(&j->lock);
-	return v;
-}
-
-/* A layer read as it downloads (layerfile.h's layer_source). */
-struct reading {
-	struct job *j;
-	size_t i;
-	long long off;
-	unsigned gen; /* the download's restarts when its first byte was read (blobs.h) */
-};
-
-static long long read_layer(void *arg, void *buf, size_t n, struct err *e)
-{
-	struct reading *r = arg;
-	long long got = blob_live_read(&r->j->live[r->i], r->off, buf, n, &r->gen, stopped, r->j, e);
-
-	if (got > 0)
-		r->off += got;
-	return got;
-}
-
-/* Blob i is applied: its descriptor goes, and a later one may download. */
-static void applied(struct job *j, size_t i)
-{
-	pthread_mutex_lock(&j->lock);
-	close(j->fds[i]);
-	j->fds[i] = -1;
-	j->applied = i + 1;
-	pthread_cond_broadcast(&j->done);
-	pthread_mutex_unlock(&j->lock);
-}
-
-/* Downloads and streams the layers into a squashfs in a folder of its own
- * (0700: nothing another member of a group's store can reach or plant) and
- * publishes it at p->sqsh by rename.  Layers a stored image holds already
- * are taken from it (reuse_begin), not downloaded. */
-static int build(struct session *s, const struct registry_cfg *c, const char *store,
-		 const struct manifest *m, const struct pulled *p, struct err *e)
-{
-	const char *name = p->ref, *final = p->sqsh;
-	struct unpack_limit lim = { .image = name, .max = c->max_unpacked, .max_tree = c->max_tree };
-	struct job j = { .s = s, .store = store };
-	struct descriptor *all = NULL;
-	pthread_t th[PARALLEL_MAX];
-	size_t nth = 0, want, k = 0;
-	unsigned long made = 0;
-	struct sqimage_opts opts;
-	struct sqimage *img = NULL;
-	unsigned *gens = NULL;
-	char dir[PATH_MAX], sqsh[PATH_MAX], what[300];
-	struct progress prog;
-	int rv = -1, out = -1;
-
-	if (sqimage_comp_parse(c->compression != NULL ? c->compression : SQ_COMP_PULL,
-			       "[registry] compression", &opts, e) < 0 ||
-	    store_tmp(store, "unpack", dir, sizeof(dir), e) < 0 ||
-	    xsnprintf(sqsh, sizeof(sqsh), "%s/image.sqsh", dir) < 0)
-		return -1;
-	if (mkdir(dir, 0700) < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", dir);
-	out = open(sqsh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0) {
-		err_sys(e, EXIT_CTRUN, "%s", sqsh);
-		goto out;
-	}
-	if (sqimage_open(&img, out, &opts, e) < 0 ||
-	    reuse_begin(c, store, m, name, out, &opts, &img, &lim, &k, e) < 0)
-		goto out;
-	j.n = m->nlayers - k + 1;
-	all = calloc(j.n, sizeof(*all));
-	j.fds = calloc(j.n, sizeof(int));
-	j.state = calloc(j.n, sizeof(int));
-	j.live = calloc(j.n, sizeof(*j.live));
-	gens = calloc(j.n, sizeof(*gens));
-	if (all == NULL || j.fds == NULL || j.state == NULL || j.live == NULL || gens == NULL) {
-		err_sys(e, EXIT_CTRUN, "pull");
-		goto out;
-	}
-	for (size_t i = 0; i < j.n; i++) {
-		j.fds[i] = -1;
-		blob_live_init(&j.live[i]);
-	}
-	all[0] = m->config;
-	for (size_t i = k; i < m->nlayers; i++) {
-		all[i - k + 1] = m->layers[i];
-		j.meter.total += (unsigned long long)m->layers[i].size;
-	}
-	j.meter.total += (unsigned long long)m->config.size;
-	j.blobs = all;
-	snprintf(what, sizeof(what), "pulling %s", name);
-	progress_start(&prog, c->progress, what, j.meter.total);
-	pthread_mutex_init(&j.lock, NULL);
-	pthread_cond_init(&j.done, NULL);
-	pthread_mutex_init(&j.meter.lock, NULL);
-	j.meter.tick = tick;
-	j.meter.arg = &prog;
-	want = (size_t)(c->parallel > 0 ? c->parallel : PARALLEL_DEFAULT);
-	if (want > PARALLEL_MAX)
-		want = PARALLEL_MAX;
-	if (want > j.n)
-		want = j.n;
-	for (; nth < want; nth++)
-		if (pthread_create(&th[nth], NULL, downloader, &j) != 0)
-			break;
-	if (nth == 0) {
-		err_set(e, EXIT_CTRUN, "pull: cannot start a download thread");
-		goto join;
-	}
-	/* The layers in order, each read as it arrives: its download, its
-	 * decompression and the compression of what it holds overlap. */
-	for (size_t i = 1; i < j.n; i++) {
-		struct reading r = { .j = &j, .i = i };
-		struct layer_source src = { read_layer, &r };
-		int a = layerfile_apply_source(&src, i - 1 + k, all[i].digest, img, &lim, e);
-
-		gens[i] = r.gen;
-		if (a < 0) {
-			/* Bytes the registry changed fail their decompression
-			 * before their digest can be checked: the layer's
-			 * download ends first, so that a mismatch (set as the
-			 * download's failure) is what is said, not its effect. */
-			(void)wait_blob(&j, i);
-			pthread_mutex_lock(&j.lock);
-			j.stop = true;
-			pthread_cond_broadcast(&j.done);
-			pthread_mutex_unlock(&j.lock);
-			goto join;
-		}
-		applied(&j, i);
-	}
-	made = sqimage_tree(img)->made;
-	if (wait_blob(&j, 0) < 0 || layerfile_config(j.fds[0], img, e) < 0)
-		goto join;
-	made = sqimage_tree(img)->made - made;
-	rv = 0;
-join:
-	for (size_t i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	/* Nothing read before its download was verified is published unless
-	 * it was: every layer whole and checked, and not sent again from its
-	 * start after it was read (blobs.h). */
-	for (size_t i = 1; rv == 0 && i < j.n; i++)
-		if (j.live[i].state != 1 || j.live[i].gen + 1 != gens[i])
-			rv = err_set(e, EXIT_CTRUN, "layer %zu (%s): %s", i, all[i].digest,
-				     j.live[i].state != 1 ? "its download failed"
-							  : "sent again from its start after part of "
-							    "it was read: pull again");
-	progress_end(&prog, rv == 0);
-	/* A download's failure is the cause of what it made fail. */
-	if (rv < 0 && j.first.code != 0)
-		*e = j.first;
-	pthread_mutex_destroy(&j.lock);
-	pthread_cond_destroy(&j.done);
-	pthread_mutex_destroy(&j.meter.lock);
-	if (rv == 0 && sqimage_finish(img, e) < 0)
-		rv = -1;
-	/* Readable by the members of a group's store whatever this one's umask. */
-	if (rv == 0 && (fchmod(out, STORE_FILE_MODE) < 0 || rename(sqsh, final) < 0))
-		rv = err_sys(e, EXIT_CTRUN, "%s", final);
-	/* Its layers, for an image built on it later: only when its config
-	 * made no directory (reuse.h).  Without the record it is only not
-	 * reused. */
-	if (rv == 0 && made == 0) {
-		struct err e2 = { 0 };
-
-		if (reuse_record_write(store, final, m, &e2) < 0 && c->verbose > 0)
-			fprintf(stderr, "ctrun: %s: %s\n", name, e2.msg);
-	}
-out:
-	sqimage_free(img);
-	if (out >= 0)
-		close(out);
-	remove_tree(dir);
-	for (size_t i = 0; j.fds != NULL && i < j.n; i++)
-		if (j.fds[i] >= 0)
-			close(j.fds[i]);
-	for (size_t i = 0; j.live != NULL && i < j.n; i++)
-		blob_live_free(&j.live[i]);
-	free(all);
-	free(j.fds);
-	free(j.state);
-	free(j.live);
-	free(gens);
 	return rv;
 }
 
@@ -446,7 +155,9 @@ static int obtain(struct session *s, const struct registry_cfg *c, const char *s
 		goto fail;
 	if (!c->quiet && !c->progress)
 		fprintf(stderr, "ctrun: pulling %s (%zu layers)\n", p->ref, img->nlayers);
-	if (build(s, c, store, img, p, e) < 0)
+	if (assemble(&(struct assembly){ .s = s, .c = c, .store = store, .m = img, .ref = p->ref,
+					 .sqsh = p->sqsh },
+		     e) < 0)
 		goto fail;
 	claim_release(&cl);
 	snprintf(p->digest, sizeof(p->digest), "%s", digest);

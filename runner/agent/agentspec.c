@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,67 +63,127 @@ static void putl(struct buf *b, char tag, long v)
 	puts_(b, tag, num);
 }
 
+/* The records after V and before Z, one row each, in the order they are
+ * written: the one table both the writer and the parser follow.  Rows
+ * marked worker are fields of struct agent_worker, written after each W
+ * (a worker's start), the others of struct agent_spec. */
+enum rec_kind {
+	REC_STR,  /* a string; written when set, or as `unset` */
+	REC_FLAG, /* 0|1; written when true, or always */
+	REC_NUM,  /* a number 0..max; always written */
+	REC_LIST, /* a strv, one record an element */
+	REC_IDS,  /* "UID GID" (X): as_user, uid, gid */
+	REC_CPUS, /* a CPU list (U): has_cpus, cpus */
+};
+
+/* What a value must be (else the spec is malformed). */
+enum rec_check {
+	CHECK_NONE,
+	CHECK_ABS,   /* an absolute path */
+	CHECK_KV,    /* K=V */
+	CHECK_KEYED, /* K=V with K not empty */
+};
+
+struct rec {
+	char tag;
+	enum rec_kind kind;
+	enum rec_check check;
+	bool worker;
+	bool always;       /* REC_FLAG: written also when false */
+	const char *unset; /* REC_STR: written as this when NULL (else not written) */
+	long max;          /* REC_NUM */
+	size_t off;        /* the field (REC_IDS: as_user, REC_CPUS: has_cpus) */
+};
+
+#define SPEC(f) .off = offsetof(struct agent_spec, f)
+#define WORKER(f) .worker = true, .off = offsetof(struct agent_worker, f)
+
+static const struct rec recs[] = {
+	{ 'H', REC_STR, .unset = "?", SPEC(host) },
+	{ 'P', REC_FLAG, .always = true, SPEC(prefix) },
+	{ 'Q', REC_FLAG, .always = true, SPEC(quiet) },
+	{ 'G', REC_NUM, .max = 3600L * 1000, SPEC(grace_ms) },
+	{ 'L', REC_STR, SPEC(log_dir) },
+	{ 'C', REC_STR, SPEC(cwd) },
+	{ 'E', REC_STR, SPEC(events) },
+	{ 'K', REC_STR, SPEC(control) },
+	{ 'I', REC_LIST, CHECK_KEYED, SPEC(inherit) },
+	{ 'T', REC_LIST, CHECK_KEYED, SPEC(host_over) },
+	{ 'D', REC_LIST, CHECK_KEYED, SPEC(host_drop) },
+	{ 'O', REC_LIST, CHECK_KEYED, SPEC(over) },
+	{ 'J', REC_LIST, CHECK_ABS, SPEC(libdirs) },
+	{ 'Y', REC_LIST, CHECK_ABS, SPEC(entry) },
+	{ 'N', REC_FLAG, SPEC(complete_env) },
+	{ 'M', REC_FLAG, SPEC(image_scripts) },
+	{ 'F', REC_FLAG, SPEC(entry_default) },
+	{ 'B', REC_FLAG, SPEC(pmi_fd3) },
+	{ 'h', REC_STR, CHECK_ABS, SPEC(heartbeat_base) },
+	{ 'X', REC_IDS, SPEC(as_user) },
+	{ 'R', REC_NUM, .max = LONG_MAX, WORKER(local_rank) },
+	{ 'A', REC_LIST, WORKER(argv) },
+	{ 'S', REC_LIST, CHECK_KV, WORKER(env) },
+	{ 'U', REC_CPUS, WORKER(has_cpus) },
+};
+
+#define FIELD(base, r, type) ((type *)(void *)((char *)(base) + (r)->off))
+
+static void put_rec(struct buf *b, const struct rec *r, const void *base)
+{
+	char val[8192];
+
+	switch (r->kind) {
+	case REC_STR: {
+		const char *v = *FIELD(base, r, char *const);
+
+		if (v != NULL || r->unset != NULL)
+			puts_(b, r->tag, v != NULL ? v : r->unset);
+		break;
+	}
+	case REC_FLAG:
+		if (*FIELD(base, r, const bool) || r->always)
+			puts_(b, r->tag, *FIELD(base, r, const bool) ? "1" : "0");
+		break;
+	case REC_NUM:
+		putl(b, r->tag, *FIELD(base, r, const long));
+		break;
+	case REC_LIST:
+		for (size_t k = 0; k < FIELD(base, r, const struct strv)->n; k++)
+			puts_(b, r->tag, FIELD(base, r, const struct strv)->v[k]);
+		break;
+	case REC_IDS: {
+		const struct agent_spec *s = base;
+
+		if (s->as_user) {
+			snprintf(val, sizeof(val), "%ld %ld", s->uid, s->gid);
+			puts_(b, r->tag, val);
+		}
+		break;
+	}
+	case REC_CPUS: {
+		const struct agent_worker *w = base;
+
+		if (w->has_cpus && cpulist_format(&w->cpus, val, sizeof(val)) < 0)
+			b->failed = 1;
+		else if (w->has_cpus)
+			puts_(b, r->tag, val);
+		break;
+	}
+	}
+}
+
 int agentspec_format(const struct agent_spec *s, char **out, size_t *len, struct err *e)
 {
 	struct buf b = { 0 };
-	char cpus[8192];
 
 	puts_(&b, 'V', "1");
-	puts_(&b, 'H', s->host != NULL ? s->host : "?");
-	puts_(&b, 'P', s->prefix ? "1" : "0");
-	puts_(&b, 'Q', s->quiet ? "1" : "0");
-	putl(&b, 'G', s->grace_ms);
-	if (s->log_dir != NULL)
-		puts_(&b, 'L', s->log_dir);
-	if (s->cwd != NULL)
-		puts_(&b, 'C', s->cwd);
-	if (s->events != NULL)
-		puts_(&b, 'E', s->events);
-	if (s->control != NULL)
-		puts_(&b, 'K', s->control);
-	for (size_t i = 0; i < s->inherit.n; i++)
-		puts_(&b, 'I', s->inherit.v[i]);
-	for (size_t i = 0; i < s->host_over.n; i++)
-		puts_(&b, 'T', s->host_over.v[i]);
-	for (size_t i = 0; i < s->host_drop.n; i++)
-		puts_(&b, 'D', s->host_drop.v[i]);
-	for (size_t i = 0; i < s->over.n; i++)
-		puts_(&b, 'O', s->over.v[i]);
-	for (size_t i = 0; i < s->libdirs.n; i++)
-		puts_(&b, 'J', s->libdirs.v[i]);
-	for (size_t i = 0; i < s->entry.n; i++)
-		puts_(&b, 'Y', s->entry.v[i]);
-	if (s->complete_env)
-		puts_(&b, 'N', "1");
-	if (s->image_scripts)
-		puts_(&b, 'M', "1");
-	if (s->entry_default)
-		puts_(&b, 'F', "1");
-	if (s->pmi_fd3)
-		puts_(&b, 'B', "1");
-	if (s->heartbeat_base != NULL)
-		puts_(&b, 'h', s->heartbeat_base);
-	if (s->as_user) {
-		char ids[64];
-
-		snprintf(ids, sizeof(ids), "%ld %ld", s->uid, s->gid);
-		puts_(&b, 'X', ids);
-	}
+	for (size_t r = 0; r < sizeof(recs) / sizeof(recs[0]); r++)
+		if (!recs[r].worker)
+			put_rec(&b, &recs[r], s);
 	for (size_t i = 0; i < s->n; i++) {
-		const struct agent_worker *w = &s->w[i];
-
-		putl(&b, 'W', w->rank);
-		putl(&b, 'R', w->local_rank);
-		for (size_t k = 0; k < w->argv.n; k++)
-			puts_(&b, 'A', w->argv.v[k]);
-		for (size_t k = 0; k < w->env.n; k++)
-			puts_(&b, 'S', w->env.v[k]);
-		if (w->has_cpus) {
-			if (cpulist_format(&w->cpus, cpus, sizeof(cpus)) < 0)
-				b.failed = 1;
-			else
-				puts_(&b, 'U', cpus);
-		}
+		putl(&b, 'W', s->w[i].rank);
+		for (size_t r = 0; r < sizeof(recs) / sizeof(recs[0]); r++)
+			if (recs[r].worker)
+				put_rec(&b, &recs[r], &s->w[i]);
 	}
 	puts_(&b, 'Z', "");
 	if (b.failed) {
@@ -172,6 +233,99 @@ static int parse_num(const char *v, size_t n, long min, long max, long *out)
 	return parse_long(num, min, max, out);
 }
 
+static bool checked(enum rec_check c, const char *v, size_t n)
+{
+	switch (c) {
+	case CHECK_ABS:
+		return n > 0 && v[0] == '/';
+	case CHECK_KEYED:
+		return memchr(v, '=', n) != NULL && v[0] != '=';
+	case CHECK_KV:
+		return memchr(v, '=', n) != NULL;
+	case CHECK_NONE:
+		break;
+	}
+	return true;
+}
+
+#define MALFORMED 1
+
+/* Record r's value (v, n bytes) into its field of base: 0, MALFORMED, or
+ * -1 out of memory. */
+static int parse_rec(const struct rec *r, void *base, const char *v, size_t n)
+{
+	char cpus[8192];
+
+	if (!checked(r->check, v, n))
+		return MALFORMED;
+	switch (r->kind) {
+	case REC_STR:
+		return set_str(FIELD(base, r, char *), v, n);
+	case REC_FLAG:
+		if (n != 1 || (v[0] != '0' && v[0] != '1'))
+			return MALFORMED;
+		*FIELD(base, r, bool) = v[0] == '1';
+		return 0;
+	case REC_NUM:
+		return parse_num(v, n, 0, r->max, FIELD(base, r, long)) < 0 ? MALFORMED : 0;
+	case REC_LIST:
+		return strv_pushn(FIELD(base, r, struct strv), v, n);
+	case REC_IDS: {
+		struct agent_spec *s = base;
+		const char *sp = memchr(v, ' ', n);
+
+		if (sp == NULL || parse_num(v, (size_t)(sp - v), 0, 4294967294L, &s->uid) < 0 ||
+		    parse_num(sp + 1, n - (size_t)(sp - v) - 1, 0, 4294967294L, &s->gid) < 0)
+			return MALFORMED;
+		s->as_user = true;
+		return 0;
+	}
+	case REC_CPUS: {
+		struct agent_worker *w = base;
+
+		if (n >= sizeof(cpus))
+			return MALFORMED;
+		memcpy(cpus, v, n);
+		cpus[n] = '\0';
+		if (cpulist_parse(cpus, &w->cpus) < 0)
+			return MALFORMED;
+		w->has_cpus = true;
+		return 0;
+	}
+	}
+	return MALFORMED;
+}
+
+static const struct rec *rec_of(char tag)
+{
+	for (size_t r = 0; r < sizeof(recs) / sizeof(recs[0]); r++)
+		if (recs[r].tag == tag)
+			return &recs[r];
+	return NULL;
+}
+
+/* The record at *off: its tag and value; -1 when it is not TAG LENGTH ':'
+ * BYTES '\n' with no NUL in BYTES. */
+static int next_record(const char *buf, size_t len, size_t *off, char *tag, const char **v,
+		       size_t *n)
+{
+	size_t digits = 0;
+
+	*tag = buf[(*off)++];
+	*n = 0;
+	while (*off < len && buf[*off] >= '0' && buf[*off] <= '9' && digits < 10) {
+		*n = *n * 10 + (size_t)(buf[(*off)++] - '0');
+		digits++;
+	}
+	/* ':' at off, the value at off+1 .. off+n, '\n' at off+1+n < len. */
+	if (digits == 0 || *off >= len || buf[*off] != ':' || *n + 2 > len - *off ||
+	    buf[*off + 1 + *n] != '\n')
+		return -1;
+	*v = buf + *off + 1;
+	*off += *n + 2;
+	return memchr(*v, '\0', *n) != NULL ? -1 : 0;
+}
+
 int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct err *e)
 {
 	struct agent_worker *w = NULL;
@@ -181,133 +335,33 @@ int agentspec_parse(const char *buf, size_t len, struct agent_spec *s, struct er
 
 	memset(s, 0, sizeof(*s));
 	while (off < len && !done) {
-		char tag = buf[off++];
-		size_t n = 0, digits = 0;
+		const struct rec *r;
 		const char *v;
-		char cpus[8192];
+		size_t n;
+		char tag;
 		long num;
-		int bad = 0;
+		int got = 0;
 
-		while (off < len && buf[off] >= '0' && buf[off] <= '9' && digits < 10) {
-			n = n * 10 + (size_t)(buf[off++] - '0');
-			digits++;
-		}
-		/* ':' at off, the value at off+1 .. off+n, '\n' at off+1+n < len. */
-		if (digits == 0 || off >= len || buf[off] != ':' || n + 2 > len - off ||
-		    buf[off + 1 + n] != '\n')
-			goto malformed;
-		v = buf + off + 1;
-		off += n + 2;
-		if (memchr(v, '\0', n) != NULL)
+		if (next_record(buf, len, &off, &tag, &v, &n) < 0)
 			goto malformed;
 		if (rec++ == 0 && (tag != 'V' || n != 1 || v[0] != '1'))
 			goto malformed;
-		switch (tag) {
-		case 'V':
-			break;
-		case 'H':
-			bad = set_str(&s->host, v, n);
-			break;
-		case 'P':
-		case 'Q':
-		case 'N':
-		case 'M':
-		case 'F':
-		case 'B':
-			if (n != 1 || (v[0] != '0' && v[0] != '1'))
-				goto malformed;
-			*(tag == 'P'   ? &s->prefix
-			  : tag == 'Q' ? &s->quiet
-			  : tag == 'N' ? &s->complete_env
-			  : tag == 'M' ? &s->image_scripts
-			  : tag == 'B' ? &s->pmi_fd3
-				       : &s->entry_default) = v[0] == '1';
-			break;
-		case 'G':
-			if (parse_num(v, n, 0, 3600L * 1000, &s->grace_ms) < 0)
-				goto malformed;
-			break;
-		case 'L':
-			bad = set_str(&s->log_dir, v, n);
-			break;
-		case 'C':
-			bad = set_str(&s->cwd, v, n);
-			break;
-		case 'E':
-			bad = set_str(&s->events, v, n);
-			break;
-		case 'K':
-			bad = set_str(&s->control, v, n);
-			break;
-		case 'I':
-		case 'O':
-		case 'T':
-		case 'D':
-			if (memchr(v, '=', n) == NULL || v[0] == '=')
-				goto malformed;
-			bad = strv_pushn(tag == 'I'   ? &s->inherit
-					 : tag == 'O' ? &s->over
-					 : tag == 'T' ? &s->host_over
-						      : &s->host_drop, v, n);
-			break;
-		case 'h':
-			if (n == 0 || v[0] != '/')
-				goto malformed;
-			bad = set_str(&s->heartbeat_base, v, n);
-			break;
-		case 'J':
-		case 'Y':
-			if (n == 0 || v[0] != '/')
-				goto malformed;
-			bad = strv_pushn(tag == 'J' ? &s->libdirs : &s->entry, v, n);
-			break;
-		case 'W':
+		if (tag == 'Z') {
+			done = true;
+		} else if (tag == 'W') {
 			if (parse_num(v, n, 0, LONG_MAX, &num) < 0)
 				goto malformed;
 			w = agentspec_add_worker(s, num, 0, NULL);
-			bad = w == NULL ? -1 : 0;
-			break;
-		case 'R':
-		case 'A':
-		case 'S':
-		case 'U':
-			if (w == NULL)
+			got = w == NULL ? -1 : 0;
+		} else if (tag != 'V') {
+			r = rec_of(tag);
+			if (r == NULL || (r->worker && w == NULL))
 				goto malformed;
-			if (tag == 'R') {
-				if (parse_num(v, n, 0, LONG_MAX, &w->local_rank) < 0)
-					goto malformed;
-			} else if (tag == 'A') {
-				bad = strv_pushn(&w->argv, v, n);
-			} else if (tag == 'S') {
-				if (memchr(v, '=', n) == NULL)
-					goto malformed;
-				bad = strv_pushn(&w->env, v, n);
-			} else {
-				if (n >= sizeof(cpus))
-					goto malformed;
-				memcpy(cpus, v, n);
-				cpus[n] = '\0';
-				if (cpulist_parse(cpus, &w->cpus) < 0)
-					goto malformed;
-				w->has_cpus = true;
-			}
-			break;
-		case 'X': {
-			const char *sp = memchr(v, ' ', n);
-
-			if (sp == NULL || parse_num(v, (size_t)(sp - v), 0, 4294967294L, &s->uid) < 0 ||
-			    parse_num(sp + 1, n - (size_t)(sp - v) - 1, 0, 4294967294L, &s->gid) < 0)
-				goto malformed;
-			s->as_user = true;
-			break;
+			got = parse_rec(r, r->worker ? (void *)w : (void *)s, v, n);
 		}
-		case 'Z':
-			done = true;
-			break;
-		default:
+		if (got == MALFORMED)
 			goto malformed;
-		}
-		if (bad < 0) {
+		if (got < 0) {
 			agentspec_free(s);
 			return err_sys(e, EXIT_CTRUN, "agent spec");
 		}

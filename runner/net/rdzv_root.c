@@ -270,143 +270,197 @@ static int accept_some(struct pool *pl, int lfd, const struct rdzv_opts *o, int 
 	return 0;
 }
 
-int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
+/* The wildcard address, on the family of MASTER_ADDR, as torch's TCPStore
+ * binds it: the check then fails exactly where a training job would. */
+static socklen_t wildcard(const char *addr, long port, struct sockaddr_storage *sa, int *family)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	char (*hosts)[64] = NULL, missing[256];
-	/* A little longer than the others try to connect: when MASTER_PORT is
-	 * unreachable their diagnosis is the precise one, let it come first. */
-	long arrived = 1, deadline = mono_ms() + o->timeout_ms + ROOT_GRACE_MS;
-	struct pool pl = { .cap = MAX_PENDING + (size_t)(r->world - 1 < MAX_PROVING ? r->world - 1
-										   : MAX_PROVING) };
-	int lfd = -1, one = 1, rv = -1, family = AF_INET;
-	struct sockaddr_storage sa = { 0 };
-	socklen_t salen;
 
-	/* Bind the wildcard address on the family of MASTER_ADDR, as
-	 * torch's TCPStore does: the check then fails exactly where a
-	 * training job would. */
-	if (getaddrinfo(o->addr, NULL, &hints, &res) == 0) {
-		family = res->ai_family;
+	*family = AF_INET;
+	if (getaddrinfo(addr, NULL, &hints, &res) == 0) {
+		*family = res->ai_family;
 		freeaddrinfo(res);
 	}
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&sa;
+	if (*family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)sa;
 
 		s6->sin6_family = AF_INET6;
 		s6->sin6_addr = in6addr_any;
-		s6->sin6_port = htons((uint16_t)o->port);
-		salen = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&sa;
+		s6->sin6_port = htons((uint16_t)port);
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)sa;
 
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_ANY);
-		s4->sin_port = htons((uint16_t)o->port);
-		salen = sizeof(*s4);
-	}
-	if (!is_local(o->addr)) {
-		rdzv_fail_set(r, e, RDZV_UNREACHABLE, "MASTER_ADDR %s is not an address of %s, where rank 0 "
-		     "runs: the other ranks would look for rank 0 elsewhere (pass --master-addr with "
-		     "an address of the first node)", o->addr, o->host);
-		goto out;
-	}
-	hosts = calloc((size_t)r->world, sizeof(*hosts));
-	pl.v = calloc(pl.cap, sizeof(*pl.v));
-	pl.pfd = calloc(pl.cap + 1, sizeof(*pl.pfd));
-	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accept_some drains it */
-	if (hosts == NULL || pl.v == NULL || pl.pfd == NULL || lfd < 0) {
-		rdzv_fail_set(r, e, RDZV_SYS, "rendezvous socket: %s", strerror(errno));
-		goto out;
-	}
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_ANY);
+	s4->sin_port = htons((uint16_t)port);
+	return sizeof(*s4);
+}
+
+/* lfd bound to sa and listening, or -1 with r's failure said. */
+static int root_listen(struct rdzv *r, const struct rdzv_opts *o, int lfd,
+		       const struct sockaddr_storage *sa, socklen_t salen, struct err *e)
+{
+	int one = 1;
+
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, salen) < 0) {
+	if (bind(lfd, (const struct sockaddr *)sa, salen) < 0) {
 		if (errno == EADDRINUSE)
-			rdzv_fail_set(r, e, RDZV_PORT_IN_USE, "port in use: MASTER_PORT %ld is already taken on %s "
-			     "(rank 0's host) by another job or service; pass --master-port", o->port,
-			     o->host);
-		else
-			rdzv_fail_set(r, e, RDZV_SYS, "rank 0 cannot listen on MASTER_PORT %ld on %s: %s",
-			     o->port, o->host, strerror(errno));
-		goto out;
+			return rdzv_fail_set(r, e, RDZV_PORT_IN_USE, "port in use: MASTER_PORT %ld is "
+					     "already taken on %s (rank 0's host) by another job or "
+					     "service; pass --master-port", o->port, o->host);
+		return rdzv_fail_set(r, e, RDZV_SYS, "rank 0 cannot listen on MASTER_PORT %ld on %s: %s",
+				     o->port, o->host, strerror(errno));
 	}
-	if (listen(lfd, 4096) < 0) {
-		rdzv_fail_set(r, e, RDZV_SYS, "listen on MASTER_PORT %ld: %s", o->port, strerror(errno));
-		goto out;
-	}
-	rdzv_copy_str(hosts[0], sizeof(hosts[0]), o->host);
-	while (arrived < r->world) {
-		struct hello h;
-		long now = mono_ms(), left = deadline - now, rank, world, wait = left;
-		int fd, ret;
+	if (listen(lfd, 4096) < 0)
+		return rdzv_fail_set(r, e, RDZV_SYS, "listen on MASTER_PORT %ld: %s", o->port,
+				     strerror(errno));
+	return 0;
+}
 
-		if (left <= 0) {
-			missing_ranks(r, missing, sizeof(missing));
-			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: %ld of WORLD_SIZE=%ld ranks reached "
-			     "the rendezvous at %s:%ld within %ds (missing ranks %s: they did not start, "
-			     "or WORLD_SIZE is larger than the job)%s", arrived, r->world, o->addr, o->port,
-			     o->timeout_ms / 1000, missing, pl.forged > 0 ? "; connections that named this "
-			     "job but did not prove its key were dropped: do all nodes share "
-			     "~/.config/ctrun/job.key or " JOBKEY_SECRET_ENV "? (docs/bench.md)" : "");
-			goto out;
-		}
-		/* Every connection is read here, in this one loop: a silent one
-		 * (a port scanner, a health check, a stale rank) holds nobody
-		 * up, and goes after HELLO_TIMEOUT_MS or when a newcomer needs
-		 * its place. */
-		pl.pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (size_t k = 0; k < pl.n; k++) {
-			pl.pfd[k + 1] = (struct pollfd){ .fd = pl.v[k].fd, .events = POLLIN };
-			if (pl.v[k].deadline - now < wait)
-				wait = pl.v[k].deadline - now;
-		}
-		ret = poll(pl.pfd, pl.n + 1, wait < 0 ? 0 : (int)wait);
-		if (ret < 0 && errno != EINTR) {
-			rdzv_fail_set(r, e, RDZV_SYS, "rendezvous: poll: %s", strerror(errno));
-			goto out;
-		}
-		fd = -1;
-		for (size_t k = pl.n; k-- > 0;)
-			settle(&pl, k, pending_read(&pl.v[k], pl.pfd[k + 1].revents, mono_ms(),
-						    o->job, o->key), o, &fd, &h);
-		if ((pl.pfd[0].revents & POLLIN) && accept_some(&pl, lfd, o, &fd, &h) < 0) {
-			rdzv_fail_set(r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors after %ld "
-			     "of %ld ranks (raise ulimit -n)", o->host, arrived, r->world);
-			goto out;
-		}
+/* rank 0's wait for the others, with what it has seen. */
+struct gather {
+	struct rdzv *r;
+	const struct rdzv_opts *o;
+	int lfd;
+	struct pool pl;
+	char (*hosts)[64]; /* hosts[rank]: where each rank arrived from */
+	long arrived;
+};
+
+static int world_timeout(struct gather *g, struct err *e)
+{
+	char missing[256];
+
+	missing_ranks(g->r, missing, sizeof(missing));
+	return rdzv_fail_set(g->r, e, RDZV_WORLD, "world size mismatch: %ld of WORLD_SIZE=%ld ranks "
+			     "reached the rendezvous at %s:%ld within %ds (missing ranks %s: they "
+			     "did not start, or WORLD_SIZE is larger than the job)%s", g->arrived,
+			     g->r->world, g->o->addr, g->o->port, g->o->timeout_ms / 1000, missing,
+			     g->pl.forged > 0 ? "; connections that named this job but did not "
+			     "prove its key were dropped: do all nodes share ~/.config/ctrun/job.key "
+			     "or " JOBKEY_SECRET_ENV "? (docs/bench.md)" : "");
+}
+
+/* One round of the poll loop, until `left` ms have passed: *fd a rank
+ * that proved the key (its hello in *h), or -1.  -1 on a failure (said). */
+static int round_of(struct gather *g, long now, long left, int *fd, struct hello *h,
+		    struct err *e)
+{
+	struct pool *pl = &g->pl;
+	long wait = left;
+	int ret;
+
+	/* Every connection is read here, in this one loop: a silent one (a
+	 * port scanner, a health check, a stale rank) holds nobody up, and
+	 * goes after HELLO_TIMEOUT_MS or when a newcomer needs its place. */
+	pl->pfd[0] = (struct pollfd){ .fd = g->lfd, .events = POLLIN };
+	for (size_t k = 0; k < pl->n; k++) {
+		pl->pfd[k + 1] = (struct pollfd){ .fd = pl->v[k].fd, .events = POLLIN };
+		if (pl->v[k].deadline - now < wait)
+			wait = pl->v[k].deadline - now;
+	}
+	ret = poll(pl->pfd, pl->n + 1, wait < 0 ? 0 : (int)wait);
+	if (ret < 0 && errno != EINTR)
+		return rdzv_fail_set(g->r, e, RDZV_SYS, "rendezvous: poll: %s", strerror(errno));
+	*fd = -1;
+	for (size_t k = pl->n; k-- > 0;)
+		settle(pl, k, pending_read(&pl->v[k], pl->pfd[k + 1].revents, mono_ms(), g->o->job,
+					   g->o->key), g->o, fd, h);
+	if ((pl->pfd[0].revents & POLLIN) && accept_some(pl, g->lfd, g->o, fd, h) < 0)
+		return rdzv_fail_set(g->r, e, RDZV_SYS, "rank 0 on %s ran out of file descriptors "
+				     "after %ld of %ld ranks (raise ulimit -n)", g->o->host,
+				     g->arrived, g->r->world);
+	return 0;
+}
+
+/* A rank that proved the key, on fd (blocking now): given its place, or
+ * told what is wrong (-1, the failure set). */
+static int admit(struct gather *g, int fd, const struct hello *h, struct err *e)
+{
+	struct rdzv *r = g->r;
+	const struct rdzv_opts *o = g->o;
+	long rank = (long)ntohl(h->rank), world = (long)ntohl(h->world);
+
+	rdzv_tune(fd);
+	if (world != r->world) {
+		rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s has WORLD_SIZE=%ld, "
+		     "rank 0 on %s has WORLD_SIZE=%ld", rank, h->host, world, o->host, r->world);
+	} else if (rank <= 0 || rank >= r->world || r->fds[rank] >= 0) {
+		const char *other = rank == 0 ? o->host
+			: rank > 0 && rank < r->world ? g->hosts[rank] : NULL;
+
+		if (other != NULL)
+			rdzv_fail_set(r, e, RDZV_DUP_RANK, "duplicate RANK %ld: on %s and on %s (check "
+			     "--node-rank/--nnodes and the launch mode)", rank, other, h->host);
+		else
+			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s arrived but "
+			     "WORLD_SIZE is %ld", rank, h->host, r->world);
+	} else {
+		r->fds[rank] = fd;
+		rdzv_copy_str(g->hosts[rank], sizeof(g->hosts[rank]), h->host);
+		g->arrived++;
+		return 0;
+	}
+	rdzv_send_status(fd, r->fail, e->msg);
+	close(fd);
+	return -1;
+}
+
+/* Waits for ranks 1..world-1, until the deadline. */
+static int gather_ranks(struct gather *g, long deadline, struct err *e)
+{
+	while (g->arrived < g->r->world) {
+		struct hello h;
+		long now = mono_ms();
+		int fd;
+
+		if (deadline - now <= 0)
+			return world_timeout(g, e);
+		if (round_of(g, now, deadline - now, &fd, &h, e) < 0)
+			return -1;
 		if (fd < 0)
 			continue;
 		if (fcntl(fd, F_SETFL, 0) < 0) {
 			close(fd);
 			continue;
 		}
-		rank = (long)ntohl(h.rank);
-		world = (long)ntohl(h.world);
-		rdzv_tune(fd);
-		if (world != r->world) {
-			rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s has WORLD_SIZE=%ld, "
-			     "rank 0 on %s has WORLD_SIZE=%ld", rank, h.host, world, o->host, r->world);
-		} else if (rank <= 0 || rank >= r->world || r->fds[rank] >= 0) {
-			const char *other = rank == 0 ? o->host
-				: rank > 0 && rank < r->world ? hosts[rank] : NULL;
+		if (admit(g, fd, &h, e) < 0)
+			return -1;
+	}
+	return 0;
+}
 
-			if (other != NULL)
-				rdzv_fail_set(r, e, RDZV_DUP_RANK, "duplicate RANK %ld: on %s and on %s (check "
-				     "--node-rank/--nnodes and the launch mode)", rank, other, h.host);
-			else
-				rdzv_fail_set(r, e, RDZV_WORLD, "world size mismatch: rank %ld on %s arrived but "
-				     "WORLD_SIZE is %ld", rank, h.host, r->world);
-		} else {
-			r->fds[rank] = fd;
-			rdzv_copy_str(hosts[rank], sizeof(hosts[rank]), h.host);
-			arrived++;
-			continue;
-		}
-		rdzv_send_status(fd, r->fail, e->msg);
-		close(fd);
+int rdzv_root_open(struct rdzv *r, const struct rdzv_opts *o, struct err *e)
+{
+	/* A little longer than the others try to connect: when MASTER_PORT is
+	 * unreachable their diagnosis is the precise one, let it come first. */
+	long deadline = mono_ms() + o->timeout_ms + ROOT_GRACE_MS;
+	struct gather g = { .r = r, .o = o, .lfd = -1, .arrived = 1,
+			    .pl = { .cap = MAX_PENDING + (size_t)(r->world - 1 < MAX_PROVING
+									? r->world - 1 : MAX_PROVING) } };
+	int rv = -1, family;
+	struct sockaddr_storage sa = { 0 };
+	socklen_t salen = wildcard(o->addr, o->port, &sa, &family);
+
+	if (!is_local(o->addr)) {
+		rdzv_fail_set(r, e, RDZV_UNREACHABLE, "MASTER_ADDR %s is not an address of %s, where rank 0 "
+		     "runs: the other ranks would look for rank 0 elsewhere (pass --master-addr with "
+		     "an address of the first node)", o->addr, o->host);
 		goto out;
 	}
-	rv = 0;
+	g.hosts = calloc((size_t)r->world, sizeof(*g.hosts));
+	g.pl.v = calloc(g.pl.cap, sizeof(*g.pl.v));
+	g.pl.pfd = calloc(g.pl.cap + 1, sizeof(*g.pl.pfd));
+	g.lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accept_some drains it */
+	if (g.hosts == NULL || g.pl.v == NULL || g.pl.pfd == NULL || g.lfd < 0) {
+		rdzv_fail_set(r, e, RDZV_SYS, "rendezvous socket: %s", strerror(errno));
+		goto out;
+	}
+	if (root_listen(r, o, g.lfd, &sa, salen, e) < 0)
+		goto out;
+	rdzv_copy_str(g.hosts[0], sizeof(g.hosts[0]), o->host);
+	rv = gather_ranks(&g, deadline, e);
 out:
 	for (long i = 1; i < r->world; i++)
 		if (r->fds[i] >= 0)
@@ -419,12 +473,12 @@ out:
 			getnameinfo((struct sockaddr *)&me, len, r->local_addr, sizeof(r->local_addr),
 				    NULL, 0, NI_NUMERICHOST);
 	}
-	for (size_t k = 0; k < pl.n; k++)
-		close(pl.v[k].fd);
-	if (lfd >= 0)
-		close(lfd);
-	free(pl.v);
-	free(pl.pfd);
-	free(hosts);
+	for (size_t k = 0; k < g.pl.n; k++)
+		close(g.pl.v[k].fd);
+	if (g.lfd >= 0)
+		close(g.lfd);
+	free(g.pl.v);
+	free(g.pl.pfd);
+	free(g.hosts);
 	return rv;
 }

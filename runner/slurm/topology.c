@@ -151,84 +151,89 @@ out:
 	return rv;
 }
 
-/* Inside a Slurm step (node or task mode). */
-static int detect_step(const struct options *o, char *const *envp, struct topo *t,
-		       struct err *e)
+/* What a Slurm step's environment says. */
+struct step {
+	const char *nodelist;
+	long *counts;  /* the tasks on each of t->nodes */
+	size_t ncounts;
+	long procid, localid, nodeid, ntasks, step;
+};
+
+/* The step's nodes (in the batch ctrun's order when it gave one: step
+ * order), their tasks, this task's ids. */
+static int step_read(char *const *envp, struct topo *t, struct step *st, struct err *e)
 {
-	const char *nodelist, *tpn, *order;
-	long *counts = NULL, procid = -1, localid = 0, ntasks = 0, nodeid = -1, step = 0;
-	size_t ncounts = 0;
-	int rv = -1, nproc;
+	const char *tpn, *order;
 
-	nodelist = env_first(envp, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST");
+	st->nodelist = env_first(envp, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST",
+				 "SLURM_NODELIST");
 	tpn = env_first(envp, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", NULL);
-	if (nodelist == NULL || tpn == NULL) {
-		err_set(e, EXIT_CTRUN, "inside Slurm step %s.%s but SLURM_STEP_NODELIST or "
-			"SLURM_STEP_TASKS_PER_NODE is not set", t->job_id, t->step_id);
-		goto out;
-	}
-	if (hostlist_expand_any(nodelist, &t->nodes, e) < 0)
-		goto out;
-	if (tasks_per_node_parse(tpn, &counts, &ncounts, e) < 0)
-		goto out;
-	if (ncounts != t->nodes.n) {
-		err_set(e, EXIT_CTRUN, "SLURM_STEP_TASKS_PER_NODE '%s' gives %zu nodes but the "
-			"nodelist '%s' has %zu", tpn, ncounts, nodelist, t->nodes.n);
-		goto out;
-	}
+	if (st->nodelist == NULL || tpn == NULL)
+		return err_set(e, EXIT_CTRUN, "inside Slurm step %s.%s but SLURM_STEP_NODELIST or "
+			       "SLURM_STEP_TASKS_PER_NODE is not set", t->job_id, t->step_id);
+	if (hostlist_expand_any(st->nodelist, &t->nodes, e) < 0 ||
+	    tasks_per_node_parse(tpn, &st->counts, &st->ncounts, e) < 0)
+		return -1;
+	if (st->ncounts != t->nodes.n)
+		return err_set(e, EXIT_CTRUN, "SLURM_STEP_TASKS_PER_NODE '%s' gives %zu nodes but the "
+			       "nodelist '%s' has %zu", tpn, st->ncounts, st->nodelist, t->nodes.n);
 	order = envp_get(envp, TOPO_BATCH_NODES_ENV);
-	if (order != NULL && *order != '\0' && batch_order(order, t, counts, e) < 0)
-		goto out;
-	if (env_long(envp, "SLURM_PROCID", 0, &procid, e) < 0 ||
-	    env_long(envp, "SLURM_LOCALID", 0, &localid, e) < 0 ||
-	    env_long(envp, "SLURM_NODEID", 0, &nodeid, e) < 0)
-		goto out;
-	if (parse_long(t->step_id, 0, 1L << 40, &step) < 0) {
-		err_set(e, EXIT_CTRUN, "SLURM_STEP_ID='%s' is not a step number", t->step_id);
-		goto out;
-	}
-	if (env_long(envp, "SLURM_STEP_NUM_TASKS", 1, &ntasks, e) == 0 &&
-	    env_long(envp, "SLURM_NTASKS", 1, &ntasks, e) == 0)
-		for (size_t i = 0; i < ncounts; i++)
-			ntasks += counts[i];
-	if (ntasks <= 0)
-		goto out;
+	if (order != NULL && *order != '\0' && batch_order(order, t, st->counts, e) < 0)
+		return -1;
+	if (env_long(envp, "SLURM_PROCID", 0, &st->procid, e) < 0 ||
+	    env_long(envp, "SLURM_LOCALID", 0, &st->localid, e) < 0 ||
+	    env_long(envp, "SLURM_NODEID", 0, &st->nodeid, e) < 0)
+		return -1;
+	if (parse_long(t->step_id, 0, 1L << 40, &st->step) < 0)
+		return err_set(e, EXIT_CTRUN, "SLURM_STEP_ID='%s' is not a step number", t->step_id);
+	if (env_long(envp, "SLURM_STEP_NUM_TASKS", 1, &st->ntasks, e) == 0 &&
+	    env_long(envp, "SLURM_NTASKS", 1, &st->ntasks, e) == 0)
+		for (size_t i = 0; i < st->ncounts; i++)
+			st->ntasks += st->counts[i];
+	return st->ntasks <= 0 ? -1 : 0;
+}
 
+/* This node's place: its rank, the node count, its tasks. */
+static int step_place(const struct options *o, struct topo *t, const struct step *st,
+		      struct err *e)
+{
 	/* NODE_RANK: our place in the step's nodelist; SLURM_NODEID if the
 	 * name is not there (a node whose hostname differs from NodeName). */
 	t->node_rank = strv_find(&t->nodes, t->host);
 	if (t->node_rank < 0)
-		t->node_rank = nodeid;
-	if (t->node_rank < 0 || (size_t)t->node_rank >= t->nodes.n) {
-		err_set(e, EXIT_CTRUN, "host '%s' is not in the step's nodelist '%s' and "
-			"SLURM_NODEID is not set", t->host, nodelist);
-		goto out;
-	}
+		t->node_rank = st->nodeid;
+	if (t->node_rank < 0 || (size_t)t->node_rank >= t->nodes.n)
+		return err_set(e, EXIT_CTRUN, "host '%s' is not in the step's nodelist '%s' and "
+			       "SLURM_NODEID is not set", t->host, st->nodelist);
 	if (o->node_rank >= 0)
 		t->node_rank = o->node_rank;
 	t->nnodes = o->nnodes > 0 ? o->nnodes : (long)t->nodes.n;
-	if (t->node_rank >= t->nnodes) {
-		err_set(e, EXIT_USAGE, "node rank %ld is not below the node count %ld",
-			t->node_rank, t->nnodes);
-		goto out;
-	}
-	t->ntasks_on_node = (size_t)t->node_rank < ncounts ? counts[t->node_rank] : 1;
+	if (t->node_rank >= t->nnodes)
+		return err_set(e, EXIT_USAGE, "node rank %ld is not below the node count %ld",
+			       t->node_rank, t->nnodes);
+	t->ntasks_on_node = (size_t)t->node_rank < st->ncounts ? st->counts[t->node_rank] : 1;
+	return 0;
+}
 
-	/* One mode for every node of the step, or the ranks would not add up:
-	 * any node with several tasks makes it task mode everywhere. */
+/* The workers' ranks by mode.  One mode for every node of the step, or
+ * the ranks would not add up: any node with several tasks makes it task
+ * mode everywhere. */
+static int step_mode(const struct options *o, struct topo *t, const struct step *st,
+		     struct err *e)
+{
 	t->mode = o->mode;
 	if (t->mode == MODE_AUTO)
-		t->mode = ntasks > (long)ncounts ? MODE_TASK : MODE_NODE;
+		t->mode = st->ntasks > (long)st->ncounts ? MODE_TASK : MODE_NODE;
 	if (t->mode == MODE_NODE) {
-		if (t->ntasks_on_node != 1) {
-			err_set(e, EXIT_USAGE, "node mode needs one Slurm task per node but this "
-				"step has %ld on %s (use --mode task, or srun --ntasks-per-node=1)",
-				t->ntasks_on_node, t->host);
-			goto out;
-		}
+		int nproc;
+
+		if (t->ntasks_on_node != 1)
+			return err_set(e, EXIT_USAGE, "node mode needs one Slurm task per node but "
+				       "this step has %ld on %s (use --mode task, or srun "
+				       "--ntasks-per-node=1)", t->ntasks_on_node, t->host);
 		nproc = nproc_for(o, t, e);
 		if (nproc < 0)
-			goto out;
+			return -1;
 		t->nproc = t->local_world_size = nproc;
 		t->rank_base = t->node_rank * nproc;
 		t->local_rank_base = 0;
@@ -236,26 +241,37 @@ static int detect_step(const struct options *o, char *const *envp, struct topo *
 	} else if (t->mode == MODE_TASK) {
 		long base = 0;
 
-		for (long i = 0; i < t->node_rank && (size_t)i < ncounts; i++)
-			base += counts[i];
+		for (long i = 0; i < t->node_rank && (size_t)i < st->ncounts; i++)
+			base += st->counts[i];
 		t->nproc = 1;
 		t->local_world_size = t->ntasks_on_node;
-		t->local_rank_base = localid;
+		t->local_rank_base = st->localid;
 		/* SLURM_PROCID is the rank (it equals base + SLURM_LOCALID under
 		 * the default block distribution, and stays right under cyclic). */
-		t->rank_base = procid >= 0 ? procid : base + localid;
-		t->world_size = ntasks;
+		t->rank_base = st->procid >= 0 ? st->procid : base + st->localid;
+		t->world_size = st->ntasks;
 	} else {
-		err_set(e, EXIT_USAGE, "--mode %s inside Slurm step %s.%s", mode_name(t->mode),
-			t->job_id, t->step_id);
-		goto out;
+		return err_set(e, EXIT_USAGE, "--mode %s inside Slurm step %s.%s", mode_name(t->mode),
+			       t->job_id, t->step_id);
 	}
-	t->master_addr = strdup(o->master_addr != NULL ? o->master_addr : t->nodes.v[0]);
-	t->master_port = o->master_port > 0 ? o->master_port
-		: topo_derive_port(strtoul(t->job_id, NULL, 10), (unsigned long)step);
-	rv = 0;
-out:
-	free(counts);
+	return 0;
+}
+
+/* Inside a Slurm step (node or task mode). */
+static int detect_step(const struct options *o, char *const *envp, struct topo *t,
+		       struct err *e)
+{
+	struct step st = { .procid = -1, .nodeid = -1 };
+	int rv = -1;
+
+	if (step_read(envp, t, &st, e) == 0 && step_place(o, t, &st, e) == 0 &&
+	    step_mode(o, t, &st, e) == 0) {
+		t->master_addr = strdup(o->master_addr != NULL ? o->master_addr : t->nodes.v[0]);
+		t->master_port = o->master_port > 0 ? o->master_port
+			: topo_derive_port(strtoul(t->job_id, NULL, 10), (unsigned long)st.step);
+		rv = 0;
+	}
+	free(st.counts);
 	return rv;
 }
 

@@ -1,4 +1,4 @@
-/* fuzz_creds.c - libFuzzer target for credential files (registry/creds.c):
+/* fuzz_creds.c - libFuzzer target for credential files (registry/creds.c, netrc.c):
  * the bytes as enroot's netrc .credentials (up to the first NUL) and as an
  * auth.json body (by length), looked up for a few hosts.  A found entry
  * has its strings inside their buffers and a source; every error is one

@@ -854,7 +854,7 @@ static inline void unsquash(const char *image, const char *dest)
 }
 
 /* The layers (bottom first) and the config (NULL: "{}") streamed into
- * dir/image.sqsh by layerfile.c, as registry/pull.c calls it, with options
+ * dir/image.sqsh by layerfile.c, as registry/assemble.c calls it, with options
  * o (NULL: gzip level 1, 2 threads).  0, or -1 with e. */
 static inline int stream_layers(const char *dir, const struct blob *l, size_t n,
 				const char *config, const struct sqimage_opts *o, struct err *e)

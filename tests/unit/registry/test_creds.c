@@ -1,4 +1,4 @@
-/* Unit tests of registry credentials (registry/creds.c): enroot's netrc
+/* Unit tests of registry credentials (registry/creds.c, netrc.c): enroot's netrc
  * .credentials with its $VAR passwords, containers' auth.json and docker's
  * config.json with their lookup rules, and creds_find's order of files,
  * USER@ restriction, bounds and permission warning.  Every variable the

@@ -275,16 +275,15 @@ static int driver_files(const struct ctr_spec *s, struct ctr_mounts *binds, stru
 	return 0;
 }
 
-int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+/* `exec` and its flags before the binds: quiet, --no-oci, --cleanenv,
+ * --writable-tmpfs, --fakeroot, --no-home; the variables it must not see. */
+static int exec_args(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 {
 	static const char *const keep[] = { "APPTAINER_CACHEDIR", "APPTAINER_TMPDIR",
 					    "APPTAINER_CONFIGDIR", "SINGULARITY_CACHEDIR",
 					    "SINGULARITY_TMPDIR", "SINGULARITY_CONFIGDIR", NULL };
-	struct ctr_mounts binds = { 0 };
 	int ret = 0;
 
-	if (s->image == NULL)
-		return err_set(e, EXIT_CTRUN, "%s: no image", ctr_runtime_name(s->rt));
 	ret |= strv_push(&p->argv, s->bin);
 	if (s->quiet) /* its INFO and WARNING lines: errors only */
 		ret |= strv_push(&p->argv, "--silent");
@@ -332,40 +331,53 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	if (s->no_home && !(s->gpus && OWN(s)->gpu_isolate && s->gpu_ids != NULL) &&
 	    strv_push(&p->argv, "--no-home") < 0)
 		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
-	if (s->gpus && gpu_args(s, &binds, p, e) < 0)
-		goto fail;
-	/* The agent enters the working directory itself (creating it when the
-	 * image lacks it, as runc does); a shell gets --pwd. */
-	if (s->cwd != NULL && !s->agent &&
-	    (strv_push(&p->argv, "--pwd") < 0 || strv_push(&p->argv, s->cwd) < 0))
-		goto nomem;
+	return 0;
+}
+
+/* The user's mounts as binds, or said why apptainer cannot make one. */
+static int user_binds(const struct ctr_spec *s, struct ctr_mounts *binds, struct err *e)
+{
 	for (size_t i = 0; i < s->mounts.n; i++) {
 		const struct ctr_mount *m = &s->mounts.v[i];
 
 		/* --bind takes host paths only (a tmpfs is its --contain's). */
-		if (m->kind == CTR_MOUNT_TMPFS) {
-			err_set(e, EXIT_USAGE, "mount tmpfs:%s: %s cannot mount a tmpfs (its --bind "
-				"takes host paths only): use --runtime oci or enroot", m->dst,
-				ctr_runtime_name(s->rt));
-			goto fail;
-		}
+		if (m->kind == CTR_MOUNT_TMPFS)
+			return err_set(e, EXIT_USAGE, "mount tmpfs:%s: %s cannot mount a tmpfs (its "
+				       "--bind takes host paths only): use --runtime oci or enroot",
+				       m->dst, ctr_runtime_name(s->rt));
 		/* apptainer mounts every bind nosuid,nodev itself (its
 		 * addUserbindsMount), and its syntax has no way to ask otherwise. */
-		if (m->suid || m->dev || m->unbindable) {
-			err_set(e, EXIT_USAGE, "mount %s: %s binds every path nosuid,nodev and "
-				"cannot be asked for '%s': drop the option, or use --runtime oci "
-				"or enroot", m->src, ctr_runtime_name(s->rt),
-				m->suid ? "suid" : m->dev ? "dev" : "unbindable");
-			goto fail;
-		}
-		if (mounts_add_copy(&binds, m, e) < 0)
-			goto fail;
+		if (m->suid || m->dev || m->unbindable)
+			return err_set(e, EXIT_USAGE, "mount %s: %s binds every path nosuid,nodev and "
+				       "cannot be asked for '%s': drop the option, or use --runtime "
+				       "oci or enroot", m->src, ctr_runtime_name(s->rt),
+				       m->suid ? "suid" : m->dev ? "dev" : "unbindable");
+		if (mounts_add_copy(binds, m, e) < 0)
+			return -1;
 	}
-	if (s->gpus && OWN(s)->gpu_isolate && driver_files(s, &binds, p, e) < 0)
-		goto fail;
-	if (bind_args(s, &binds, p, e) < 0)
-		goto fail;
-	mounts_free(&binds);
+	return 0;
+}
+
+int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+{
+	__attribute__((cleanup(mounts_free))) struct ctr_mounts binds = { 0 };
+	int ret = 0;
+
+	if (s->image == NULL)
+		return err_set(e, EXIT_CTRUN, "%s: no image", ctr_runtime_name(s->rt));
+	if (exec_args(s, p, e) < 0)
+		return -1;
+	if (s->gpus && gpu_args(s, &binds, p, e) < 0)
+		return -1;
+	/* The agent enters the working directory itself (creating it when the
+	 * image lacks it, as runc does); a shell gets --pwd. */
+	if (s->cwd != NULL && !s->agent &&
+	    (strv_push(&p->argv, "--pwd") < 0 || strv_push(&p->argv, s->cwd) < 0))
+		return err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
+	if (user_binds(s, &binds, e) < 0 ||
+	    (s->gpus && OWN(s)->gpu_isolate && driver_files(s, &binds, p, e) < 0) ||
+	    bind_args(s, &binds, p, e) < 0)
+		return -1;
 	p->agent_complete_env = true;
 	if (s->entrypoint && (strv_push(&p->agent_entry, "/.singularity.d/runscript") < 0 ||
 			      strv_push(&p->agent_entry, "/etc/rc") < 0))
@@ -373,11 +385,6 @@ int rt_apptainer_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *
 	ret |= strv_push(&p->argv, s->image);
 	ret |= strv_extend(&p->argv, s->argv.v);
 	return ret != 0 ? err_sys(e, EXIT_CTRUN, "%s plan", s->bin) : 0;
-nomem:
-	err_sys(e, EXIT_CTRUN, "%s plan", s->bin);
-fail:
-	mounts_free(&binds);
-	return -1;
 }
 
 /* Whether FILE (/etc/subuid, /etc/subgid) gives the caller a range. */

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "drivers.h"
 #include "fstab.h"
 #include "gpu_pin.h"
@@ -165,55 +166,47 @@ static int per_run_hook(const struct ctr_spec *s, struct ctr_plan *p, struct err
 	return rv;
 }
 
-int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+/* enroot's environment file: NVIDIA_*.  enroot's default is
+ * NVIDIA_DRIVER_CAPABILITIES=utility: no CUDA.  Under Slurm, "all" GPUs
+ * means those of the step (its cgroup). */
+static int gpu_environ(const struct ctr_spec *s, struct strv *env, struct err *e)
 {
 	const struct enroot_own *own = s->own;
-	struct strv tab = { 0 }, env = { 0 };
-	char path[4096], *conf = NULL, *tabtext = NULL, *envtext = NULL;
-	int ret = 0, rv = -1;
 
-	if (s->rundir == NULL || own == NULL || own->name[0] == '\0' || own->data[0] == '\0')
-		return err_set(e, EXIT_CTRUN, "enroot: incomplete container description");
-	if (fstab(s, &tab, e) < 0 || fstab_edits(s, &tab, e) < 0)
-		goto fail;
-	/* enroot's default is NVIDIA_DRIVER_CAPABILITIES=utility: no CUDA.  Under
-	 * Slurm, "all" GPUs means those of the step (its cgroup). */
-	if (s->gpus && own->no_nvcli && own->hook[0] != '\0') {
-		/* No nvidia-container-cli: enroot's 98-nvidia.sh would refuse to
-		 * start; ctrun-hook (per_run_hook) adds the devices and the
-		 * driver's libraries itself. */
-		if (environ_line(&env, "NVIDIA_VISIBLE_DEVICES", "void", e) < 0)
-			goto fail;
-	} else if (s->gpus) {
-		if (environ_line(&env, "NVIDIA_VISIBLE_DEVICES",
-				 s->slurm || s->gpu_ids == NULL ? "all" : s->gpu_ids, e) < 0 ||
-		    environ_line(&env, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility", e) < 0)
-			goto fail;
-	} else if (environ_line(&env, "NVIDIA_VISIBLE_DEVICES", "void", e) < 0) {
-		goto fail;
-	}
-	/* enroot reads the image's /etc/environment only: the agent sources a
-	 * squashfs's /.singularity.d/env, as apptainer does (agent/imageenv.h). */
-	p->agent_image_scripts = true;
-	p->agent_host_env = true;
-	/* --entrypoint, or no command (the image's default): the agent runs the
-	 * image's rc with each worker's environment (--env reaches it), as under
-	 * every runtime; enroot never runs it itself (rc() above). */
-	if (s->entrypoint && strv_push(&p->agent_entry, "/etc/rc") < 0) {
-		err_sys(e, EXIT_CTRUN, "enroot plan");
-		goto fail;
-	}
-	conf = strdup(conf_text);
-	tabtext = strv_lines(&tab);
-	envtext = strv_lines(&env);
+	/* No nvidia-container-cli: enroot's 98-nvidia.sh would refuse to
+	 * start; ctrun-hook (per_run_hook) adds the devices and the driver's
+	 * libraries itself. */
+	if (!s->gpus || (own->no_nvcli && own->hook[0] != '\0'))
+		return environ_line(env, "NVIDIA_VISIBLE_DEVICES", "void", e);
+	if (environ_line(env, "NVIDIA_VISIBLE_DEVICES",
+			 s->slurm || s->gpu_ids == NULL ? "all" : s->gpu_ids, e) < 0 ||
+	    environ_line(env, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility", e) < 0)
+		return -1;
+	return 0;
+}
+
+/* enroot.conf, enroot.fstab and enroot.environ, files of the run. */
+static int run_files(const struct ctr_spec *s, struct ctr_plan *p, const struct strv *tab,
+		     const struct strv *env, struct err *e)
+{
+	cleanup_free char *conf = strdup(conf_text);
+	cleanup_free char *tabtext = strv_lines(tab);
+	cleanup_free char *envtext = strv_lines(env);
+
 	if (file(p, s->rundir, "enroot.conf", conf, e) < 0 ||
 	    file(p, s->rundir, "enroot.fstab", tabtext, e) < 0 ||
 	    file(p, s->rundir, "enroot.environ", envtext, e) < 0)
-		goto fail;
-	if (snprintf(path, sizeof(path), "%s/enroot.conf", s->rundir) >= (int)sizeof(path)) {
-		err_set(e, EXIT_CTRUN, "enroot: run directory path too long");
-		goto fail;
-	}
+		return -1;
+	return 0;
+}
+
+/* enroot start's argv, with the run's enroot.conf (conf); nonzero when out
+ * of memory. */
+static int start_argv(const struct ctr_spec *s, struct ctr_plan *p, const char *conf)
+{
+	const struct enroot_own *own = s->own;
+	int ret = 0;
+
 	ret |= strv_push(&p->argv, s->bin);
 	ret |= strv_push(&p->argv, "start");
 	/* Root inside only when asked: enroot's --root (ENROOT_REMAP_ROOT),
@@ -222,7 +215,7 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	if (s->as_root)
 		ret |= strv_push(&p->argv, "--root");
 	ret |= strv_push(&p->argv, "--conf");
-	ret |= strv_push(&p->argv, path);
+	ret |= strv_push(&p->argv, conf);
 	/* --writable: only over enroot's own start of the squashfs, whose
 	 * overlay's upper layer is a tmpfs of the run (runtime.sh
 	 * _mount_rootfs); ctrroot.c never gives a writable run the node's
@@ -239,6 +232,16 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 		ret |= strv_push(&p->argv, "--uts");
 	ret |= strv_push(&p->argv, own->name);
 	ret |= strv_extend(&p->argv, s->argv.v);
+	return ret;
+}
+
+/* enroot's settings for the run, whatever the user's environment says;
+ * nonzero when out of memory. */
+static int start_env(const struct ctr_spec *s, struct ctr_plan *p)
+{
+	const struct enroot_own *own = s->own;
+	int ret = 0;
+
 	ret |= strv_pushf(&p->setenv, "ENROOT_DATA_PATH=%s", own->data);
 	/* The home, per run, whatever the user's environment or enroot.conf
 	 * says: its hook binds $HOME there (at /root with --root), unless
@@ -261,19 +264,42 @@ int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
 	 * the host's /dev, shared, cannot take a mount point. */
 	if (s->gpus || s->edits.nnodes > 0)
 		ret |= strv_push(&p->setenv, "ENROOT_RESTRICT_DEV=y");
+	return ret;
+}
+
+int rt_enroot_plan(const struct ctr_spec *s, struct ctr_plan *p, struct err *e)
+{
+	const struct enroot_own *own = s->own;
+	cleanup_strv struct strv tab = { 0 };
+	cleanup_strv struct strv env = { 0 };
+	char path[4096];
+	int ret;
+
+	if (s->rundir == NULL || own == NULL || own->name[0] == '\0' || own->data[0] == '\0')
+		return err_set(e, EXIT_CTRUN, "enroot: incomplete container description");
+	if (fstab(s, &tab, e) < 0 || fstab_edits(s, &tab, e) < 0 || gpu_environ(s, &env, e) < 0)
+		return -1;
+	/* enroot reads the image's /etc/environment only: the agent sources a
+	 * squashfs's /.singularity.d/env, as apptainer does (agent/imageenv.h). */
+	p->agent_image_scripts = true;
+	p->agent_host_env = true;
+	/* --entrypoint, or no command (the image's default): the agent runs the
+	 * image's rc with each worker's environment (--env reaches it), as under
+	 * every runtime; enroot never runs it itself (rc() above). */
+	if (s->entrypoint && strv_push(&p->agent_entry, "/etc/rc") < 0)
+		return err_sys(e, EXIT_CTRUN, "enroot plan");
+	if (run_files(s, p, &tab, &env, e) < 0)
+		return -1;
+	if (snprintf(path, sizeof(path), "%s/enroot.conf", s->rundir) >= (int)sizeof(path))
+		return err_set(e, EXIT_CTRUN, "enroot: run directory path too long");
+	ret = start_argv(s, p, path);
+	ret |= start_env(s, p);
 	if (ret == 0 && s->gpus && own->hook[0] != '\0' && per_run_hook(s, p, e) < 0)
-		goto fail;
+		return -1;
 	/* The NVIDIA hook prefers its own environment over the file's. */
 	ret |= strv_push(&p->unsetenv, "NVIDIA_VISIBLE_DEVICES");
 	ret |= strv_push(&p->unsetenv, "NVIDIA_DRIVER_CAPABILITIES");
-	rv = ret != 0 ? err_sys(e, EXIT_CTRUN, "enroot plan") : 0;
-fail:
-	free(conf);
-	free(tabtext);
-	free(envtext);
-	strv_free(&tab);
-	strv_free(&env);
-	return rv;
+	return ret != 0 ? err_sys(e, EXIT_CTRUN, "enroot plan") : 0;
 }
 
 int rt_enroot_create_argv(const char *bin, const char *image, const char *name,
