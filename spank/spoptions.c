@@ -431,7 +431,7 @@ int sp_args_hold_argv(const struct sp_args *a, const struct sp_conf *c, const ch
 	/* The task enters --container-workdir itself, as pyxis's task does
 	 * (relative to the container's root; a missing one is an error);
 	 * without it, pyxis's rule (default_workdir=image): the hold enters
-	 * the image's working directory (plugin.c), and srun's is not bound. */
+	 * the image's working directory (spcontainer.c), and srun's is not bound. */
 	if (a->workdir != NULL || c->workdir_image)
 		rc |= strv_push(argv, "--workdir") | strv_push(argv, "/");
 	/* What the user chose, either way, over ctrun.ini's defaults (a
