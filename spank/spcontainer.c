@@ -221,8 +221,9 @@ static int start(struct sp_step *s, spank_t sp)
 		return err_sys(&s->hold_err, EXIT_CTRUN, "environment");
 	/* Published for other steps (--container-name): not being able to is
 	 * no reason to fail this one. */
-	r = (struct sp_running){ .pid = s->hold.agent, .start = sp_running_starttime(s->hold.agent),
-			     .cwd = s->hold.cwd, .set = s->set, .unset = s->unset };
+	r = (struct sp_running){ .pid = s->hold.agent,
+				 .start = sp_running_starttime(s->hold.agent),
+				 .cwd = s->hold.cwd, .set = s->set, .unset = s->unset };
 	if (s->records) {
 		struct err e = { 0 };
 		struct record_call call = { s, &r, &e, -1 };

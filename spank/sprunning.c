@@ -12,17 +12,17 @@
 #include "sprunning.h"
 #include "util.h"
 
-#define RUNNING_BASE "ctrun-spank"
+#define REC_BASE "ctrun-spank"
 
 /* /run, or a test's directory (sp_running_use_parent). */
 static const char *running_parent = "/run";
-#define RUNNING_PARENT running_parent
+#define REC_PARENT running_parent
 
 void sp_running_use_parent(const char *dir)
 {
 	running_parent = dir;
 }
-#define RUNNING_MAGIC "ctrun-spank-reg 1 "
+#define REC_MAGIC "ctrun-spank-reg 1 "
 
 int sp_running_dir(uid_t uid, char *out, size_t size, struct err *e)
 {
@@ -32,9 +32,9 @@ int sp_running_dir(uid_t uid, char *out, size_t size, struct err *e)
 	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0' || strchr(host, '/') != NULL ||
 	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
 		return err_sys(e, EXIT_CTRUN, "host name");
-	n = snprintf(out, size, "%s/%s/%s/%u", RUNNING_PARENT, RUNNING_BASE, host, (unsigned)uid);
+	n = snprintf(out, size, "%s/%s/%s/%u", REC_PARENT, REC_BASE, host, (unsigned)uid);
 	if (n < 0 || (size_t)n >= size)
-		return err_set(e, EXIT_CTRUN, "%s/%s: path too long", RUNNING_PARENT, RUNNING_BASE);
+		return err_set(e, EXIT_CTRUN, "%s/%s: path too long", REC_PARENT, REC_BASE);
 	return 0;
 }
 
@@ -114,19 +114,19 @@ static int open_dir(uid_t uid, bool make, struct err *e)
 	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
 		return err_sys(e, EXIT_CTRUN, "host name");
 	snprintf(num, sizeof(num), "%u", (unsigned)uid);
-	run = open(RUNNING_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	run = open(REC_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (run < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", RUNNING_PARENT);
+		return err_sys(e, EXIT_CTRUN, "%s", REC_PARENT);
 	if (make) {
-		if ((base = root_dir(run, RUNNING_BASE, 0755, e)) >= 0 &&
+		if ((base = root_dir(run, REC_BASE, 0755, e)) >= 0 &&
 		    (hfd = root_dir(base, host, 0755, e)) >= 0)
 			ufd = root_dir(hfd, num, 0700, e);
 	} else {
-		base = openat(run, RUNNING_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		base = openat(run, REC_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		hfd = base < 0 ? -1 : openat(base, host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		ufd = hfd < 0 ? -1 : openat(hfd, num, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (ufd < 0)
-			err_sys(e, EXIT_CTRUN, "%s/%s/%s/%s", RUNNING_PARENT, RUNNING_BASE, host, num);
+			err_sys(e, EXIT_CTRUN, "%s/%s/%s/%s", REC_PARENT, REC_BASE, host, num);
 	}
 	saved = errno;
 	close(run);
@@ -191,9 +191,9 @@ int sp_running_prepare(uid_t uid, struct err *e)
 	 * removed under a step that is about to publish would fail it. */
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		return 0;
-	hfd = open(RUNNING_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	hfd = open(REC_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (hfd >= 0) {
-		int b = openat(hfd, RUNNING_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int b = openat(hfd, REC_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		close(hfd);
 		hfd = b;
@@ -285,7 +285,7 @@ char *sp_running_format(const struct sp_running *r, size_t *len)
 
 	if (buf == NULL)
 		return NULL;
-	n = snprintf(buf, cap, RUNNING_MAGIC "%ld %llu\n", r->pid, r->start);
+	n = snprintf(buf, cap, REC_MAGIC "%ld %llu\n", r->pid, r->start);
 	*len = n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
 	if (*len == 0 || append(&buf, len, &cap, cwd, strlen(cwd) + 1) < 0 ||
 	    append_list(&buf, len, &cap, &r->set) < 0 || append_list(&buf, len, &cap, &r->unset) < 0) {
@@ -320,8 +320,8 @@ int sp_running_parse(const char *buf, size_t len, struct sp_running *r, struct e
 	size_t l;
 
 	memset(r, 0, sizeof(*r));
-	if (nl == NULL || len < strlen(RUNNING_MAGIC) || memcmp(buf, RUNNING_MAGIC, strlen(RUNNING_MAGIC)) != 0 ||
-	    sscanf(buf + strlen(RUNNING_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
+	if (nl == NULL || len < strlen(REC_MAGIC) || memcmp(buf, REC_MAGIC, strlen(REC_MAGIC)) != 0 ||
+	    sscanf(buf + strlen(REC_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
 		return err_set(e, EXIT_CTRUN, "not a running container's record");
 	p = nl + 1;
 	l = strnlen(p, (size_t)(end - p));

@@ -48,7 +48,8 @@ static int teardown(void **state)
 
 static struct sp_running live_record(void)
 {
-	struct sp_running r = { .pid = getpid(), .start = sp_running_starttime(getpid()), .cwd = "/w" };
+	struct sp_running r = { .pid = getpid(), .start = sp_running_starttime(getpid()),
+				.cwd = "/w" };
 
 	return r;
 }
