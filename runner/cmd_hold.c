@@ -37,7 +37,7 @@ extern char **environ;
  * tasks, start in the image's working directory (agent --image-workdir). */
 #define WORKDIR_ENV "CTRUN_HOLD_WORKDIR"
 /* The plugin, after a hold that was killed: PID's run directory removed,
- * nothing else done (spank/plugin.c reap). */
+ * nothing else done (spank/sphold.h sp_hold_reap). */
 #define REAP_ENV "CTRUN_HOLD_REAP"
 
 /* REAP_ENV's hold (killed: it could not remove its run directory). */

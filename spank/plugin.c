@@ -4,13 +4,15 @@
  *   srun, sbatch, salloc   register the options, check every value: a bad
  *                          one fails the command at once, one line naming
  *                          the option
- *   slurmstepd user_init   `ctrun __hold ...` as the job's user: the node's
- *                          container for this step (sphold.h)
+ *   slurmstepd user_init   the node's container for this step: another
+ *                          step's running one of its --container-name, or
+ *                          `ctrun __hold ...` as the job's user
+ *                          (spcontainer.h)
  *   each task's task_init  the torchrun contract (`ctrun env`), the
  *                          container's environment, then the task joins the
  *                          container (spjoin.h); Slurm execs its command there
  *   slurmstepd task_exit   after the node's last task: the hold ends, ctrun
- *                          removes what it made
+ *                          removes what it made (spcontainer.h)
  *
  * A job without --container-image or --container-name is not touched.
  * Nothing here exits slurmd or slurmstepd: a task that cannot join ends
@@ -18,23 +20,22 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
-#include "sparg.h"
 #include "spconf.h"
+#include "spcontainer.h"
 #include "spenv.h"
 #include "sphold.h"
 #include "spjoin.h"
-#include "spreg.h"
+#include "spoptions.h"
+#include "sprunning.h"
 #include "util.h"
 
 /* The symbols Slurm looks up; spank/spank_ctrun.map hides every other. */
@@ -59,32 +60,8 @@ __attribute__((constructor)) static void release_check(void)
 }
 #endif
 
-/* Slurm's ids of its special steps (slurm.h, not in spank.h). */
-#define STEP_BATCH 0xfffffffbU
-#define STEP_INTERACTIVE 0xfffffffaU
-/* How long the node's last task waits for ctrun to clean up (and save). */
-#define STOP_TIMEOUT 60
-#define SAVE_TIMEOUT 1800
-
-static struct {
-	struct sp_conf conf;
-	struct sp_args args;
-	bool enabled;        /* remote: this step asked for a container */
-	uid_t uid;
-	gid_t gid;
-	gid_t *gids;
-	int ngids;
-	uint32_t jobid, stepid, local_tasks, exited;
-	struct strv given;   /* the environment ctrun __hold got */
-	struct sp_hold hold;
-	bool held;           /* the hold message came (or a running container was found) */
-	bool attached;       /* the container is another step's (spreg.h) */
-	struct err hold_err; /* why not (reported by the tasks) */
-	struct strv set, unset; /* the container's changes to the environment */
-	bool reg;            /* the node's running containers can be used (spreg.h) */
-	char regname[128];   /* this step's container's name there */
-	int regfd;           /* its record, locked while it runs; -1 = none */
-} ctx = { .regfd = -1 };
+/* This step, as this process knows it (spcontainer.h). */
+static struct sp_step ctx = { .recfd = -1 };
 
 static struct spank_option options[32];
 
@@ -205,237 +182,17 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		rv = job_info(sp);
 		/* As root, once: the user's directory of running containers,
 		 * the node's stale ones removed. */
-		ctx.reg = rv == 0 && sp_reg_prepare(ctx.uid, &e) == 0;
-		if (rv == 0 && !ctx.reg)
+		ctx.records = rv == 0 && sp_running_prepare(ctx.uid, &e) == 0;
+		if (rv == 0 && !ctx.records)
 			slurm_info("ctrun: %s (no --container-name of running containers)", e.msg);
 	}
 	return rv;
-}
-
-/* slurmstepd runs user_init as the job's user (seteuid); the records of
- * running containers are root's (spreg.h): root's effective ids for the
- * length of one call.  -1 when they cannot be had or given back. */
-static int as_root(int (*fn)(void *), void *arg, struct err *e)
-{
-	uid_t eu = geteuid();
-	gid_t eg = getegid();
-	int rv;
-
-	if (eu != 0 && (seteuid(0) < 0 || setegid(0) < 0))
-		return err_sys(e, EXIT_CTRUN, "the records of running containers: root's ids");
-	rv = fn(arg);
-	if (eu != 0 && (setegid(eg) < 0 || seteuid(eu) < 0)) {
-		slurm_error("ctrun: cannot give back the job's ids after the records of running "
-			    "containers: %s", strerror(errno));
-		return err_sys(e, EXIT_CTRUN, "the job's ids");
-	}
-	return rv;
-}
-
-struct reg_call {
-	struct sp_reg *r;
-	struct err *e;
-	int rv;
-};
-
-static int lookup_fn(void *arg)
-{
-	struct reg_call *c = arg;
-
-	return c->rv = sp_reg_lookup(ctx.uid, ctx.regname, c->r, c->e);
-}
-
-static int publish_fn(void *arg)
-{
-	struct reg_call *c = arg;
-
-	return c->rv = sp_reg_publish(ctx.uid, ctx.regname, c->r, c->e);
-}
-
-/* The name of this step's container among the node's running ones:
- * --container-name (per job with container_scope=job), else JOB.STEP, the
- * name pyxis gives an unnamed one. */
-static int reg_name(void)
-{
-	int n = ctx.args.name == NULL ? snprintf(ctx.regname, sizeof(ctx.regname), "%u.%u",
-						 ctx.jobid, ctx.stepid)
-		: ctx.conf.scope_job ? snprintf(ctx.regname, sizeof(ctx.regname), "%u_%s", ctx.jobid,
-						ctx.args.name)
-				     : snprintf(ctx.regname, sizeof(ctx.regname), "%s", ctx.args.name);
-
-	return n < 0 || (size_t)n >= sizeof(ctx.regname) ? -1 : 0;
-}
-
-/* A step that asked for --container-unshare and joins a running
- * container: each namespace it named must be the container's own (not
- * slurmstepd's, the node's), else it is refused as pyxis refuses it. */
-static int check_unshared(void)
-{
-	static const struct {
-		const char *name, *what;
-		int fd;
-	} ns[] = { { "net", "network", HOLD_FD_NET }, { "ipc", "IPC", HOLD_FD_IPC },
-		   { "uts", "UTS", HOLD_FD_UTS } };
-	char list[64];
-
-	if (ctx.args.unshare == NULL)
-		return 0;
-	snprintf(list, sizeof(list), ",%s,", ctx.args.unshare);
-	for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++) {
-		char word[8], self[32];
-		struct stat a, b;
-
-		snprintf(word, sizeof(word), ",%s,", ns[i].name);
-		snprintf(self, sizeof(self), "/proc/self/ns/%s", ns[i].name);
-		if (strstr(list, word) == NULL)
-			continue;
-		if (ctx.hold.fds[ns[i].fd] < 0 || fstat(ctx.hold.fds[ns[i].fd], &a) < 0 ||
-		    stat(self, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-			return err_set(&ctx.hold_err, EXIT_CTRUN, "error: --container-unshare=%s "
-				       "requested but the container is not in a separate %s namespace "
-				       "(--container-name %s runs without one: start it with "
-				       "--container-unshare=%s, or use another name)", ns[i].name,
-				       ns[i].what, ctx.args.name, ns[i].name);
-	}
-	return 0;
-}
-
-/* pyxis's check, in slurmstepd as the user, before a container is
- * started: a bind's absolute source that does not exist fails the step
- * with pyxis's line (other errors are ctrun's to report, as pyxis leaves
- * them to enroot). */
-static int check_sources(void)
-{
-	struct stat st;
-
-	for (size_t i = 0; i < ctx.args.sources.n; i++) {
-		const char *src = ctx.args.sources.v[i];
-
-		if (src[0] == '/' && stat(src, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
-			return err_set(&ctx.hold_err, EXIT_CTRUN, "--container-mounts: source path "
-				       "does not exist: %s", src);
-	}
-	return 0;
-}
-
-/* Another step's running container of that name: its record's changes
- * and working directory, its namespaces.  1 when joined, 0 when there is
- * none, -1 with ctx.hold_err. */
-static int attach(void)
-{
-	struct sp_reg r;
-	struct reg_call call = { &r, &ctx.hold_err, -1 };
-	int found;
-
-	if (ctx.args.name == NULL || strcmp(ctx.args.name_flags, "no_exec") == 0)
-		return 0;
-	found = as_root(lookup_fn, &call, &ctx.hold_err) < 0 ? -1 : call.rv;
-	if (found == 0 && strcmp(ctx.args.name_flags, "exec") == 0)
-		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:exec: the container is not "
-			"running on this node", ctx.args.name);
-	if (found <= 0)
-		return found == 0 && strcmp(ctx.args.name_flags, "exec") == 0 ? -1 : found;
-	if (strcmp(ctx.args.name_flags, "create") == 0) {
-		err_set(&ctx.hold_err, EXIT_CTRUN, "--container-name %s:create: the container exists "
-			"(it is running on this node)", ctx.args.name);
-		sp_reg_free(&r);
-		return -1;
-	}
-	ctx.set = r.set;
-	ctx.unset = r.unset;
-	ctx.hold.cwd = r.cwd;
-	memset(&r.set, 0, sizeof(r.set));
-	memset(&r.unset, 0, sizeof(r.unset));
-	r.cwd = NULL;
-	found = sp_hold_open(&ctx.hold, r.pid, &ctx.hold_err) < 0 || check_unshared() < 0 ? -1 : 1;
-	sp_reg_free(&r);
-	return found;
-}
-
-/* ctrun __hold for this step; its changes to the environment kept, and the
- * container published among the node's running ones. */
-static int start(spank_t sp)
-{
-	static const char *const locale[] = { "LANG", "LANGUAGE", "LC_ALL" };
-	struct strv argv = { 0 }, henv = { 0 };
-	char **jargv = NULL;
-	int jargc = 0, rc;
-	const char *script = NULL;
-	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
-	struct sp_reg r = { 0 };
-	/* Set in slurmstepd's own environment by the mpi/pmix plugin when it
-	 * started the step's PMIx server (before user_init). */
-	const char *pmix = getenv("PMIX_SERVER_TMPDIR");
-	struct stat st;
-
-	/* The batch script lives in slurmd's spool: bound into the container. */
-	if (ctx.stepid == STEP_BATCH &&
-	    spank_get_item(sp, S_JOB_ARGV, &jargc, &jargv) == ESPANK_SUCCESS && jargc > 0)
-		script = jargv[0];
-	rc = strv_push(&argv, ctx.conf.ctrun) | strv_push(&argv, "__hold");
-	if (ctx.args.name != NULL)
-		rc |= strv_push(&argv, "--name") | strv_push(&argv, ctx.regname);
-	if (pmix != NULL && (pmix[0] != '/' || stat(pmix, &st) < 0 || !S_ISDIR(st.st_mode)))
-		pmix = NULL;
-	if (check_sources() < 0) {
-		strv_free(&argv);
-		return -1;
-	}
-	if (rc != 0 ||
-	    sp_args_hold_argv(&ctx.args, &ctx.conf, script, pmix, &argv, &ctx.hold_err) < 0) {
-		if (ctx.hold_err.msg[0] == '\0')
-			err_sys(&ctx.hold_err, EXIT_CTRUN, "ctrun's arguments");
-		strv_free(&argv);
-		return -1;
-	}
-	if ((ctx.args.name != NULL && strcmp(ctx.args.name_flags, "create") == 0 &&
-	     strv_setenv(&ctx.given, "CTRUN_HOLD_NAME_CREATE", "1", 1) < 0) ||
-	    (ctx.stepid == STEP_BATCH && strv_setenv(&ctx.given, "CTRUN_HOLD_SRUN", "1", 1) < 0) ||
-	    (ctx.args.workdir == NULL && ctx.conf.workdir_image
-		     ? strv_setenv(&ctx.given, "CTRUN_HOLD_WORKDIR", "image", 1)
-		     : strv_unsetenv(&ctx.given, "CTRUN_HOLD_WORKDIR")) < 0) {
-		strv_free(&argv);
-		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
-	}
-	/* pyxis drops the job's locale (LANG, LANGUAGE, LC_ALL: one the image
-	 * may lack) unless --container-env names it: the container gets the
-	 * image's, and the diff below unsets the job's in the tasks. */
-	rc = strv_extend(&henv, ctx.given.v);
-	for (size_t i = 0; rc == 0 && i < sizeof(locale) / sizeof(*locale); i++)
-		if (strv_find(&ctx.args.env, locale[i]) < 0)
-			rc = strv_unsetenv(&henv, locale[i]);
-	if (rc < 0) {
-		strv_free(&argv);
-		strv_free(&henv);
-		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
-	}
-	rc = sp_hold_start(&ctx.hold, argv.v, henv.v, &u, &ctx.hold_err);
-	strv_free(&argv);
-	strv_free(&henv);
-	if (rc < 0)
-		return -1;
-	if (sp_env_diff(ctx.given.v, ctx.hold.env.v, &ctx.set, &ctx.unset) < 0)
-		return err_sys(&ctx.hold_err, EXIT_CTRUN, "environment");
-	/* Published for other steps (--container-name): not being able to is
-	 * no reason to fail this one. */
-	r = (struct sp_reg){ .pid = ctx.hold.agent, .start = sp_reg_starttime(ctx.hold.agent),
-			     .cwd = ctx.hold.cwd, .set = ctx.set, .unset = ctx.unset };
-	if (ctx.reg) {
-		struct err e = { 0 };
-		struct reg_call call = { &r, &e, -1 };
-
-		ctx.regfd = as_root(publish_fn, &call, &e) < 0 ? -1 : call.rv;
-		if (ctx.regfd < 0)
-			slurm_info("ctrun: %s", e.msg);
-	}
-	return 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	char **env = NULL;
 	uint32_t nodeid, procid;
-	int found;
 
 	(void)ac;
 	(void)av;
@@ -461,28 +218,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			return 0;
 		}
 	}
-	if (reg_name() < 0)
-		ctx.reg = false;
-	/* Errors of user_init do not reach srun (Slurm reports success): the
-	 * tasks report them (task_init). */
-	found = ctx.reg ? attach() : 0;
-	if (found < 0)
-		return 0;
-	ctx.attached = found == 1;
-	ctx.held = ctx.attached || start(sp) == 0;
+	sp_container_open(&ctx, sp);
 	return 0;
 }
 
-/* ctrun's own lines ("ctrun: ..."), and the rest (the entrypoint's
- * output) with --container-entrypoint-log or when it failed. */
-static void print_line(const char *line, void *arg)
-{
-	bool all = *(bool *)arg;
-
-	if (all || strncmp(line, "ctrun: ", 7) == 0)
-		slurm_spank_log("%s", line);
-}
-
+/* For sp_hold_log: whether ctrun said a line of its own. */
 static void count_ctrun_lines(const char *line, void *arg)
 {
 	if (strncmp(line, "ctrun: ", 7) == 0)
@@ -577,7 +317,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 			bool said = false;
 
 			sp_hold_log(&ctx.hold, count_ctrun_lines, &said);
-			sp_hold_log(&ctx.hold, print_line, &all);
+			sp_hold_log(&ctx.hold, sp_container_print, &all);
 			if (!said)
 				slurm_error("ctrun: %s", ctx.hold_err.msg[0] ? ctx.hold_err.msg :
 					    "the container did not start");
@@ -586,7 +326,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	}
 	if (local == 0) {
 		all = ctx.args.entrypoint_log == 1;
-		sp_hold_log(&ctx.hold, print_line, &all);
+		sp_hold_log(&ctx.hold, sp_container_print, &all);
 		if (ctx.attached && ctx.args.mounts.n > 0)
 			slurm_spank_log("ctrun: ignoring --container-mounts when attaching to a running "
 					"container");
@@ -612,44 +352,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-static void stop_hold(void)
-{
-	bool all = true;
-	int status;
-
-	struct sp_user u = { ctx.uid, ctx.gid, ctx.gids, ctx.ngids };
-
-	sp_reg_unpublish(ctx.uid, ctx.regname, ctx.regfd);
-	ctx.regfd = -1;
-	/* No task joins any more: the container's root and namespaces go
-	 * before its hold ends (a named container's one root must not live
-	 * on in slurmstepd once the hold's users' lock is released:
-	 * runner/container/namedroot.h). */
-	for (int i = 0; i < HOLD_NFDS; i++) {
-		if (ctx.hold.fds[i] >= 0)
-			close(ctx.hold.fds[i]);
-		ctx.hold.fds[i] = -1;
-	}
-	if (ctx.hold.pid > 0) {
-		status = sp_hold_stop(&ctx.hold, ctx.args.save != NULL ? SAVE_TIMEOUT : STOP_TIMEOUT);
-		/* What went wrong at the end (a --container-save): slurmd's log. */
-		if (status != 0 && ctx.held) {
-			slurm_info("ctrun: ctrun __hold ended with status %d", status);
-			sp_hold_log(&ctx.hold, print_line, &all);
-		}
-	}
-	/* Killed (by Slurm's process tracking, a signal, our timeout), it
-	 * could not remove its run directory: a ctrun does it now. */
-	sp_hold_reap(&ctx.hold, ctx.conf.ctrun, &ctx.given, &u);
-}
-
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	(void)sp;
 	(void)ac;
 	(void)av;
 	if (ctx.enabled && spank_context() == S_CTX_REMOTE && ++ctx.exited >= ctx.local_tasks)
-		stop_hold();
+		sp_container_stop(&ctx);
 	return 0;
 }
 
@@ -658,7 +367,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)sp;
 	(void)ac;
 	(void)av;
-	stop_hold();
+	sp_container_stop(&ctx);
 	sp_hold_free(&ctx.hold);
 	sp_args_free(&ctx.args);
 	strv_free(&ctx.given);
@@ -666,6 +375,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	strv_free(&ctx.unset);
 	free(ctx.gids);
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.regfd = -1;
+	ctx.recfd = -1;
 	return 0;
 }

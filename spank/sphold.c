@@ -1,4 +1,4 @@
-/* sphold.c - ctrun __hold from slurmstepd (sphold.h). */
+/* sphold.c - the hold, `ctrun __hold`, from slurmstepd (sphold.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

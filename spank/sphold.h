@@ -4,7 +4,12 @@
  *
  * slurmstepd stays safe: nothing here exits or aborts; every failure is
  * -1 with e, and ctrun's own words are kept in an in-memory log (its
- * stderr, the entrypoint's output) for the tasks to print. */
+ * stderr, the entrypoint's output) for the tasks to print.
+ *
+ * "The hold" is the tree's word for that process: it holds the step's
+ * container open on the node for the tasks to join (runner/cmd_hold.c,
+ * the agent's hold mode).  It has nothing to do with the image holder
+ * (runner/container/holder.h), the process that keeps an image mounted. */
 #ifndef CTRUN_SPHOLD_H
 #define CTRUN_SPHOLD_H
 
@@ -46,7 +51,7 @@ int sp_hold_start(struct sp_hold *h, char *const *argv, char *const *envp,
 		  const struct sp_user *u, struct err *e);
 
 /* Opens /proc/PID/root and /proc/PID/ns/ of a holding agent into h->fds
- * (a container another step holds: spreg.h). */
+ * (a container another step holds: sprunning.h). */
 int sp_hold_open(struct sp_hold *h, long pid, struct err *e);
 
 /* Calls fn with each line ctrun wrote (at most the last 64 KiB). */

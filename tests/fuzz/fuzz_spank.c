@@ -1,17 +1,17 @@
 /* fuzz_spank.c - libFuzzer target for the SPANK plugin's parsers
- * (spank/sparg.c, spank/spreg.c): option values as srun hands them over
- * (the first byte picks the option and the flag), then the ctrun command
- * line they make; and running-container records read back from a file a
- * user may have written.  Every error is one line, a record that parses
+ * (spank/spoptions.c, spank/spmounts.c, spank/sprunning.c): option values
+ * as srun hands them over (the first byte picks the option and the flag),
+ * then the ctrun command line they make; and running-container records
+ * read back from a file a user may have written.  Every error is one line, a record that parses
  * formats to bytes that parse again, nothing is read past the input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparg.h"
 #include "spconf.h"
-#include "spreg.h"
+#include "spoptions.h"
+#include "sprunning.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sp_args a;
 	struct sp_conf c;
-	struct sp_reg r;
+	struct sp_running r;
 	struct strv argv = { 0 };
 	struct err e = { 0 };
 	char *s;
@@ -44,15 +44,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	strv_free(&argv);
 	sp_args_free(&a);
-	if (sp_reg_parse((const char *)data, size, &r, &e) == 0) {
+	if (sp_running_parse((const char *)data, size, &r, &e) == 0) {
 		size_t len = 0;
-		char *back = sp_reg_format(&r, &len);
+		char *back = sp_running_format(&r, &len);
 
-		sp_reg_free(&r);
-		if (back == NULL || sp_reg_parse(back, len, &r, &e) < 0)
+		sp_running_free(&r);
+		if (back == NULL || sp_running_parse(back, len, &r, &e) < 0)
 			abort();
 		free(back);
-		sp_reg_free(&r);
+		sp_running_free(&r);
 	}
 	free(s);
 	return 0;

@@ -1,4 +1,4 @@
-/* spreg.c - the running containers of a node, per user (spreg.h). */
+/* sprunning.c - the running containers of a node, per user (sprunning.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,22 +9,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spreg.h"
+#include "sprunning.h"
 #include "util.h"
 
-#define REG_BASE "ctrun-spank"
+#define REC_BASE "ctrun-spank"
 
-/* /run, or a test's directory (sp_reg_use_parent). */
-static const char *reg_parent = "/run";
-#define REG_PARENT reg_parent
+/* /run, or a test's directory (sp_running_use_parent). */
+static const char *running_parent = "/run";
+#define REC_PARENT running_parent
 
-void sp_reg_use_parent(const char *dir)
+void sp_running_use_parent(const char *dir)
 {
-	reg_parent = dir;
+	running_parent = dir;
 }
-#define REG_MAGIC "ctrun-spank-reg 1 "
+#define REC_MAGIC "ctrun-spank-reg 1 "
 
-int sp_reg_dir(uid_t uid, char *out, size_t size, struct err *e)
+int sp_running_dir(uid_t uid, char *out, size_t size, struct err *e)
 {
 	char host[256] = "";
 	int n;
@@ -32,9 +32,9 @@ int sp_reg_dir(uid_t uid, char *out, size_t size, struct err *e)
 	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0' || strchr(host, '/') != NULL ||
 	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
 		return err_sys(e, EXIT_CTRUN, "host name");
-	n = snprintf(out, size, "%s/%s/%s/%u", REG_PARENT, REG_BASE, host, (unsigned)uid);
+	n = snprintf(out, size, "%s/%s/%s/%u", REC_PARENT, REC_BASE, host, (unsigned)uid);
 	if (n < 0 || (size_t)n >= size)
-		return err_set(e, EXIT_CTRUN, "%s/%s: path too long", REG_PARENT, REG_BASE);
+		return err_set(e, EXIT_CTRUN, "%s/%s: path too long", REC_PARENT, REC_BASE);
 	return 0;
 }
 
@@ -114,19 +114,19 @@ static int open_dir(uid_t uid, bool make, struct err *e)
 	    strcmp(host, ".") == 0 || strcmp(host, "..") == 0)
 		return err_sys(e, EXIT_CTRUN, "host name");
 	snprintf(num, sizeof(num), "%u", (unsigned)uid);
-	run = open(REG_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	run = open(REC_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (run < 0)
-		return err_sys(e, EXIT_CTRUN, "%s", REG_PARENT);
+		return err_sys(e, EXIT_CTRUN, "%s", REC_PARENT);
 	if (make) {
-		if ((base = root_dir(run, REG_BASE, 0755, e)) >= 0 &&
+		if ((base = root_dir(run, REC_BASE, 0755, e)) >= 0 &&
 		    (hfd = root_dir(base, host, 0755, e)) >= 0)
 			ufd = root_dir(hfd, num, 0700, e);
 	} else {
-		base = openat(run, REG_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		base = openat(run, REC_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		hfd = base < 0 ? -1 : openat(base, host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		ufd = hfd < 0 ? -1 : openat(hfd, num, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (ufd < 0)
-			err_sys(e, EXIT_CTRUN, "%s/%s/%s/%s", REG_PARENT, REG_BASE, host, num);
+			err_sys(e, EXIT_CTRUN, "%s/%s/%s/%s", REC_PARENT, REC_BASE, host, num);
 	}
 	saved = errno;
 	close(run);
@@ -176,7 +176,7 @@ static size_t gc_records(int dfd)
 	return left;
 }
 
-int sp_reg_prepare(uid_t uid, struct err *e)
+int sp_running_prepare(uid_t uid, struct err *e)
 {
 	char host[256] = "";
 	int ufd = open_dir(uid, true, e), hfd;
@@ -191,9 +191,9 @@ int sp_reg_prepare(uid_t uid, struct err *e)
 	 * removed under a step that is about to publish would fail it. */
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		return 0;
-	hfd = open(REG_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	hfd = open(REC_PARENT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (hfd >= 0) {
-		int b = openat(hfd, REG_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int b = openat(hfd, REC_BASE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		close(hfd);
 		hfd = b;
@@ -226,7 +226,7 @@ int sp_reg_prepare(uid_t uid, struct err *e)
 	return 0;
 }
 
-unsigned long long sp_reg_starttime(long pid)
+unsigned long long sp_running_starttime(long pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
@@ -276,7 +276,7 @@ static int append_list(char **buf, size_t *len, size_t *cap, const struct strv *
 	return append(buf, len, cap, "", 1);
 }
 
-char *sp_reg_format(const struct sp_reg *r, size_t *len)
+char *sp_running_format(const struct sp_running *r, size_t *len)
 {
 	const char *cwd = r->cwd != NULL ? r->cwd : "/";
 	size_t cap = 4096;
@@ -285,7 +285,7 @@ char *sp_reg_format(const struct sp_reg *r, size_t *len)
 
 	if (buf == NULL)
 		return NULL;
-	n = snprintf(buf, cap, REG_MAGIC "%ld %llu\n", r->pid, r->start);
+	n = snprintf(buf, cap, REC_MAGIC "%ld %llu\n", r->pid, r->start);
 	*len = n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
 	if (*len == 0 || append(&buf, len, &cap, cwd, strlen(cwd) + 1) < 0 ||
 	    append_list(&buf, len, &cap, &r->set) < 0 || append_list(&buf, len, &cap, &r->unset) < 0) {
@@ -314,14 +314,14 @@ static int take_list(const char **p, const char *end, struct strv *out)
 	return -1;
 }
 
-int sp_reg_parse(const char *buf, size_t len, struct sp_reg *r, struct err *e)
+int sp_running_parse(const char *buf, size_t len, struct sp_running *r, struct err *e)
 {
 	const char *end = buf + len, *p, *nl = memchr(buf, '\n', len);
 	size_t l;
 
 	memset(r, 0, sizeof(*r));
-	if (nl == NULL || len < strlen(REG_MAGIC) || memcmp(buf, REG_MAGIC, strlen(REG_MAGIC)) != 0 ||
-	    sscanf(buf + strlen(REG_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
+	if (nl == NULL || len < strlen(REC_MAGIC) || memcmp(buf, REC_MAGIC, strlen(REC_MAGIC)) != 0 ||
+	    sscanf(buf + strlen(REC_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
 		return err_set(e, EXIT_CTRUN, "not a running container's record");
 	p = nl + 1;
 	l = strnlen(p, (size_t)(end - p));
@@ -332,11 +332,11 @@ int sp_reg_parse(const char *buf, size_t len, struct sp_reg *r, struct err *e)
 		goto bad;
 	return 0;
 bad:
-	sp_reg_free(r);
+	sp_running_free(r);
 	return err_set(e, EXIT_CTRUN, "a running container's record is cut short");
 }
 
-void sp_reg_free(struct sp_reg *r)
+void sp_running_free(struct sp_running *r)
 {
 	free(r->cwd);
 	strv_free(&r->set);
@@ -351,7 +351,7 @@ static bool plain_name(const char *name)
 	       strlen(name) < 256;
 }
 
-int sp_reg_publish(uid_t uid, const char *name, const struct sp_reg *r, struct err *e)
+int sp_running_publish(uid_t uid, const char *name, const struct sp_running *r, struct err *e)
 {
 	char tmp[64], path[64];
 	size_t len = 0;
@@ -363,10 +363,10 @@ int sp_reg_publish(uid_t uid, const char *name, const struct sp_reg *r, struct e
 	dfd = open_dir(uid, true, e);
 	if (dfd < 0)
 		return -1;
-	text = sp_reg_format(r, &len);
-	if (text == NULL || len > SP_REG_MAX) {
+	text = sp_running_format(r, &len);
+	if (text == NULL || len > SP_RUNNING_MAX) {
 		err_set(e, EXIT_CTRUN, "the container's record would be over %u bytes (its "
-			"environment): %s cannot be joined by name", SP_REG_MAX, name);
+			"environment): %s cannot be joined by name", SP_RUNNING_MAX, name);
 		goto out;
 	}
 	/* Another live hold of that name: not ours to replace. */
@@ -380,9 +380,9 @@ int sp_reg_publish(uid_t uid, const char *name, const struct sp_reg *r, struct e
 			goto out;
 		}
 	}
-	if (gc_records(dfd) >= SP_REG_RECORDS) {
+	if (gc_records(dfd) >= SP_RUNNING_RECORDS) {
 		err_set(e, EXIT_CTRUN, "%u containers of yours run on this node: %s cannot be "
-			"joined by name", SP_REG_RECORDS, name);
+			"joined by name", SP_RUNNING_RECORDS, name);
 		goto out;
 	}
 	/* Locked before it has a name: no one ever sees it unlocked. */
@@ -405,7 +405,7 @@ out:
 	return fd;
 }
 
-void sp_reg_unpublish(uid_t uid, const char *name, int fd)
+void sp_running_unpublish(uid_t uid, const char *name, int fd)
 {
 	struct err e = { 0 };
 	struct stat a, b;
@@ -424,7 +424,7 @@ void sp_reg_unpublish(uid_t uid, const char *name, int fd)
 	close(fd);
 }
 
-int sp_reg_lookup(uid_t uid, const char *name, struct sp_reg *r, struct err *e)
+int sp_running_lookup(uid_t uid, const char *name, struct sp_running *r, struct err *e)
 {
 	char *buf = NULL;
 	struct stat st;
@@ -443,7 +443,7 @@ int sp_reg_lookup(uid_t uid, const char *name, struct sp_reg *r, struct err *e)
 	if (fd < 0)
 		return errno == ENOENT ? 0 : err_sys(e, EXIT_CTRUN, "the record of %s", name);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (size_t)st.st_size > SP_REG_MAX) {
+	    (size_t)st.st_size > SP_RUNNING_MAX) {
 		close(fd);
 		return err_set(e, EXIT_CTRUN, "the record of %s is not root's", name);
 	}
@@ -455,13 +455,13 @@ int sp_reg_lookup(uid_t uid, const char *name, struct sp_reg *r, struct err *e)
 		rv = err_sys(e, EXIT_CTRUN, "the record of %s", name);
 		goto out;
 	}
-	if (sp_reg_parse(buf, len, r, e) < 0) {
+	if (sp_running_parse(buf, len, r, e) < 0) {
 		rv = -1;
 		goto out;
 	}
 	/* The process it names, not another that took its pid. */
-	if (sp_reg_starttime(r->pid) != r->start) {
-		sp_reg_free(r);
+	if (sp_running_starttime(r->pid) != r->start) {
+		sp_running_free(r);
 		goto out;
 	}
 	rv = 1;

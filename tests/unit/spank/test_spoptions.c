@@ -1,13 +1,13 @@
-/* Unit tests of the SPANK plugin's options (spank/sparg.c): pyxis 0.24's
- * syntax and errors (its tests/invalid_args.bats, mounts.bats,
+/* Unit tests of the SPANK plugin's options (spank/spoptions.c,
+ * spank/spmounts.c): pyxis 0.24's syntax and errors (its tests/invalid_args.bats, mounts.bats,
  * env_vars.bats), what ctrun refuses, and the `ctrun __hold` command line
  * they become; the plugstack arguments (spconf.c); a task's environment
  * from the container's (spenv.c). */
 #include "ctrtest.h"
-#include "sparg.h"
 #include "spconf.h"
 #include "spenv.h"
-#include "spreg.h"
+#include "spoptions.h"
+#include "sprunning.h"
 
 struct fixture {
 	struct sp_args a;
@@ -396,7 +396,7 @@ static void test_ctrun_env_output_first_block(void **state)
 
 static void test_running_container_record_round_trip(void **state)
 {
-	struct sp_reg r = { .pid = 4242, .start = 99, .cwd = "/work dir" }, back;
+	struct sp_running r = { .pid = 4242, .start = 99, .cwd = "/work dir" }, back;
 	struct err e = { 0 };
 	size_t len = 0;
 	char *text;
@@ -405,9 +405,9 @@ static void test_running_container_record_round_trip(void **state)
 	assert_int_equal(strv_push(&r.set, "PATH=/usr/bin"), 0);
 	assert_int_equal(strv_push(&r.set, "A=x y"), 0);
 	assert_int_equal(strv_push(&r.unset, "LD_PRELOAD"), 0);
-	text = sp_reg_format(&r, &len);
+	text = sp_running_format(&r, &len);
 	assert_non_null(text);
-	assert_int_equal(sp_reg_parse(text, len, &back, &e), 0);
+	assert_int_equal(sp_running_parse(text, len, &back, &e), 0);
 	assert_int_equal(back.pid, 4242);
 	assert_int_equal(back.start, 99);
 	assert_string_equal(back.cwd, "/work dir");
@@ -415,10 +415,10 @@ static void test_running_container_record_round_trip(void **state)
 	assert_string_equal(back.set.v[1], "A=x y");
 	assert_int_equal(back.unset.n, 1);
 	assert_string_equal(back.unset.v[0], "LD_PRELOAD");
-	sp_reg_free(&back);
+	sp_running_free(&back);
 	/* Cut anywhere, it is refused, never read past its end. */
 	for (size_t cut = 0; cut < len; cut++)
-		assert_int_equal(sp_reg_parse(text, cut, &back, &e), -1);
+		assert_int_equal(sp_running_parse(text, cut, &back, &e), -1);
 	free(text);
 	strv_free(&r.set);
 	strv_free(&r.unset);

@@ -1,6 +1,7 @@
-/* sparg.h - the plugin's options: pyxis 0.24's `--container-*` (its
+/* spoptions.h - the plugin's options: pyxis 0.24's `--container-*` (its
  * syntax, defaults and errors) and ctrun's own, their PYXIS_CONTAINER_*
- * defaults, and the ctrun command line they become.
+ * defaults, and the ctrun command line they become (--container-mounts'
+ * syntax: spmounts.h).
  *
  * Pure: values in, struct or one error line out (no Slurm call, no I/O),
  * so the unit tests and srun, sbatch and slurmstepd all parse alike.
@@ -12,8 +13,8 @@
  * (the GNUmakefile's include paths enforce it).  libc only at run time:
  * it is loaded into srun, sbatch, salloc, slurmd and slurmstepd.
  */
-#ifndef CTRUN_SPARG_H
-#define CTRUN_SPARG_H
+#ifndef CTRUN_SPOPTIONS_H
+#define CTRUN_SPOPTIONS_H
 
 #include <stdbool.h>
 
