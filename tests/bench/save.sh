@@ -28,7 +28,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 minimum() { printf '%s\n' "$@" | sort -n | head -1; }
 sec() { awk -v u="$1" 'BEGIN {printf "%.1f", u / 1000000}'; }
 # The default of [cache] compression, as images/squash/sqimage.h says it.
-SQ_DEFAULT=$(sed -n 's/^#define SQ_COMP_SAVE "\(.*\)"$/\1/p' "$repo/images/sqimage.h")
+SQ_DEFAULT=$(sed -n 's/^#define SQ_COMP_SAVE "\(.*\)"$/\1/p' "$repo/images/squash/sqimage.h")
 change='mkdir -p /usr/local/lib/bench && head -c 104857600 /dev/urandom > /usr/local/lib/bench/blob && rm -f /usr/bin/tac'
 
 "$CTRUN" -q --runtime enroot --image "$torch" --name bench-enroot -- sh -c "$change" >&2
