@@ -317,11 +317,16 @@ static int take_list(const char **p, const char *end, struct strv *out)
 int sp_running_parse(const char *buf, size_t len, struct sp_running *r, struct err *e)
 {
 	const char *end = buf + len, *p, *nl = memchr(buf, '\n', len);
+	char head[96]; /* its first line, ended: buf need not be */
 	size_t l;
 
 	memset(r, 0, sizeof(*r));
-	if (nl == NULL || len < strlen(REC_MAGIC) || memcmp(buf, REC_MAGIC, strlen(REC_MAGIC)) != 0 ||
-	    sscanf(buf + strlen(REC_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
+	if (nl == NULL || (size_t)(nl - buf) >= sizeof(head) || len < strlen(REC_MAGIC) ||
+	    memcmp(buf, REC_MAGIC, strlen(REC_MAGIC)) != 0)
+		return err_set(e, EXIT_CTRUN, "not a running container's record");
+	memcpy(head, buf, (size_t)(nl - buf));
+	head[nl - buf] = '\0';
+	if (sscanf(head + strlen(REC_MAGIC), "%ld %llu", &r->pid, &r->start) != 2 || r->pid <= 1)
 		return err_set(e, EXIT_CTRUN, "not a running container's record");
 	p = nl + 1;
 	l = strnlen(p, (size_t)(end - p));

@@ -4,6 +4,7 @@
  * earlier layout's user-owned directory replaced, stale records removed,
  * the bounds on a record's size and a user's count. */
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/file.h>
 
 #include "ctrtest.h"
@@ -229,6 +230,39 @@ static void test_a_record_not_roots_is_refused(void **state)
 	close(fd);
 }
 
+/* A record is read as the bytes it has: one that ends at a page nobody may
+ * read, with no NUL after it, is parsed (or refused) without a byte past
+ * its end (sscanf over it read to the next NUL: fuzz_spank's crash). */
+static void parse_at_a_guard_page(const char *rec, size_t len, int want)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct sp_running r;
+	struct err e = { 0 };
+
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	memcpy(map + page - len, rec, len);
+	assert_int_equal(sp_running_parse(map + page - len, len, &r, &e), want);
+	if (want == 0) {
+		assert_int_equal(r.pid, 4242);
+		assert_string_equal(r.cwd, "/w");
+		sp_running_free(&r);
+	}
+	munmap(map, (size_t)page * 2);
+}
+
+#define GUARDED(lit, want) parse_at_a_guard_page(lit, sizeof(lit) - 1, want)
+
+static void test_a_record_is_read_within_its_bytes(void **state)
+{
+	(void)state;
+	GUARDED("ctrun-spank-reg 1 4242 17\n/w\0\0\0", 0);
+	GUARDED("ctrun-spank-reg 1 4242 17\n", -1);
+	GUARDED("ctrun-spank-reg 1 42", -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +275,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bounded_in_count_and_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_record_not_roots_is_refused, setup, teardown),
+		cmocka_unit_test(test_a_record_is_read_within_its_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
