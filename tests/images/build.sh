@@ -366,6 +366,9 @@ build_registry() {
 locked() {
 	local set=$1
 	mkdir -p "$out"
+	# The tests' unprivileged user reads the images: a directory made by
+	# `mktemp -d` (CTRUN_TEST_IMAGES=$(mktemp -d)) is 0700 otherwise.
+	chmod go+rx "$out"
 	exec {fd}>"$out/.$set.lock"
 	if ! flock -n "$fd"; then
 		say "waiting for another build of the $set images"
